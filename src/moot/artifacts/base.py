@@ -1,0 +1,189 @@
+"""What every artifact format shares: bounded reading, located decoding errors, crash-safe writes,
+and the report that ``moot check`` prints.
+
+Parsing is total: a parser never raises on bad input; it returns located :class:`Violation` s.
+Writing is crash-safe: every write, appends included, goes through temp file + fsync + rename
+(+ fsync of the directory). A killed process therefore leaves either the old bytes or the new
+bytes, never a torn turn.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from enum import IntEnum
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from moot.protocols.base import Replay, Rule, RuleBook, Severity, Summary, Violation
+
+# Larger records are refused before reading: a debate is text written by people and models.
+MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
+
+FILE_RULES = RuleBook(
+    [
+        Rule("FILE_UNREADABLE", "The path must exist and be readable."),
+        Rule("FILE_TOO_LARGE", f"A record must be at most {MAX_ARTIFACT_BYTES} bytes."),
+        Rule("FILE_NOT_UTF8", "A record must be UTF-8 text."),
+        Rule("FILE_SYMLINK", "moot never reads or writes a record through a symbolic link."),
+        Rule("NOT_A_MOOT_ARTIFACT", "The path must be a record of one of moot's protocols."),
+        Rule("PRIOR_TURN_MODIFIED", "A turn must never change after it was accepted."),
+        Rule("PRIOR_TURN_REMOVED", "A turn must never be removed after it was accepted."),
+        Rule("CHAIN_UNREADABLE", "The digest chain beside a record must be moot's JSON lines.", Severity.WARNING),
+    ]
+)
+
+
+class ExitCode(IntEnum):
+    VALID = 0
+    VIOLATIONS = 1
+    UNREADABLE = 2
+
+
+class CheckReport(BaseModel):
+    """Everything ``moot check`` says about one record."""
+
+    path: str
+    protocol: str | None
+    violations: list[Violation]
+    summary: Summary | None = None
+    # True when the only problem is a crash between two writes that moot can finish (roundtable).
+    repairable: bool = False
+
+    @property
+    def errors(self) -> list[Violation]:
+        return [v for v in self.violations if v.is_error]
+
+    @property
+    def warnings(self) -> list[Violation]:
+        return [v for v in self.violations if not v.is_error]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.summary is None and self.errors:
+            return ExitCode.UNREADABLE
+        return ExitCode.VIOLATIONS if self.errors else ExitCode.VALID
+
+    @property
+    def verdict(self) -> str:
+        return {ExitCode.VALID: "valid", ExitCode.VIOLATIONS: "invalid", ExitCode.UNREADABLE: "unreadable"}[
+            self.exit_code
+        ]
+
+
+def unreadable(path: Path, violations: Sequence[Violation], protocol: str | None = None) -> CheckReport:
+    """A report for a record that could not be parsed far enough to replay."""
+    return CheckReport(path=str(path), protocol=protocol, violations=list(violations), summary=None)
+
+
+def replay_report(
+    path: Path,
+    protocol: str,
+    replay: Replay[object],
+    summary: Summary,
+    extra: Sequence[Violation] = (),
+    repairable: bool = False,
+) -> CheckReport:
+    return CheckReport(
+        path=str(path),
+        protocol=protocol,
+        violations=[*extra, *replay.violations],
+        summary=summary,
+        repairable=repairable,
+    )
+
+
+def read_text(path: Path) -> tuple[str | None, list[Violation]]:
+    """Read a record as text, or say (located) why it cannot be read. Never raises."""
+    file = str(path)
+    try:
+        if path.is_symlink():
+            return None, [
+                FILE_RULES.violation("FILE_SYMLINK", f"{file} is a symbolic link; point moot at the real file.").at(
+                    file=file
+                )
+            ]
+        size = path.stat().st_size
+        if size > MAX_ARTIFACT_BYTES:
+            return None, [
+                FILE_RULES.violation(
+                    "FILE_TOO_LARGE",
+                    f"{file} is {size} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit; check that it is a moot record.",
+                ).at(file=file)
+            ]
+        data = path.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        return None, [FILE_RULES.violation("FILE_UNREADABLE", f"cannot read {file}: {reason}.").at(file=file)]
+    return decode_text(data, file)
+
+
+def decode_text(data: bytes, file: str) -> tuple[str | None, list[Violation]]:
+    """Decode UTF-8, naming the line of the first bad byte. Never raises."""
+    if len(data) > MAX_ARTIFACT_BYTES:
+        return None, [
+            FILE_RULES.violation("FILE_TOO_LARGE", f"{file} is over the {MAX_ARTIFACT_BYTES}-byte limit.").at(file=file)
+        ]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return None, [
+            FILE_RULES.violation("FILE_NOT_UTF8", f"byte {exc.start} is not UTF-8; save the file as UTF-8 text.").at(
+                file=file, line=line
+            )
+        ]
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        return None, [
+            FILE_RULES.violation("FILE_NOT_UTF8", "the file contains NUL bytes; it is binary, not a text record.").at(
+                file=file, line=line
+            )
+        ]
+    # A byte-order mark is allowed (some editors add one) and not part of the text.
+    return text.removeprefix("\ufeff"), []
+
+
+def _fsync_directory(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # not every platform can open a directory; the rename is still atomic
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def refuse_symlink(path: Path) -> None:
+    if path.is_symlink():
+        raise FileExistsError(f"{path} is a symbolic link; moot writes records only to real files.")
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``: temp file in the same directory, fsync, rename, fsync dir."""
+    refuse_symlink(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_directory(path.parent)
+
+
+def append_text_durably(path: Path, text: str) -> None:
+    """Append ``text`` by rewriting the file atomically, so even a power cut cannot tear a turn.
+
+    Records are small (at most ``MAX_ARTIFACT_BYTES``), so the copy costs little.
+    """
+    refuse_symlink(path)
+    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    atomic_write_text(path, existing + text)

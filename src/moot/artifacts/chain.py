@@ -1,0 +1,107 @@
+"""Tamper evidence: a hash chain over the accepted turns of a record moot wrote.
+
+Beside each record moot keeps a sidecar of JSON lines, one per accepted turn:
+``{"turn": N, "digest": "<sha256 of the turn's exact text>", "chain": "<sha256(previous chain + digest)>"}``.
+``moot check`` recomputes the digests from the record on disk; a turn whose text no longer matches
+is ``PRIOR_TURN_MODIFIED``, a recorded turn that is gone is ``PRIOR_TURN_REMOVED``. Records written
+by other tools have no sidecar and are checked by the protocol rules alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from moot.artifacts.base import FILE_RULES, atomic_write_text
+from moot.protocols.base import Violation
+
+GENESIS = "0" * 64
+
+
+def chain_path(artifact: Path) -> Path:
+    """The sidecar of a file record is ``.NAME.chain``; of a meeting directory, ``DIR/.moot.chain``."""
+    if artifact.is_dir():
+        return artifact / ".moot.chain"
+    return artifact.with_name(f".{artifact.name}.chain")
+
+
+def turn_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build_chain(turn_texts: Sequence[str]) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    link = GENESIS
+    for number, text in enumerate(turn_texts, start=1):
+        digest = turn_digest(text)
+        link = hashlib.sha256((link + digest).encode("ascii")).hexdigest()
+        rows.append({"turn": number, "digest": digest, "chain": link})
+    return rows
+
+
+def record_chain(artifact: Path, turn_texts: Sequence[str]) -> None:
+    """Write the chain for every accepted turn (atomically, after the record itself was written)."""
+    rows = build_chain(turn_texts)
+    atomic_write_text(chain_path(artifact), "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
+
+
+def read_chain(artifact: Path) -> tuple[list[dict[str, object]] | None, list[Violation]]:
+    """The recorded chain, ``None`` when the record has none."""
+    path = chain_path(artifact)
+    if not path.is_file():
+        return None, []
+    rows: list[dict[str, object]] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = None
+    problem = lines is None
+    for line in lines or []:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            problem = True
+            break
+        if not (isinstance(row, dict) and isinstance(row.get("digest"), str) and isinstance(row.get("chain"), str)):
+            problem = True
+            break
+        rows.append(row)
+    if problem:
+        warning = FILE_RULES.violation(
+            "CHAIN_UNREADABLE",
+            f"{path} is damaged, so earlier turns cannot be verified; delete it to stop this warning.",
+        ).at(file=str(path))
+        return None, [warning]
+    return rows, []
+
+
+def verify_chain(artifact: Path, turn_texts: Sequence[str], turn_lines: Sequence[int | None] = ()) -> list[Violation]:
+    """Compare the turns on disk with the recorded chain. ``turn_lines`` locates each turn."""
+    recorded, problems = read_chain(artifact)
+    if recorded is None:
+        return problems
+    file = str(artifact)
+    found: list[Violation] = []
+    for index, row in enumerate(recorded):
+        number = index + 1
+        if index >= len(turn_texts):
+            found.append(
+                FILE_RULES.violation(
+                    "PRIOR_TURN_REMOVED",
+                    f"turn {number} was accepted but is no longer in the record; restore it from version control.",
+                    turn=number,
+                ).at(file=file)
+            )
+            continue
+        if turn_digest(turn_texts[index]) != row["digest"]:
+            line = turn_lines[index] if index < len(turn_lines) else None
+            found.append(
+                FILE_RULES.violation(
+                    "PRIOR_TURN_MODIFIED",
+                    f"turn {number} was edited after it was accepted; restore its original text.",
+                    turn=number,
+                ).at(file=file, line=line)
+            )
+    return found

@@ -1,0 +1,64 @@
+"""The ``moot`` command line: thin typer commands over the layers below.
+
+User errors end as one sentence on stderr and exit code 2, never a traceback (``--debug`` shows it).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from moot import __version__
+from moot.cli.check import check_command
+from moot.errors import UserError
+
+app = typer.Typer(
+    name="moot",
+    help="Structured deliberations between LLMs, coding agents and people, with the protocol rules enforced.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("check")(check_command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"moot {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+) -> None:
+    """moot — structured second opinions with enforced protocols."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the console script: every failure becomes a sentence and an exit code.
+
+    typer handles usage errors (exit 2) and ``typer.Exit``; moot's user errors are caught here.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        app(args=args, prog_name="moot")
+    except UserError as exc:
+        if debug:
+            raise
+        typer.echo(f"moot: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("moot: interrupted.", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        if debug:
+            raise
+        typer.echo(f"moot: internal error: {exc!r}. Run again with --debug and report the traceback.", err=True)
+        sys.exit(3)

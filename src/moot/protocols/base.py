@@ -1,0 +1,186 @@
+"""The shared shape of every protocol: rules with ids, violations, outcomes, and the state machine.
+
+A protocol is pure: no I/O, no clock, no randomness. Time and ids arrive inside the turns.
+
+Contract of :class:`DeliberationProtocol`:
+
+- ``validate(state, turn)`` lists every rule the candidate turn would break, given the history in
+  ``state``. Errors make the turn illegal; warnings are reported but allowed.
+- ``apply(state, turn)`` is total: it returns the state after the turn whether or not the turn was
+  legal, so that ``replay`` can keep checking a broken history instead of stopping at the first error.
+- ``step`` is what a writer uses: validate, refuse with :class:`ProtocolViolationError` on any error,
+  otherwise apply.
+- ``outcome(state)`` is the terminal outcome, or ``None`` while the deliberation is open.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named rule. ``id`` is UPPER_SNAKE and appears in every message about it."""
+
+    id: str
+    summary: str
+    severity: Severity = Severity.ERROR
+
+
+class Violation(BaseModel):
+    """One broken rule, located as precisely as the caller knows (turn, file, line)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    message: str
+    severity: Severity = Severity.ERROR
+    turn: int | None = None
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def at(self, *, file: str | None = None, line: int | None = None, turn: int | None = None) -> Violation:
+        """A copy with the location filled in where it was still unknown."""
+        return self.model_copy(
+            update={
+                "file": self.file if self.file is not None else file,
+                "line": self.line if self.line is not None else line,
+                "turn": self.turn if self.turn is not None else turn,
+            }
+        )
+
+    def __str__(self) -> str:
+        where = ":".join(str(p) for p in (self.file, self.line) if p is not None)
+        turn = f" (turn {self.turn})" if self.turn is not None else ""
+        prefix = f"{where}: " if where else ""
+        return f"{prefix}{self.severity.value} {self.rule}{turn}: {self.message}"
+
+
+class RuleBook:
+    """The rules of one protocol, looked up by id so that a typo in an id fails loudly in tests."""
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        self._rules: dict[str, Rule] = {}
+        for rule in rules:
+            if rule.id in self._rules:
+                raise ValueError(f"duplicate rule id {rule.id}")
+            self._rules[rule.id] = rule
+
+    def __contains__(self, rule_id: object) -> bool:
+        return rule_id in self._rules
+
+    def __iter__(self) -> Any:
+        return iter(self._rules.values())
+
+    def __getitem__(self, rule_id: str) -> Rule:
+        return self._rules[rule_id]
+
+    def violation(self, rule_id: str, message: str, *, turn: int | None = None) -> Violation:
+        rule = self._rules[rule_id]
+        return Violation(rule=rule.id, message=message, severity=rule.severity, turn=turn)
+
+
+class Outcome(BaseModel):
+    """How a deliberation ended. ``consensus`` says whether the ending counts as agreement."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    reason: str
+    consensus: bool = False
+
+
+class Summary(BaseModel):
+    """The state a person wants to see: whose turn, which round, how many turns, how it ended."""
+
+    model_config = ConfigDict(frozen=True)
+
+    protocol: str
+    turns: int
+    next_speaker: str | None
+    round: int | None = None
+    outcome: Outcome | None = None
+    detail: dict[str, Any] = {}
+
+    @property
+    def status(self) -> str:
+        return self.outcome.name if self.outcome is not None else "open"
+
+
+class ProtocolViolationError(Exception):
+    """Raised by ``step`` when a candidate turn breaks at least one rule."""
+
+    def __init__(self, violations: Sequence[Violation]) -> None:
+        self.violations = list(violations)
+        super().__init__("; ".join(str(v) for v in self.violations))
+
+
+TurnT = TypeVar("TurnT", bound=BaseModel)
+StateT = TypeVar("StateT")
+
+
+@dataclass(frozen=True)
+class Replay(Generic[StateT]):
+    state: StateT
+    violations: list[Violation]
+
+    @property
+    def errors(self) -> list[Violation]:
+        return [v for v in self.violations if v.is_error]
+
+
+class DeliberationProtocol(ABC, Generic[TurnT, StateT]):
+    """One protocol's rules as a state machine. Instances hold only immutable configuration."""
+
+    name: ClassVar[str]
+    rules: ClassVar[RuleBook]
+    turn_model: ClassVar[type[BaseModel]]
+
+    @abstractmethod
+    def initial_state(self) -> StateT: ...
+
+    @abstractmethod
+    def next_speaker(self, state: StateT) -> str | None: ...
+
+    @abstractmethod
+    def validate(self, state: StateT, turn: TurnT) -> list[Violation]: ...
+
+    @abstractmethod
+    def apply(self, state: StateT, turn: TurnT) -> StateT: ...
+
+    @abstractmethod
+    def outcome(self, state: StateT) -> Outcome | None: ...
+
+    @abstractmethod
+    def summary(self, state: StateT) -> Summary: ...
+
+    def step(self, state: StateT, turn: TurnT) -> tuple[StateT, list[Violation]]:
+        """Apply a legal turn; refuse an illegal one. Returns the new state and any warnings."""
+        violations = self.validate(state, turn)
+        if any(v.is_error for v in violations):
+            raise ProtocolViolationError(violations)
+        return self.apply(state, turn), violations
+
+    def replay(self, turns: Iterable[TurnT], state: StateT | None = None) -> Replay[StateT]:
+        """Check a whole history, turn by turn, numbering violations by 1-based turn position."""
+        current = self.initial_state() if state is None else state
+        found: list[Violation] = []
+        for index, turn in enumerate(turns, start=1):
+            found.extend(v.at(turn=index) for v in self.validate(current, turn))
+            current = self.apply(current, turn)
+        return Replay(state=current, violations=found)

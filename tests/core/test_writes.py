@@ -1,0 +1,84 @@
+"""Crash-safe writes: a process killed at any moment leaves the old or the new text, never a torn one."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from moot.artifacts.base import append_text_durably, atomic_write_text
+
+TURN = "---\n\n## Turn {n}\n" + "x" * 20_000 + "\nend {n}\n"
+
+WRITER = """
+import sys
+from pathlib import Path
+from moot.artifacts.base import append_text_durably
+path = Path(sys.argv[1])
+n = path.read_text().count("## Turn ")
+while True:
+    n += 1
+    append_text_durably(path, {turn!r}.format(n=n))
+"""
+
+
+def complete_turns(text: str) -> int:
+    """How many whole turns the file holds; fails the test on a torn one."""
+    chunks = [c for c in text.split("---\n\n## Turn ") if c]
+    for index, chunk in enumerate(chunks, start=1):
+        assert chunk.endswith(f"\nend {index}\n"), f"turn {index} is torn"
+    return len(chunks)
+
+
+def test_sigkill_during_appends_never_tears_a_turn(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    record = tmp_path / "record.md"
+    record.write_text("")
+    seen = 0
+    for _ in range(5):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER.format(turn=TURN), str(record)])
+        time.sleep(rng.uniform(0.2, 0.6))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        now = complete_turns(record.read_text())
+        assert now >= seen
+        seen = now
+    assert seen > 0, "the writer never wrote a turn"
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "record.md"]
+    # A temp file may survive a kill, but it is hidden and never the record itself.
+    assert all(name.startswith(".record.md.") for name in leftovers)
+
+
+def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "state.json"
+    atomic_write_text(path, "one")
+    atomic_write_text(path, "two")
+    assert path.read_text() == "two"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["state.json"]
+
+
+def test_writes_refuse_symlinks(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.md"
+    target.write_text("precious\n")
+    link = tmp_path / "record.md"
+    link.symlink_to(target)
+    with pytest.raises(FileExistsError, match="symbolic link"):
+        append_text_durably(link, "more\n")
+    with pytest.raises(FileExistsError, match="symbolic link"):
+        atomic_write_text(link, "replaced\n")
+    assert target.read_text() == "precious\n"
+
+
+def test_unreadable_is_reported_not_raised(tmp_path: Path) -> None:
+    from moot.artifacts.base import read_text
+
+    folder = tmp_path / "looks-like-a-file.md"
+    folder.mkdir()
+    text, problems = read_text(folder)
+    assert text is None
+    assert problems[0].rule == "FILE_UNREADABLE" and str(folder) in problems[0].message
