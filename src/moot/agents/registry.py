@@ -1,0 +1,178 @@
+"""Agent spec strings to agents, importing only the backend that is asked for.
+
+A spec is ``NAME`` or ``NAME:REST``. Built-in backends and plugins have the same shape: a factory
+``callable(rest: str) -> Agent``. Plugins register one through the entry-point group
+``moot.agents``, e.g. in their pyproject.toml::
+
+    [project.entry-points."moot.agents"]
+    mybackend = "my_package.moot_plugin:make_agent"
+
+A built-in name always wins over a plugin of the same name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+
+from moot.agents.base import Agent, AgentError, AgentUnavailable, UnknownAgentSpec
+from moot.agents.local import INSTALL_HINT, default_weights
+
+ENTRY_POINT_GROUP = "moot.agents"
+
+AgentFactory = Callable[[str], Agent]
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    forms: str  # how to write it, for messages and listings
+    factory: str  # "module:function", imported on first use
+    install: str = ""  # what to install when its SDK is missing
+
+
+_OPENAI_INSTALL = "pip install 'moot[openai]'"
+_ANTHROPIC_INSTALL = "pip install 'moot[anthropic]'"
+
+_BUILTINS: dict[str, _Builtin] = {
+    "local": _Builtin("local, local:PATH.gguf", "moot.agents.local:from_spec", INSTALL_HINT),
+    "openai": _Builtin("openai:MODEL[@BASE_URL]", "moot.agents.openai_compat:from_spec", _OPENAI_INSTALL),
+    "ollama": _Builtin("ollama:MODEL", "moot.agents.openai_compat:ollama_from_spec", _OPENAI_INSTALL),
+    "anthropic": _Builtin("anthropic:MODEL", "moot.agents.anthropic_agent:from_spec", _ANTHROPIC_INSTALL),
+    "cmd": _Builtin("cmd:COMMAND", "moot.agents.cmd:from_spec"),
+    "human": _Builtin("human", "moot.agents.human:from_spec"),
+    "script": _Builtin("script:FILE", "moot.agents.script:from_spec"),
+}
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """One line of ``moot agents``: can this backend be used right now, and if not, why."""
+
+    name: str
+    forms: str
+    ready: bool
+    detail: str
+    plugin: str | None = None  # the entry point's target for plugins
+
+
+def resolve_agent(spec: str) -> Agent:
+    """The agent a spec names; UnknownAgentSpec for a spec that names nothing known."""
+    name, _, rest = spec.strip().partition(":")
+    factory = _factory(name.strip(), spec)
+    try:
+        agent = factory(rest)
+    except AgentError:
+        raise
+    except Exception as exc:  # a plugin's own bug must not surface as a traceback
+        raise AgentUnavailable(f"agent backend '{name}' failed to start ({exc}): fix or uninstall the plugin") from exc
+    if not isinstance(agent, Agent):
+        raise AgentUnavailable(
+            f"agent backend '{name}' returned {type(agent).__name__}, not an Agent: fix its moot.agents entry point"
+        )
+    return agent
+
+
+def valid_forms() -> list[str]:
+    """Every spec form known now, built-ins first, then plugins."""
+    return [builtin.forms for builtin in _BUILTINS.values()] + [f"{name}[:…]" for name in _plugins()]
+
+
+def list_backends() -> list[BackendStatus]:
+    """Readiness of every backend, checked without importing SDKs or loading models."""
+    statuses = [_builtin_status(name, builtin) for name, builtin in _BUILTINS.items()]
+    for name, point in _plugins().items():
+        statuses.append(BackendStatus(name, f"{name}[:…]", True, f"plugin {point.value}", plugin=point.value))
+    return statuses
+
+
+def _factory(name: str, spec: str) -> AgentFactory:
+    if name in _BUILTINS:
+        builtin = _BUILTINS[name]
+        module_name, _, function = builtin.factory.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:  # the backend's SDK is missing
+            raise AgentUnavailable(
+                f"the {name} backend needs {exc.name}, which is not installed: run {builtin.install}"
+            ) from exc
+        factory: AgentFactory = getattr(module, function)
+        return factory
+    point = _plugins().get(name)
+    if point is None:
+        raise UnknownAgentSpec(f"unknown agent spec '{spec}': use one of {', '.join(valid_forms())}")
+    try:
+        loaded: AgentFactory = point.load()
+    except Exception as exc:
+        raise AgentUnavailable(
+            f"agent plugin '{name}' ({point.value}) cannot be loaded ({exc}): reinstall or uninstall it"
+        ) from exc
+    return loaded
+
+
+def _plugins() -> dict[str, EntryPoint]:
+    return {point.name: point for point in entry_points(group=ENTRY_POINT_GROUP) if point.name not in _BUILTINS}
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _builtin_status(name: str, builtin: _Builtin) -> BackendStatus:
+    ready, detail = _READINESS[name]()
+    return BackendStatus(name, builtin.forms, ready, detail)
+
+
+def _local_readiness() -> tuple[bool, str]:
+    if not _installed("llama_cpp"):
+        return False, f"llama-cpp-python is not installed: run {INSTALL_HINT}"
+    try:
+        weights = default_weights()
+    except AgentUnavailable as exc:
+        return False, str(exc)
+    return True, f"SmolLM2-135M-Instruct at {weights}"
+
+
+def _openai_readiness() -> tuple[bool, str]:
+    if not _installed("openai"):
+        return False, f"the openai SDK is not installed: run {_OPENAI_INSTALL}"
+    if os.environ.get("OPENAI_API_KEY"):
+        return True, "OPENAI_API_KEY is set"
+    if os.environ.get("OPENAI_BASE_URL"):
+        return True, f"no key, using the server at OPENAI_BASE_URL={os.environ['OPENAI_BASE_URL']}"
+    return False, "OPENAI_API_KEY is not set: export it, or use openai:MODEL@URL for a local server"
+
+
+def _ollama_readiness() -> tuple[bool, str]:
+    if not _installed("openai"):
+        return False, f"the openai SDK is not installed: run {_OPENAI_INSTALL}"
+    return True, "talks to an Ollama server at http://127.0.0.1:11434 (not checked)"
+
+
+def _anthropic_readiness() -> tuple[bool, str]:
+    if not _installed("anthropic"):
+        return False, f"the anthropic SDK is not installed: run {_ANTHROPIC_INSTALL}"
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return True, "ANTHROPIC_API_KEY is set"
+    return False, "ANTHROPIC_API_KEY is not set: export your Anthropic API key"
+
+
+def _human_readiness() -> tuple[bool, str]:
+    if sys.stdin.isatty():
+        return True, "stdin is a terminal"
+    return False, "stdin is not a terminal: run moot in a terminal to take part in person"
+
+
+_READINESS: dict[str, Callable[[], tuple[bool, str]]] = {
+    "local": _local_readiness,
+    "openai": _openai_readiness,
+    "ollama": _ollama_readiness,
+    "anthropic": _anthropic_readiness,
+    "cmd": lambda: (True, "runs any command: prompt on stdin, turn on stdout"),
+    "human": _human_readiness,
+    "script": lambda: (True, "replays prepared replies from a JSON file"),
+}

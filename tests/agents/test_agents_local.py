@@ -1,0 +1,82 @@
+"""The embedded SmolLM2 model, run for real in this process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from agents_helpers import VERDICT_SCHEMA
+from pydantic import BaseModel, Field
+
+from moot.agents import AgentError, AgentRequest, AgentTimeout, AgentUnavailable, LocalAgent
+
+
+class Verdict(BaseModel):
+    verdict: Literal["agree", "disagree"]
+    reason: str = Field(max_length=80)
+
+
+def test_schema_constrained_reply_parses_as_the_turn(smollm_path: Path) -> None:
+    agent = LocalAgent()
+    request = AgentRequest(
+        prompt="Is the sky green? Give your verdict.",
+        system="You are a careful critic.",
+        json_schema=VERDICT_SCHEMA,
+        max_tokens=96,
+    )
+    reply = asyncio.run(agent.reply(request))
+
+    Verdict.model_validate_json(reply.text)  # grammar-constrained: always the turn's shape
+    assert reply.model == "local:SmolLM2-135M-Instruct.Q4_1"
+    assert reply.prompt_tokens > 10
+    assert 0 < reply.completion_tokens <= 96
+    assert reply.finish_reason == "stop"
+    assert reply.attempts == 1
+    # The same request and seed give the same reply, whatever ran on the model before.
+    asyncio.run(agent.reply(AgentRequest(prompt="Say something else entirely.", max_tokens=8)))
+    assert asyncio.run(agent.reply(request)).text == reply.text
+
+
+def test_free_text_reply_and_max_tokens(smollm_path: Path) -> None:
+    reply = asyncio.run(LocalAgent().reply(AgentRequest(prompt="Write a long poem about the sea.", max_tokens=12)))
+    assert reply.text.strip()
+    assert reply.completion_tokens == 12
+    assert reply.finish_reason == "length"
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(reply.text)
+
+
+def test_prompt_longer_than_the_context_is_a_clear_error(smollm_path: Path) -> None:
+    with pytest.raises(AgentError, match="does not fit the local model's context of 2048 tokens"):
+        asyncio.run(LocalAgent().reply(AgentRequest(prompt="word " * 3000, max_tokens=8)))
+
+
+def test_timeout_is_reported_promptly_and_the_model_stays_usable(smollm_path: Path) -> None:
+    agent = LocalAgent()
+
+    async def timed_out_after() -> float:
+        start = time.perf_counter()
+        with pytest.raises(AgentTimeout, match=r"within 0\.05 s"):
+            await agent.reply(AgentRequest(prompt="Tell a long story.", max_tokens=48, timeout_s=0.05))
+        return time.perf_counter() - start
+
+    # The caller hears at the deadline; the abandoned generation finishes in its thread.
+    assert asyncio.run(timed_out_after()) < 0.5
+    assert asyncio.run(agent.reply(AgentRequest(prompt="Say hello.", max_tokens=8))).text
+
+
+def test_any_gguf_path_and_bad_files(smollm_path: Path, tmp_path: Path) -> None:
+    reply = asyncio.run(LocalAgent(smollm_path).reply(AgentRequest(prompt="Hi", max_tokens=4)))
+    assert reply.model == f"local:{smollm_path.stem}"
+
+    with pytest.raises(AgentUnavailable, match=r"no model file at .*missing\.gguf"):
+        LocalAgent(tmp_path / "missing.gguf")
+
+    garbage = tmp_path / "garbage.gguf"
+    garbage.write_bytes(b"not a model" * 100)
+    with pytest.raises(AgentUnavailable, match=r"llama\.cpp cannot load .*garbage\.gguf"):
+        asyncio.run(LocalAgent(garbage).reply(AgentRequest(prompt="Hi", max_tokens=4)))

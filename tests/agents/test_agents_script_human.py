@@ -1,0 +1,119 @@
+"""Prepared replies (ScriptAgent, FunctionAgent, script:FILE) and people (HumanAgent)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+
+import pytest
+from agents_helpers import VERDICT_SCHEMA
+
+from moot.agents import (
+    AgentBadReply,
+    AgentError,
+    AgentReply,
+    AgentRequest,
+    AgentUnavailable,
+    FunctionAgent,
+    HumanAgent,
+    ScriptAgent,
+    resolve_agent,
+)
+from moot.agents.base import Agent
+
+
+def say(agent: Agent, role: str = "", prompt: str = "go") -> str:
+    return asyncio.run(agent.reply(AgentRequest(prompt=prompt, role=role))).text
+
+
+def test_script_agent_replays_in_order_and_per_role() -> None:
+    agent = ScriptAgent(["first", "second"]).enqueue("for the critic", role="critic")
+    assert say(agent, "critic") == "first"  # unrouted replies go to whoever asks next
+    assert say(agent, "author") == "second"
+    assert say(agent, "critic") == "for the critic"
+    assert [request.role for request in agent.requests] == ["critic", "author", "critic"]
+    assert agent.remaining == 0
+
+
+def test_role_replies_wait_for_their_role() -> None:
+    agent = ScriptAgent().enqueue("critique", role="critic").enqueue("draft", role="author")
+    assert say(agent, "author") == "draft"
+    assert say(agent, "critic") == "critique"
+
+
+def test_exhausted_script_is_a_clear_error() -> None:
+    agent = ScriptAgent(["only"], source="demo.jsonl")
+    say(agent, "critic")
+    with pytest.raises(AgentError, match=r"demo\.jsonl has no reply left for role 'critic' after 1 calls"):
+        say(agent, "critic")
+
+
+def test_script_file_as_json_lines(tmp_path: Path) -> None:
+    path = tmp_path / "debate.jsonl"
+    lines = [
+        json.dumps({"role": "author", "reply": "My draft."}),
+        "",
+        json.dumps({"role": "critic", "reply": {"verdict": "agree", "reason": "ok"}}),
+        json.dumps({"verdict": "disagree", "reason": "a bare turn object"}),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    agent = resolve_agent(f"script:{path}")
+    assert say(agent, "critic") == '{"verdict":"agree","reason":"ok"}'
+    assert say(agent, "author") == "My draft."
+    assert json.loads(say(agent, "critic")) == {"verdict": "disagree", "reason": "a bare turn object"}
+    reply = asyncio.run(ScriptAgent.from_file(path).reply(AgentRequest(prompt="x", role="author")))
+    assert reply.model == f"script:{path}"
+
+
+def test_script_file_as_json_array(tmp_path: Path) -> None:
+    path = tmp_path / "replies.json"
+    path.write_text(json.dumps(["one", {"reply": "two", "role": "b"}, "three"]))
+    agent = ScriptAgent.from_file(path)
+    assert [say(agent, "a"), say(agent, "a"), say(agent, "b")] == ["one", "three", "two"]
+
+
+def test_bad_script_files_name_the_problem(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('"fine"\n{not json\n')
+    with pytest.raises(AgentError, match=r"broken\.jsonl line 2 is not JSON"):
+        ScriptAgent.from_file(broken)
+    with pytest.raises(AgentUnavailable, match=r"script file .*absent\.json was not found"):
+        resolve_agent(f"script:{tmp_path / 'absent.json'}")
+
+
+def test_function_agent_sync_and_async() -> None:
+    echo = FunctionAgent(lambda request: f"{request.role} heard {request.prompt}")
+    assert say(echo, "critic", "hello") == "critic heard hello"
+
+    async def counted(request: AgentRequest) -> AgentReply:
+        return AgentReply(text="{}", latency_s=0.0, model="fn", completion_tokens=1)
+
+    assert asyncio.run(FunctionAgent(counted).reply(AgentRequest(prompt="x"))).completion_tokens == 1
+
+
+def test_human_reads_until_a_dot_line_then_until_eof() -> None:
+    shown = io.StringIO()
+    typed = io.StringIO('The plan is sound.\n\nExcept for step 3.\n.\n{"verdict": "agree"}\n')
+    agent = HumanAgent(input_stream=typed, output_stream=shown)
+    first = asyncio.run(
+        agent.reply(
+            AgentRequest(prompt="Review the plan.", role="critic", protocol="critique", json_schema=VERDICT_SCHEMA)
+        )
+    )
+    assert first.text == "The plan is sound.\n\nExcept for step 3."
+    screen = shown.getvalue()
+    assert "turn for critic (critique)" in screen
+    assert "Review the plan." in screen
+    assert json.dumps(VERDICT_SCHEMA, indent=2) in screen  # the turn's format is shown
+    assert "line holding only '.'" in screen
+    assert say(agent) == '{"verdict": "agree"}'  # end of input also ends a turn
+    with pytest.raises(AgentBadReply, match="no turn was typed"):
+        say(agent)
+
+
+def test_human_refuses_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("piped text"))
+    with pytest.raises(AgentUnavailable, match=r"needs a terminal on stdin: .*script:FILE"):
+        resolve_agent("human")
