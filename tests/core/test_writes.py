@@ -82,3 +82,12 @@ def test_unreadable_is_reported_not_raised(tmp_path: Path) -> None:
     text, problems = read_text(folder)
     assert text is None
     assert problems[0].rule == "FILE_UNREADABLE" and str(folder) in problems[0].message
+
+
+def test_new_records_are_readable_by_others_like_any_new_file(tmp_path: Path) -> None:
+    path = tmp_path / "turn.json"
+    atomic_write_text(path, "{}")
+    assert path.stat().st_mode & 0o044 == 0o044  # umask 022 in tests: group and others may read
+    path.chmod(0o600)
+    atomic_write_text(path, "{}")
+    assert path.stat().st_mode & 0o777 == 0o600  # a mode the user chose is kept

@@ -10,10 +10,11 @@ bytes, never a torn turn.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -81,7 +82,7 @@ def unreadable(path: Path, violations: Sequence[Violation], protocol: str | None
 def replay_report(
     path: Path,
     protocol: str,
-    replay: Replay[object],
+    replay: Replay[Any],
     summary: Summary,
     extra: Sequence[Violation] = (),
     repairable: bool = False,
@@ -166,8 +167,13 @@ def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text``: temp file in the same directory, fsync, rename, fsync dir."""
     refuse_symlink(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # Not mkstemp, which creates 0600: a new record gets the mode any new file would (0666 less the
+    # umask, applied by the kernel); an existing record keeps its own mode.
+    tmp = str(path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
