@@ -14,7 +14,6 @@ import secrets
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -82,7 +81,7 @@ def unreadable(path: Path, violations: Sequence[Violation], protocol: str | None
 def replay_report(
     path: Path,
     protocol: str,
-    replay: Replay[Any],
+    replay: Replay[object],
     summary: Summary,
     extra: Sequence[Violation] = (),
     repairable: bool = False,

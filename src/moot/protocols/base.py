@@ -132,11 +132,12 @@ class ProtocolViolationError(Exception):
 
 TurnT = TypeVar("TurnT", bound=BaseModel)
 StateT = TypeVar("StateT")
+StateT_co = TypeVar("StateT_co", covariant=True)
 
 
 @dataclass(frozen=True)
-class Replay(Generic[StateT]):
-    state: StateT
+class Replay(Generic[StateT_co]):
+    state: StateT_co
     violations: list[Violation]
 
     @property
