@@ -1,0 +1,160 @@
+"""Versioned schema migrations, one list for both dialects.
+
+Each migration is numbered; ``schema_version`` has one row per applied migration. ``apply_migrations``
+runs inside the backend's write transaction (which the backend serialises across processes), applies the
+missing ones in order, and is a no-op when the schema is current. Never edit a released migration: add
+the next number.
+
+The DDL is shared; only three type spellings differ per dialect and are filled in from constants below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from moot.ledger.errors import LedgerUnavailableError
+from moot.ledger.sqltx import Tx
+
+Dialect = Literal["sqlite", "postgres"]
+
+_TYPES: dict[Dialect, dict[str, str]] = {
+    "sqlite": {"serial": "INTEGER PRIMARY KEY AUTOINCREMENT", "json": "TEXT"},
+    "postgres": {"serial": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "json": "JSONB"},
+}
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+    def sql(self, dialect: Dialect) -> list[str]:
+        return [statement.format(**_TYPES[dialect]) for statement in self.statements]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "debates, participants, leases, turn digests, conclusions",
+        (
+            """CREATE TABLE debates (
+                id TEXT PRIMARY KEY,
+                protocol TEXT NOT NULL,
+                source_path TEXT NOT NULL,
+                topic TEXT NOT NULL,
+                topic_slug TEXT NOT NULL,
+                artifact_path TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('waiting_for_participant', 'debating', 'closed')),
+                outcome TEXT,
+                seats INTEGER NOT NULL CHECK (seats >= 2),
+                fencing BIGINT NOT NULL DEFAULT 0,
+                created_at TEXT NOT NULL,
+                closed_at TEXT
+            )""",
+            # one active debate per (protocol, real source path, topic slug)
+            """CREATE UNIQUE INDEX debates_one_active ON debates (protocol, source_path, topic_slug)
+                WHERE status <> 'closed'""",
+            """CREATE TABLE participants (
+                id TEXT PRIMARY KEY,
+                debate_id TEXT NOT NULL REFERENCES debates (id),
+                seat INTEGER NOT NULL CHECK (seat >= 1),
+                name TEXT NOT NULL,
+                harness TEXT NOT NULL,
+                model TEXT NOT NULL,
+                run_id TEXT NOT NULL,
+                joined_at TEXT NOT NULL,
+                UNIQUE (debate_id, name),
+                UNIQUE (debate_id, seat)
+            )""",
+            """CREATE TABLE leases (
+                debate_id TEXT PRIMARY KEY REFERENCES debates (id),
+                holder_id TEXT NOT NULL REFERENCES participants (id),
+                token_sha256 TEXT NOT NULL,
+                fencing BIGINT NOT NULL,
+                acquired_at TEXT NOT NULL,
+                expires_at TEXT NOT NULL
+            )""",
+            """CREATE TABLE turns (
+                debate_id TEXT NOT NULL REFERENCES debates (id),
+                turn INTEGER NOT NULL CHECK (turn >= 1),
+                digest TEXT NOT NULL,
+                chain TEXT NOT NULL,
+                participant_id TEXT NOT NULL REFERENCES participants (id),
+                fencing BIGINT NOT NULL,
+                recorded_at TEXT NOT NULL,
+                PRIMARY KEY (debate_id, turn)
+            )""",
+            """CREATE TABLE conclusions (
+                debate_id TEXT PRIMARY KEY REFERENCES debates (id),
+                outcome TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                summary TEXT NOT NULL,
+                participant_id TEXT NOT NULL REFERENCES participants (id),
+                fencing BIGINT NOT NULL,
+                recorded_at TEXT NOT NULL
+            )""",
+        ),
+    ),
+    Migration(
+        2,
+        "workflow events and the audit log of writes made under a lease",
+        (
+            """CREATE TABLE events (
+                id {serial},
+                workflow TEXT NOT NULL,
+                type TEXT NOT NULL,
+                run_id TEXT NOT NULL,
+                step TEXT NOT NULL,
+                unit TEXT,
+                harness TEXT,
+                data {json} NOT NULL,
+                close_run BOOLEAN NOT NULL,
+                created_at TEXT NOT NULL
+            )""",
+            "CREATE INDEX events_by_run ON events (run_id, id)",
+            """CREATE TABLE lease_writes (
+                id {serial},
+                debate_id TEXT NOT NULL REFERENCES debates (id),
+                fencing BIGINT NOT NULL,
+                holder_id TEXT NOT NULL,
+                action TEXT NOT NULL,
+                written_at TEXT NOT NULL,
+                lease_expires_at TEXT NOT NULL
+            )""",
+            "CREATE INDEX lease_writes_by_debate ON lease_writes (debate_id, id)",
+        ),
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def current_version(tx: Tx) -> int:
+    row = tx.one("SELECT MAX(version) FROM schema_version")
+    return int(row[0]) if row is not None and row[0] is not None else 0
+
+
+def apply_migrations(tx: Tx, dialect: Dialect, now_iso: str, *, target: int = LATEST_VERSION) -> int:
+    """Bring the schema to ``target`` (default: latest) and return the version reached."""
+    tx.run(
+        "CREATE TABLE IF NOT EXISTS schema_version ("
+        "version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    version = current_version(tx)
+    if version > LATEST_VERSION:
+        raise LedgerUnavailableError(
+            f"The ledger schema is at version {version} but this moot knows only up to {LATEST_VERSION}; "
+            "upgrade moot to use this ledger."
+        )
+    for migration in MIGRATIONS:
+        if version < migration.version <= target:
+            for statement in migration.sql(dialect):
+                tx.run(statement)
+            tx.run(
+                "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.description, now_iso),
+            )
+            version = migration.version
+    return version
