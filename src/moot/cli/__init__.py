@@ -23,6 +23,9 @@ app = typer.Typer(
 )
 app.command("check")(check_command)
 
+# --- agent tools (issue: coordination): register their commands/sub-apps below this line ---
+# --- end of agent tools ---
+
 
 def _version(value: bool) -> None:
     if value:
