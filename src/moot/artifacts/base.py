@@ -10,7 +10,9 @@ bytes, never a torn turn.
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import unicodedata
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -144,6 +146,26 @@ def decode_text(data: bytes, file: str) -> tuple[str | None, list[Violation]]:
         ]
     # A byte-order mark is allowed (some editors add one) and not part of the text.
     return text.removeprefix("\ufeff"), []
+
+
+# Well under the usual 255-byte name limit, with room for a suffix, '.md' and the chain's name.
+MAX_SLUG_BYTES = 120
+
+
+def slugify(topic: str, fallback: str, *, ascii_only: bool = False, max_bytes: int = MAX_SLUG_BYTES) -> str:
+    """A safe file name stem for ``topic``: lower-case letters and digits joined by single '-'.
+
+    Letters of any script are kept unless ``ascii_only`` (rp1's duel slugs are ASCII). Never empty
+    (``fallback``), never a path separator, never '.' or '..'.
+    """
+    if ascii_only:
+        text = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode("ascii").lower()
+    else:
+        text = unicodedata.normalize("NFKC", topic).casefold()
+    slug = re.sub(r"-+", "-", "".join(ch if ch.isalnum() else "-" for ch in text)).strip("-")
+    while len(slug.encode("utf-8")) > max_bytes:
+        slug = slug[:-1].rstrip("-")
+    return slug or fallback
 
 
 def _fsync_directory(directory: Path) -> None:

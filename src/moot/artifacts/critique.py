@@ -19,7 +19,6 @@ is kept for the digest chain, so an edit to an accepted turn shows as ``PRIOR_TU
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.artifacts.base import CheckReport, atomic_write_text, read_text, unreadable
+from moot.artifacts.base import slugify as base_slugify
 from moot.artifacts.chain import record_chain, verify_chain
 from moot.protocols.base import ProtocolViolationError, Violation
 from moot.protocols.critique import (
@@ -523,19 +523,10 @@ def extend(path: Path, extra_rounds: int = EXTENSION_ROUNDS) -> CritiqueConfig:
 
 # --- file names --------------------------------------------------------------------------------
 
-_MAX_SLUG_BYTES = 120  # well under the usual 255-byte name limit, with room for '.md' and the chain's name
-
 
 def slugify(topic: str) -> str:
-    """A safe file name stem for ``topic``: lower-case letters and digits (any script) joined by '-'.
-
-    Never empty, never a path separator, never '.' or '..'.
-    """
-    text = unicodedata.normalize("NFKC", topic).casefold()
-    slug = re.sub(r"-+", "-", "".join(ch if ch.isalnum() else "-" for ch in text)).strip("-")
-    while len(slug.encode("utf-8")) > _MAX_SLUG_BYTES:
-        slug = slug[:-1].rstrip("-")
-    return slug or "dialogue"
+    """The dialogue's file name stem (see :func:`moot.artifacts.base.slugify`)."""
+    return base_slugify(topic, "dialogue")
 
 
 def dialogue_path(root: Path, topic: str) -> Path:

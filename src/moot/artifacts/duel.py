@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.artifacts.base import FILE_RULES, CheckReport, atomic_write_text, read_text, refuse_symlink, unreadable
+from moot.artifacts.base import slugify as base_slugify
 from moot.artifacts.chain import record_chain, verify_chain
 from moot.protocols.base import Outcome, ProtocolViolationError, Rule, RuleBook, Summary, Violation
 from moot.protocols.duel import (
@@ -764,11 +764,8 @@ def render(record: DuelRecord) -> str:
 
 
 def slugify(topic: str, max_length: int = 60) -> str:
-    """A path-safe slug: ASCII lowercase letters, digits and single hyphens; never empty or '..'."""
-    ascii_text = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode("ascii")
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    slug = slug[:max_length].rstrip("-")
-    return slug or "debate"
+    """A path-safe ASCII slug as rp1 writes them: lowercase letters, digits and single hyphens."""
+    return base_slugify(topic, "debate", ascii_only=True, max_bytes=max_length)
 
 
 def debate_path(root: Path, date: dt.date | str, topic_slug: str, suffix: str = "") -> Path:
