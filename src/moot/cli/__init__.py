@@ -11,7 +11,10 @@ from typing import Annotated
 import typer
 
 from moot import __version__
+from moot.cli.agents import agents_command
 from moot.cli.check import check_command
+from moot.cli.run import resume_command, run_app
+from moot.cli.show import show_command
 from moot.errors import UserError
 
 app = typer.Typer(
@@ -22,6 +25,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("check")(check_command)
+app.add_typer(run_app, name="run")
+app.command("resume")(resume_command)
+app.command("show")(show_command)
+app.command("agents")(agents_command)
 
 # --- agent tools (issue: coordination): register their commands/sub-apps below this line ---
 # --- end of agent tools ---

@@ -1,0 +1,101 @@
+"""What a person sees while moot runs a debate: one live progress line, the outcome, and with
+``--follow`` each accepted turn as it lands. Everything goes to stderr except ``--follow``'s turns
+and the outcome, so ``--json`` output stays clean on stdout.
+"""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from rich.console import Console
+from rich.status import Status
+
+from moot.engine.driver import Driver
+from moot.engine.loop import Event, RunResult
+
+
+class Progress:
+    """A rich status line fed by the engine's events (``turn k of max · who · tokens · elapsed``)."""
+
+    def __init__(self, driver: Driver, *, follow: bool, quiet: bool) -> None:
+        self.driver = driver
+        self.follow = follow
+        self.quiet = quiet
+        self.err = Console(stderr=True, highlight=False)
+        self.out = Console(highlight=False)
+        self.tokens = 0
+        self.started = time.monotonic()
+        self.status: Status | None = None
+        path = driver.record_path
+        self.shown = path.stat().st_size if path.is_file() else 0  # --follow prints only what is new
+        self.shown_files = {p.name for p in path.iterdir()} if path.is_dir() else set()
+
+    def __enter__(self) -> Progress:
+        self.started = time.monotonic()
+        if not self.quiet and self.err.is_terminal:
+            self.status = self.err.status("starting…")
+            self.status.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+    def _line(self, event: Event, what: str) -> str:
+        limit = self.driver.summary().detail.get("max_turns")
+        turn = f"turn {event.data.get('turn', '?')}" + (f" of {limit}" if limit else "")
+        elapsed = time.monotonic() - self.started
+        return f"{turn} · {event.role or '—'} {what} · {self.tokens} tokens · {elapsed:.0f} s"
+
+    def on_event(self, event: Event) -> None:
+        if event.type == "turn_accepted":
+            self.tokens += int(event.data.get("tokens", 0))
+            if self.follow:
+                self._show_new_text()
+        if self.quiet:
+            return
+        if event.type == "turn_started":
+            text = self._line(event, "is speaking")
+        elif event.type == "turn_rejected":
+            rules = ", ".join(event.data.get("rules", [])) or event.data.get("reason", "")
+            text = self._line(event, f"gave an invalid turn ({rules}); asking again")
+        elif event.type == "turn_accepted":
+            text = self._line(event, "spoke")
+        else:
+            return
+        if self.status is not None:
+            self.status.update(text)
+        elif event.type != "turn_started":
+            self.err.print(text)
+
+    def _show_new_text(self) -> None:
+        """Print what the record gained since last time (a file's tail, or a meeting's new files)."""
+        path = self.driver.record_path
+        if path.is_dir():
+            for file in sorted(p for p in path.iterdir() if p.suffix == ".md" and p.name not in self.shown_files):
+                self.out.print(f"[bold]{file.name}[/bold]\n{file.read_text(encoding='utf-8')}")
+                self.shown_files.add(file.name)
+            return
+        text = path.read_bytes()
+        self.out.print(text[self.shown :].decode("utf-8", "replace"), markup=False)
+        self.shown = len(text)
+
+
+def print_outcome(result: RunResult) -> None:
+    """The readable summary at the end of a run."""
+    out = Console(highlight=False)
+    outcome = result.outcome
+    name = outcome.name if outcome is not None else "OPEN"
+    style = "green" if outcome is not None and outcome.consensus else "yellow"
+    out.print(f"[bold {style}]{name}[/] — {result.protocol}, {result.summary.turns} turn(s)")
+    if outcome is not None:
+        out.print(f"  {outcome.reason}", markup=False)
+    out.print(f"  record: {result.record_path}", markup=False)
+    tokens = result.prompt_tokens + result.completion_tokens
+    out.print(
+        f"  {tokens} tokens ({result.prompt_tokens} prompt, {result.completion_tokens} completion) in {result.elapsed_s:.1f} s"
+    )

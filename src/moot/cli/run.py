@@ -1,0 +1,227 @@
+"""``moot run <protocol>``, ``moot resume`` and ``moot run --batch``: moot drives the debate itself.
+
+Exit codes: 0 the debate reached consensus; 1 it ended another way (no consensus, stuck, limits,
+a participant that could not produce a valid turn); 2 a usage or input error; 3 an internal error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from moot.cli.progress import Progress, print_outcome
+from moot.config import load_settings
+from moot.engine.driver import Driver
+from moot.engine.loop import RunResult
+from moot.engine.session import AgentChoice, limits_from, parse_agent_options, resolve_agents, run_driver
+from moot.errors import UserError
+
+run_app = typer.Typer(
+    help="Run a debate: moot asks every participant for its turn, enforces the protocol and writes the record.",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+
+# Options every protocol shares (declared once, used by each command).
+AgentOpt = Annotated[
+    list[str] | None,
+    typer.Option("--agent", help="ROLE=SPEC for one role (repeatable), e.g. critic=openai:gpt-4o-mini."),
+]
+AgentsOpt = Annotated[str | None, typer.Option("--agents", help="One agent SPEC for every role (default: local).")]
+RootOpt = Annotated[Path, typer.Option("--root", help="The work root the record is written under.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object with the outcome, for scripts.")]
+FollowOpt = Annotated[bool, typer.Option("--follow", help="Print each accepted turn as it is written.")]
+RepairsOpt = Annotated[int | None, typer.Option("--repairs", min=0, help="Retries for an invalid turn (default 2).")]
+TurnTimeoutOpt = Annotated[float | None, typer.Option("--turn-timeout", min=1, help="Seconds per turn.")]
+MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget for the debate.")]
+MaxWallOpt = Annotated[float | None, typer.Option("--max-wall", min=1, help="Wall-time budget in seconds.")]
+
+
+def now_minutes() -> str:
+    return datetime.now().strftime("%Y-%m-%d %H:%M")
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def execute(
+    driver: Driver,
+    *,
+    root: Path,
+    agent: list[str] | None,
+    agents: str | None,
+    as_json: bool,
+    follow: bool,
+    repairs: int | None,
+    turn_timeout: float | None,
+    max_tokens: int | None,
+    max_wall: float | None,
+    after: Callable[[Driver, RunResult], bool] | None = None,
+) -> None:
+    """Run ``driver`` with the chosen agents, show progress, print the outcome and exit with its code.
+
+    ``after`` may continue the debate (the person agreed to more rounds): it returns True to run again.
+    """
+    settings = load_settings(root)
+    choice = AgentChoice(parse_agent_options(agent or []), agents)
+    limits = limits_from(
+        settings, repairs=repairs, turn_timeout_s=turn_timeout, max_tokens=max_tokens, max_wall_s=max_wall
+    )
+    progress = Progress(driver, follow=follow, quiet=as_json)
+    while True:
+        roles = driver.roles()
+        chosen = resolve_agents(roles, choice, settings)
+        with progress:
+            result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,)))
+        if after is None or as_json or not after(driver, result):
+            break
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        print_outcome(result)
+    outcome = result.outcome
+    raise typer.Exit(0 if outcome is not None and outcome.consensus else 1)
+
+
+@run_app.callback()
+def run_root(
+    ctx: typer.Context,
+    batch: Annotated[Path | None, typer.Option("--batch", help="A JSONL file: one debate per line.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Debates run at once.")] = 4,
+) -> None:
+    """Run one debate (choose a protocol) or many (--batch FILE.jsonl)."""
+    if ctx.invoked_subcommand is not None:
+        if batch is not None:
+            raise UserError("--batch runs the debates in the file; give it without a protocol.")
+        return
+    if batch is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(2)
+    from moot.cli.batch import run_batch
+
+    raise typer.Exit(run_batch(batch, concurrency))
+
+
+@run_app.command("critique")
+def run_critique(
+    topic: Annotated[str, typer.Option("--topic", help="What the dialogue is about.")],
+    template: Annotated[
+        str | None,
+        typer.Option("--template", help="planning (proposer/critic), review (author/reviewer), pair (lead/partner)."),
+    ] = None,
+    roles: Annotated[str | None, typer.Option("--roles", help="Two custom roles, A,B (A is your side).")] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="A file (or - for stdin) given to the first role only.")
+    ] = None,
+    max_rounds: Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round limit.")] = None,
+    root: RootOpt = Path("."),
+    agent: AgentOpt = None,
+    agents: AgentsOpt = None,
+    as_json: JsonOpt = False,
+    follow: FollowOpt = False,
+    repairs: RepairsOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_wall: MaxWallOpt = None,
+) -> None:
+    """A Critique Loop: two roles alternate until one proposes done and the other confirms."""
+    from moot.cli.critique_prompts import after_critique, offer_gitignore
+    from moot.engine.critique import CritiqueDriver, CritiqueOptions
+
+    if template is not None and roles is not None:
+        raise UserError("give either --template or --roles, not both.")
+    options = CritiqueOptions(
+        topic=topic,
+        roles=_two_roles(roles) if roles is not None else None,
+        template=template,
+        max_rounds=max_rounds,
+        context=_read_context(context),
+    )
+    if not as_json and interactive():
+        offer_gitignore(root)
+    driver = CritiqueDriver.start(root, options, now_minutes())
+    execute(
+        driver,
+        root=root,
+        agent=agent,
+        agents=agents,
+        as_json=as_json,
+        follow=follow,
+        repairs=repairs,
+        turn_timeout=turn_timeout,
+        max_tokens=max_tokens,
+        max_wall=max_wall,
+        after=after_critique if interactive() else None,
+    )
+
+
+def resume_command(
+    path: Annotated[Path, typer.Argument(help="The record of an interrupted debate (file or meeting directory).")],
+    context: Annotated[str | None, typer.Option("--context", help="Context for the first role (critique).")] = None,
+    agent: AgentOpt = None,
+    agents: AgentsOpt = None,
+    as_json: JsonOpt = False,
+    follow: FollowOpt = False,
+    repairs: RepairsOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_wall: MaxWallOpt = None,
+) -> None:
+    """Continue an interrupted debate from its record: no turn is lost or repeated."""
+    from moot.artifacts import detect
+    from moot.engine import driver_class
+
+    protocol, target, report = detect(path)
+    if report is not None or protocol is None:
+        problem = report.violations[0].message if report is not None and report.violations else "unknown format"
+        raise UserError(f"cannot resume {path}: {problem}")
+    driver = driver_class(protocol).resume(target, context=_read_context(context))
+    root = _work_root(target)
+    execute(
+        driver,
+        root=root,
+        agent=agent,
+        agents=agents,
+        as_json=as_json,
+        follow=follow,
+        repairs=repairs,
+        turn_timeout=turn_timeout,
+        max_tokens=max_tokens,
+        max_wall=max_wall,
+    )
+
+
+def _work_root(record: Path) -> Path:
+    """The work root of a record: the directory holding .dialogues/, debates/ or .roundtable/."""
+    for parent in record.resolve().parents:
+        if parent.name in {".dialogues", "debates", ".roundtable", ".agora"}:
+            return parent.parent
+    return record.resolve().parent
+
+
+def _two_roles(value: str) -> tuple[str, str]:
+    parts = [part.strip() for part in value.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise UserError(f"--roles {value!r} needs exactly two names, like --roles architect,skeptic.")
+    return parts[0], parts[1]
+
+
+def _read_context(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if value == "-":
+        return sys.stdin.read()
+    try:
+        return Path(value).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(
+            f"cannot read the context file {value}: {getattr(exc, 'strerror', None) or exc}; check the path."
+        ) from exc

@@ -1,0 +1,50 @@
+"""``moot show PATH``: any record, rendered readably in the terminal, with its state from ``check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.rule import Rule
+
+from moot.artifacts import check_path, detect
+from moot.artifacts.base import ExitCode, read_text
+from moot.cli.check import report_text
+from moot.errors import UserError
+
+
+def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
+    """(title, markdown) pairs to show, in reading order."""
+    if protocol != "roundtable":
+        text, _ = read_text(target)
+        return [(target.name, text or "")]
+    names = ["AGENDA.md", *sorted(p.name for p in target.glob("[0-9][0-9][0-9]_*.md")), "MINUTES.md"]
+    shown = []
+    for name in names:
+        text, _ = read_text(target / name)
+        if text is not None:
+            shown.append((name, text))
+    return shown
+
+
+def show_command(
+    path: Annotated[Path, typer.Argument(help="A record file, or a roundtable meeting directory.")],
+    plain: Annotated[bool, typer.Option("--plain", help="Print the raw text instead of rendered Markdown.")] = False,
+) -> None:
+    """Show a record readably, followed by its state (whose turn, round, outcome, violations)."""
+    protocol, target, report = detect(path)
+    if report is not None and report.exit_code is ExitCode.UNREADABLE:
+        raise UserError(report.violations[0].message if report.violations else f"cannot show {path}.")
+    assert protocol is not None
+    console = Console()
+    for title, text in _documents(protocol, target):
+        console.print(Rule(title))
+        if plain:
+            console.print(text, markup=False, highlight=False)
+        else:
+            console.print(Markdown(text))
+    console.print(Rule("state"))
+    console.print(report_text(check_path(target)), markup=False, highlight=False)

@@ -1,0 +1,74 @@
+"""Per-project defaults from ``moot.toml`` or ``[tool.moot]`` in ``pyproject.toml``.
+
+Example ``moot.toml``::
+
+    agents = "local"              # the agent spec every role gets unless --agent/--agents says otherwise
+    repairs = 2                   # how often an invalid turn goes back to its author
+    turn_timeout_s = 300
+
+    [agent]                       # per-role agent specs
+    critic = "openai:gpt-4o-mini"
+
+Command-line flags win over the file; the file wins over moot's defaults.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.errors import ConfigError
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agents: str = "local"
+    agent: dict[str, str] = Field(default_factory=dict)
+    repairs: int = Field(default=2, ge=0, le=10)
+    turn_timeout_s: float = Field(default=300.0, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_wall_s: float | None = Field(default=None, gt=0)
+
+    def agent_for(self, role: str, overrides: dict[str, str], every_role: str | None) -> str:
+        """The spec for ``role``: --agent ROLE=SPEC, then --agents, then [agent], then ``agents``."""
+        if role in overrides:
+            return overrides[role]
+        if every_role is not None:
+            return every_role
+        return self.agent.get(role, self.agents)
+
+
+def _table(path: Path) -> dict[str, Any] | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}; fix or remove the file.") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix the syntax.") from exc
+    if path.name == "pyproject.toml":
+        tool = data.get("tool", {})
+        table = tool.get("moot") if isinstance(tool, dict) else None
+        return table if isinstance(table, dict) else None
+    return data
+
+
+def load_settings(root: Path) -> Settings:
+    """Settings from ``root/moot.toml``, else ``root/pyproject.toml [tool.moot]``, else defaults."""
+    for name in ("moot.toml", "pyproject.toml"):
+        path = root / name
+        if not path.is_file():
+            continue
+        table = _table(path)
+        if table is None:
+            continue
+        try:
+            return Settings.model_validate(table)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+            raise ConfigError(f"{path}: setting {where!r} is invalid ({first['msg']}); fix it or remove it.") from exc
+    return Settings()

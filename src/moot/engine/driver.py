@@ -1,0 +1,95 @@
+"""The seam between the engine loop and one protocol's record: a driver per protocol.
+
+A driver owns one record on disk and the protocol state replayed from it. The loop asks it who
+speaks, what to ask them, whether a reply is a legal turn, and to commit that turn durably. Because
+the state always comes from the record, resuming after a crash is just constructing the driver
+again from the same path.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from moot.agents.base import AgentRequest
+from moot.protocols.base import Outcome, Rule, RuleBook, Summary, Violation
+
+ENGINE_RULES = RuleBook(
+    [Rule("REPLY_FORMAT", "A participant's reply must be one JSON object that matches the turn schema.")]
+)
+
+
+def reply_format_violation(problem: str) -> Violation:
+    return ENGINE_RULES.violation("REPLY_FORMAT", problem)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A reply read as a turn: ``turn`` is set when there are no errors."""
+
+    turn: Any | None
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Violation]:
+        return [v for v in self.violations if v.is_error]
+
+
+class Driver(ABC):
+    """One running deliberation, backed by its record."""
+
+    protocol: str
+    record_path: Path
+    options_type: type  # the dataclass of options ``start`` takes (moot.engine.specs builds it from data)
+
+    @classmethod
+    def resume(cls, path: Path, context: str | None = None) -> Driver:
+        """The driver of an existing record: its state is replayed from disk."""
+        return cls(path)  # type: ignore[call-arg]
+
+    @classmethod
+    @abstractmethod
+    def start(cls, root: Path, options: Any, started: str) -> Driver:
+        """Create the record of a new deliberation under ``root`` and return its driver."""
+
+    @abstractmethod
+    def roles(self) -> list[str]:
+        """Every role that needs an agent, in speaking order."""
+
+    @abstractmethod
+    def next_speaker(self) -> str | None:
+        """Who acts next, or ``None`` when the deliberation has ended."""
+
+    @abstractmethod
+    def request_for(self, role: str) -> AgentRequest:
+        """The prompt (and the JSON Schema of the reply) for ``role``'s next turn."""
+
+    @abstractmethod
+    def read_reply(self, role: str, text: str, now: str) -> Candidate:
+        """Parse an agent's raw reply into a turn and validate it against the history."""
+
+    @abstractmethod
+    def commit(self, turn: Any) -> None:
+        """Write the turn durably (record, then digest chain) and advance the state."""
+
+    @abstractmethod
+    def fail(self, role: str, reason: str, now: str) -> Outcome:
+        """End the deliberation with the protocol's failure outcome, recorded where the format allows."""
+
+    @abstractmethod
+    def summary(self) -> Summary:
+        """The current state: turns, next speaker, round, outcome."""
+
+    def outcome(self) -> Outcome | None:
+        return self.summary().outcome
+
+    def repair_prompt(self, request: AgentRequest, reply: str, violations: list[Violation]) -> AgentRequest:
+        """Send an invalid turn back to its author with the exact violations (rule ids and messages)."""
+        problems = "\n".join(f"- {v.rule}: {v.message}" for v in violations if v.is_error)
+        prompt = (
+            f"{request.prompt}\n\nYour previous reply was:\n{reply}\n\n"
+            f"It broke these rules of the protocol:\n{problems}\n\nFix the errors and try again."
+        )
+        return request.model_copy(update={"prompt": prompt})

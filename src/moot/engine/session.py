@@ -1,0 +1,82 @@
+"""Running a driver end to end: pick agents for its roles, apply budgets, run, release the agents.
+
+Used alike by ``moot run``, ``moot resume`` and ``moot run --batch``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from moot.agents import Agent, AgentError, resolve_agent
+from moot.config import Settings
+from moot.engine.driver import Driver
+from moot.engine.loop import Engine, Limits, RunResult, Subscriber
+from moot.errors import UserError
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    """--agent ROLE=SPEC (per role) and --agents SPEC (every role), over the project's settings."""
+
+    per_role: Mapping[str, str] = field(default_factory=dict)
+    every_role: str | None = None
+
+    def spec_for(self, role: str, settings: Settings) -> str:
+        return settings.agent_for(role, dict(self.per_role), self.every_role)
+
+
+def parse_agent_options(values: list[str]) -> dict[str, str]:
+    """``["critic=openai:gpt-4o", ...]`` -> ``{"critic": "openai:gpt-4o"}``, with a clear error otherwise."""
+    chosen: dict[str, str] = {}
+    for value in values:
+        role, sep, spec = value.partition("=")
+        if not sep or not role.strip() or not spec.strip():
+            raise UserError(f"--agent {value!r} is not ROLE=SPEC; write it like --agent critic=local.")
+        chosen[role.strip()] = spec.strip()
+    return chosen
+
+
+def resolve_agents(roles: list[str], choice: AgentChoice, settings: Settings) -> dict[str, Agent]:
+    """One agent per distinct spec, shared by the roles that use it (one model load, one script)."""
+    unknown = sorted(set(choice.per_role) - set(roles))
+    if unknown:
+        raise UserError(
+            f"--agent names role(s) {', '.join(unknown)} that this debate lacks; its roles are {', '.join(roles)}."
+        )
+    by_spec: dict[str, Agent] = {}
+    agents: dict[str, Agent] = {}
+    for role in roles:
+        spec = choice.spec_for(role, settings)
+        if spec not in by_spec:
+            try:
+                by_spec[spec] = resolve_agent(spec)
+            except AgentError as exc:
+                raise UserError(str(exc)) from exc
+        agents[role] = by_spec[spec]
+    return agents
+
+
+def limits_from(settings: Settings, **overrides: float | int | None) -> Limits:
+    values = {
+        "repairs": settings.repairs,
+        "turn_timeout_s": settings.turn_timeout_s,
+        "max_tokens": settings.max_tokens,
+        "max_wall_s": settings.max_wall_s,
+    }
+    values.update({key: value for key, value in overrides.items() if value is not None})
+    return Limits(**values)  # type: ignore[arg-type]
+
+
+async def run_driver(
+    driver: Driver,
+    agents: Mapping[str, Agent],
+    limits: Limits,
+    subscribers: tuple[Subscriber, ...] = (),
+) -> RunResult:
+    """Run ``driver`` to its outcome, then close every agent once."""
+    try:
+        return await Engine(driver, agents, limits, subscribers).run()
+    finally:
+        for agent in {id(a): a for a in agents.values()}.values():
+            await agent.aclose()

@@ -1,0 +1,170 @@
+"""`moot run`, `moot resume`, `moot show`, `moot agents` and `--batch`, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import MOOT, reply, run_moot, write_script
+
+from moot.artifacts import check_path
+
+
+def test_run_json_reports_outcome_record_turns_and_tokens(tmp_path: Path, agreeing_script: Path) -> None:
+    done = run_moot(
+        "run",
+        "critique",
+        "--topic",
+        "Adopt a monorepo",
+        "--agents",
+        f"script:{agreeing_script}",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["protocol"] == "critique" and report["outcome"] == "DONE" and report["consensus"] is True
+    assert report["turns"] == 4 and report["artifact"] == ".dialogues/adopt-a-monorepo.md"
+    assert {"prompt_tokens", "completion_tokens"} <= report.keys()
+    assert check_path(tmp_path / report["artifact"]).exit_code == 0
+
+
+def test_run_without_consensus_exits_1_with_a_readable_summary(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.jsonl", [reply("A."), reply("B.")])
+    done = run_moot(
+        "run", "critique", "--topic", "T", "--max-rounds", "1", "--agents", f"script:{script}", cwd=tmp_path
+    )
+    assert done.returncode == 1
+    assert "MAX_ROUNDS" in done.stdout and ".dialogues/t.md" in done.stdout
+    assert "Status:" not in done.stdout  # the dialogue stays out of the terminal without --follow
+
+
+def test_follow_prints_the_turns(tmp_path: Path, agreeing_script: Path) -> None:
+    done = run_moot(
+        "run", "critique", "--topic", "T", "--follow", "--agents", f"script:{agreeing_script}", cwd=tmp_path
+    )
+    assert "## [critic] Round 2" in done.stdout and "Status: DONE" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--agents", "nonsense:x"], "nonsense"),
+        (["--agent", "critic"], "ROLE=SPEC"),
+        (["--agent", "judge=local"], "judge"),
+        (["--context", "missing.txt"], "missing.txt"),
+        (["--template", "planning", "--roles", "a,b"], "either --template or --roles"),
+        (["--roles", "solo"], "exactly two names"),
+        (["--agents", "openai:gpt-4o-mini@http://127.0.0.1:9/v1"], None),
+    ],
+)
+def test_user_errors_are_one_sentence_without_a_traceback(
+    tmp_path: Path, args: list[str], expected: str | None
+) -> None:
+    done = run_moot("run", "critique", "--topic", "T", "--json", *args, cwd=tmp_path, timeout=120)
+    assert "Traceback" not in done.stderr
+    if expected is None:  # an unreachable server is the debate's outcome, not a crash
+        report = json.loads(done.stdout)
+        assert done.returncode == 1 and "127.0.0.1:9" in report["reason"]
+    else:
+        assert done.returncode == 2 and expected in done.stderr and done.stderr.startswith("moot: ")
+
+
+def test_bad_config_is_named(tmp_path: Path, agreeing_script: Path) -> None:
+    (tmp_path / "moot.toml").write_text("repairs = 'many'\n")
+    done = run_moot("run", "critique", "--topic", "T", "--agents", f"script:{agreeing_script}", cwd=tmp_path)
+    assert done.returncode == 2 and "moot.toml" in done.stderr and "repairs" in done.stderr
+
+
+def test_moot_toml_chooses_the_agents(tmp_path: Path, agreeing_script: Path) -> None:
+    (tmp_path / "moot.toml").write_text(f'agents = "script:{agreeing_script}"\n')
+    done = run_moot("run", "critique", "--topic", "T", "--json", cwd=tmp_path)
+    assert json.loads(done.stdout)["outcome"] == "DONE"
+
+
+def test_show_renders_any_record(tmp_path: Path, agreeing_script: Path) -> None:
+    run_moot("run", "critique", "--topic", "T", "--agents", f"script:{agreeing_script}", cwd=tmp_path)
+    shown = run_moot("show", ".dialogues/t.md", cwd=tmp_path)
+    assert shown.returncode == 0
+    assert "Build only what changed" in shown.stdout and "status DONE" in shown.stdout
+
+
+def test_agents_lists_backends_and_readiness(tmp_path: Path) -> None:
+    listed = json.loads(run_moot("agents", "--json", cwd=tmp_path).stdout)
+    by_name = {row["name"]: row for row in listed}
+    assert {"local", "openai", "anthropic", "cmd", "human", "script"} <= by_name.keys()
+    assert by_name["local"]["ready"] is True  # the weights ship with the [local] extra
+
+
+def test_batch_runs_debates_concurrently_and_reports_each(tmp_path: Path, agreeing_script: Path) -> None:
+    lines = [
+        {
+            "protocol": "critique",
+            "topic": f"Topic {n}",
+            "agents": f"script:{agreeing_script}",
+            "root": str(tmp_path / f"r{n}"),
+        }
+        for n in range(3)
+    ]
+    lines.append({"protocol": "nope"})
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("\n".join(json.dumps(line) for line in lines) + "\nnot json\n")
+    done = run_moot("run", "--batch", str(batch), "--concurrency", "2", cwd=tmp_path)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(row["line"] for row in rows) == [1, 2, 3, 4, 5]
+    finished = [row for row in rows if "outcome" in row]
+    assert len(finished) == 3 and all(row["outcome"] == "DONE" for row in finished)
+    assert {row["line"] for row in rows if "error" in row} == {4, 5}
+    assert done.returncode == 1  # not every line reached consensus
+
+
+SLOW_AGENT = """
+import json, sys, time
+prompt = sys.stdin.read()
+time.sleep(0.15)
+print(json.dumps({"message": "Point %d." % (len(prompt) % 997), "status": "AWAITING", "summary": ""}))
+"""
+
+
+def test_sigkill_then_resume_finishes_with_no_lost_or_duplicated_turn(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text(SLOW_AGENT)
+    spec = f"cmd:{sys.executable} {agent}"
+    record = tmp_path / ".dialogues" / "t.md"
+    for delay in (0.9, 1.4, 2.1):
+        proc = subprocess.Popen(
+            [*MOOT, "run", "critique", "--topic", "T", "--max-rounds", "5", "--agents", spec, "--json"]
+            if not record.exists()
+            else [*MOOT, "resume", str(record), "--agents", spec, "--json"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ},
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert check_path(record).exit_code == 0  # valid after every kill
+    done = run_moot("resume", str(record), "--agents", spec, "--json", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    assert report["outcome"] == "MAX_ROUNDS" and report["turns"] == 10
+    text = record.read_text()
+    headers = [line for line in text.splitlines() if line.startswith("## [")]
+    assert len(headers) == 10 and len(set(headers)) == 10
+    assert check_path(record).exit_code == 0
+
+
+def test_a_real_debate_on_the_embedded_model(tmp_path: Path) -> None:
+    done = run_moot(
+        "run", "critique", "--topic", "Adopt a monorepo", "--max-rounds", "1", "--json", cwd=tmp_path, timeout=600
+    )
+    assert done.returncode in (0, 1), done.stderr
+    report = json.loads(done.stdout)
+    assert report["outcome"] is not None and report["completion_tokens"] > 0
+    assert check_path(tmp_path / report["artifact"]).exit_code == 0
