@@ -76,5 +76,5 @@ def test_open_debate_names_the_next_speaker_and_uses_header_defaults() -> None:
 
 
 def test_the_format_document_lists_every_rule() -> None:
-    document = (Path(__file__).parents[2] / "docs" / "formats" / "agora.md").read_text(encoding="utf-8")
+    document = (Path(__file__).parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
     assert [rule.id for rule in RULES if f"| `{rule.id}` |" not in document] == []

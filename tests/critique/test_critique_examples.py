@@ -71,6 +71,6 @@ def test_violation_lines_point_at_the_offending_line() -> None:
 
 
 def test_the_documented_example_is_the_valid_example() -> None:
-    doc = (Path(__file__).parents[2] / "docs" / "formats" / "critique.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
     example = doc.split("```markdown\n", 1)[1].split("```", 1)[0]
     assert example == (EXAMPLES / "valid" / "planning-done.md").read_text(encoding="utf-8")

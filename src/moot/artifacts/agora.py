@@ -1,4 +1,4 @@
-"""The Agora debate record: one markdown file (format: ``docs/formats/agora.md``)::
+"""The Agora debate record: one markdown file (format: ``docs/formats.md``)::
 
     # Agora Debate: <topic>
 

@@ -1,6 +1,6 @@
 """The Socratic Duel debate artifact (``debates/{YYYY-MM-DD}-{slug}{suffix}.md``), read and written.
 
-The layout is the one rp1's skill writes (see docs/formats/duel.md): a title, four bold key lines, a
+The layout is the one rp1's skill writes (see docs/formats.md): a title, four bold key lines, a
 ``## Metadata`` and a ``## Participants`` table, the turns in §TURN_MARKDOWN form, and a
 ``## Terminal Conclusion``. Reading is tolerant of CRLF, extra blank lines, trailing colons on labels,
 a ``## Turns`` heading and an empty conclusion section, and reports every other deviation as a located

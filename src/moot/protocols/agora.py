@@ -2,7 +2,7 @@
 defer) in a fixed speaking order until they reach a Nash consensus or the turn limit.
 
 Seed: agora-debate-drone.md. The seed fixes only the drone's reply JSON (:class:`AgoraReply`); the
-rest is decided here and documented in ``docs/formats/agora.md``:
+rest is decided here and documented in ``docs/formats.md``:
 
 - Speaking order is round-robin over ``participants``. After a turn out of order the order resumes
   after the speaker who actually spoke, so one mistake is reported once, not on every later turn.

@@ -4,7 +4,7 @@ Pure: no I/O, no clock, no randomness. Timestamps arrive as text inside the conf
 conclusion. The rules are the seed skill's §TURN_RULES, §OUTCOMES and §DONT; their ids start with
 ``DUEL_``.
 
-How a duel ends (decided here, from the turns alone; see docs/formats/duel.md):
+How a duel ends (decided here, from the turns alone; see docs/formats.md):
 
 - ``ACCEPTED_CONSENSUS``: both participants have spoken and the latest turn of each is
   ``ACCEPTING_CONSENSUS`` with no blocking unresolved item.

@@ -9,7 +9,7 @@ State machine (``turn.json``)::
     open --speech--> concluding   when round > max_rounds, or the speaker declares consensus
     concluding --moderator's minutes--> closed
 
-Decisions the seed leaves open, taken here and documented in ``docs/formats/roundtable.md``:
+Decisions the seed leaves open, taken here and documented in ``docs/formats.md``:
 
 - Consensus is declared by the speaker who commits: their next state says ``concluding`` although
   ``round <= max_rounds`` (a :class:`RoundtableReply` says ``consensus_reached``). A record only shows
