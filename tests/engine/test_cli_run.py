@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MOOT, reply, run_moot, write_script
+from engine_helpers import MOOT, reply, run_moot, write_script
 
 from moot.artifacts import check_path
 
@@ -137,16 +136,18 @@ def test_sigkill_then_resume_finishes_with_no_lost_or_duplicated_turn(tmp_path: 
     agent.write_text(SLOW_AGENT)
     spec = f"cmd:{sys.executable} {agent}"
     record = tmp_path / ".dialogues" / "t.md"
-    for delay in (0.9, 1.4, 2.1):
+    for delay in (0.1, 0.45, 0.8):
+        command = ["resume", str(record)] if record.exists() else ["run", "critique", "--topic", "T", "--max-rounds", "5"]
         proc = subprocess.Popen(
-            [*MOOT, "run", "critique", "--topic", "T", "--max-rounds", "5", "--agents", spec, "--json"]
-            if not record.exists()
-            else [*MOOT, "resume", str(record), "--agents", spec, "--json"],
+            [*MOOT, *command, "--agents", spec, "--json"],
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env={**os.environ},
         )
+        # Kill at a moment inside the debate (after the process is up and has written), not at start-up.
+        deadline = time.monotonic() + 60
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()

@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from conftest import reply
+from engine_helpers import reply
 
 from moot.agents import AgentRequest, AgentUnavailable, FunctionAgent, ScriptAgent
 from moot.artifacts import check_path
