@@ -137,7 +137,9 @@ def test_sigkill_then_resume_finishes_with_no_lost_or_duplicated_turn(tmp_path: 
     spec = f"cmd:{sys.executable} {agent}"
     record = tmp_path / ".dialogues" / "t.md"
     for delay in (0.1, 0.45, 0.8):
-        command = ["resume", str(record)] if record.exists() else ["run", "critique", "--topic", "T", "--max-rounds", "5"]
+        command = (
+            ["resume", str(record)] if record.exists() else ["run", "critique", "--topic", "T", "--max-rounds", "5"]
+        )
         proc = subprocess.Popen(
             [*MOOT, *command, "--agents", spec, "--json"],
             cwd=tmp_path,
@@ -169,3 +171,14 @@ def test_a_real_debate_on_the_embedded_model(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["outcome"] is not None and report["completion_tokens"] > 0
     assert check_path(tmp_path / report["artifact"]).exit_code == 0
+
+
+def test_rules_lists_every_rule_id_that_check_reports(tmp_path: Path) -> None:
+    rows = json.loads(run_moot("rules", "--json", cwd=tmp_path).stdout)
+    ids = {row["id"] for row in rows}
+    assert {"CRITIQUE_ALTERNATION", "DUEL_NOVEL_REPEAT", "DUEL_TURN_STRUCTURE", "AGORA_SELF_APPROVAL"} <= ids
+    assert {"ROUNDTABLE_UNCOMMITTED_SPEECH", "PRIOR_TURN_MODIFIED"} <= ids
+    only_duel = json.loads(run_moot("rules", "duel", "--json", cwd=tmp_path).stdout)
+    assert {row["protocol"] for row in only_duel} == {"duel", "any record"}
+    unknown = run_moot("rules", "chess", cwd=tmp_path)
+    assert unknown.returncode == 2 and "chess" in unknown.stderr

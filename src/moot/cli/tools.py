@@ -1,0 +1,569 @@
+"""The agent tools on the command line: ``moot duel …``, ``moot roundtable …``, ``moot critique …``,
+``moot emit`` and ``moot events``. Thin wrappers over :mod:`moot.tools`, imported only when a command runs
+(so that ``moot --help`` stays fast).
+
+Every agent command prints one JSON object on stdout — ``ok: true`` and the result, or ``ok: false`` with
+``error``, ``kind`` and the ``rules`` that refused it — and exits 0 (ok), 1 (refused by a rule or the
+lease), 2 (bad input) or 3 (the ledger is unavailable; retry). A refusal's sentence also goes to stderr.
+See docs/agent-tools.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from moot.tools.workspace import Workspace
+
+# Defaults follow rp1: a lease lasts 15 minutes, a refused claim says to retry after 30 s.
+DEFAULT_TTL_SECONDS = 900.0
+DEFAULT_RETRY_AFTER_SECONDS = 30
+
+Root = Annotated[
+    Path | None,
+    typer.Option("--root", envvar="MOOT_ROOT", help="The work root (default: $MOOT_ROOT, else the current directory)."),
+]
+LeaseToken = Annotated[
+    str | None,
+    typer.Option(
+        "--lease-token",
+        envvar="MOOT_LEASE_TOKEN",
+        help="The token claim-lock/take-floor printed (or $MOOT_LEASE_TOKEN).",
+    ),
+]
+Ttl = Annotated[
+    float,
+    typer.Option("--ttl-seconds", envvar="MOOT_LEASE_SECONDS", help="How long the lease lasts (default 900 s)."),
+]
+Fencing = Annotated[
+    int | None,
+    typer.Option("--fencing-token", help="The fencing number claim-lock printed; checked with the token if given."),
+]
+Harness = Annotated[str, typer.Option("--harness", help="The agent harness: claude-code, codex, … .")]
+ModelId = Annotated[str, typer.Option("--model-id", help="The model identity recorded with the turns.")]
+RunId = Annotated[str, typer.Option("--run-id", help="The workflow run this participant belongs to.")]
+
+
+def _print(payload: dict[str, Any], code: int) -> None:
+    typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+    if code:
+        typer.echo(f"moot: {payload.get('error', 'refused')}", err=True)
+    raise typer.Exit(code)
+
+
+def _run(root: Path | None, call: Callable[[Workspace], BaseModel]) -> None:
+    from moot.tools import ToolError, invoke, open_workspace
+
+    try:
+        workspace = open_workspace(root)
+    except ToolError as problem:
+        _print(problem.payload(), problem.exit_code)
+    with workspace:
+        payload, code = invoke(lambda: call(workspace))
+    _print(payload, code)
+
+
+def _read(path: str, what: str) -> tuple[str, str]:
+    """(text, name) of a file an agent wrote; ``-`` reads stdin. Refused with a located reason."""
+    from moot.artifacts.base import decode_text
+    from moot.tools import BadInput
+
+    if path == "-":
+        data, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        try:
+            data, name = Path(path).read_bytes(), path
+        except OSError as exc:
+            raise BadInput(f"Cannot read the {what} {path} ({exc.strerror}); pass an existing file.") from exc
+    text, problems = decode_text(data, name)
+    if text is None:
+        raise BadInput(f"The {what} {name} is not UTF-8 text ({problems[0].message}); save it as UTF-8.")
+    return text, name
+
+
+def _absolute(path: Path) -> Path:
+    return path if path.is_absolute() else Path.cwd() / path
+
+
+# --- moot duel ----------------------------------------------------------------------------------
+
+duel_app = typer.Typer(
+    help="Socratic duel: join, lock, append turns, close (rp1's agent-tools socratic-duel, enforced).",
+    no_args_is_help=True,
+)
+
+
+@duel_app.command("join")
+def duel_join(
+    target: Annotated[Path, typer.Option("--target", help="The Markdown source to debate.")],
+    participant_name: Annotated[str, typer.Option("--participant-name", help="Your unique display name.")],
+    harness: Harness,
+    run_id: RunId,
+    topic: Annotated[
+        str | None, typer.Option("--topic", help="The topic (default: the source's first heading).")
+    ] = None,
+    model_id: ModelId = "unknown-model",
+    debate_dir: Annotated[
+        Path | None,
+        typer.Option("--debate-dir", help="rp1's {workRoot}/debates; sets the work root if --root is not given."),
+    ] = None,
+    root: Root = None,
+) -> None:
+    """Join the active duel on this source and topic (created if none); prints duel_id, participant_id, debate_path."""
+    if debate_dir is not None:
+        from moot.tools import BadInput
+
+        debates = _absolute(debate_dir).resolve()
+        root = root or debates.parent
+        if debates != (_absolute(root).resolve() / "debates"):
+            _print(
+                BadInput(
+                    f"--debate-dir {debate_dir} is not <work root>/debates; pass --root with the work root."
+                ).payload(),
+                2,
+            )
+    source = _absolute(target)
+
+    def call(ws: Workspace) -> BaseModel:
+        from moot.tools import duel
+
+        return duel.join(
+            ws,
+            target=source,
+            topic=topic,
+            participant_name=participant_name,
+            harness=harness,
+            model_id=model_id,
+            run_id=run_id,
+        )
+
+    _run(root, call)
+
+
+@duel_app.command("status")
+def duel_status(duel_id: Annotated[str, typer.Option("--duel-id")], root: Root = None) -> None:
+    """Participants, lock holder (never a token), turns accepted, and what the artifact says."""
+    from moot.tools import duel
+
+    _run(root, lambda ws: duel.status(ws, duel_id=duel_id))
+
+
+@duel_app.command("claim-lock")
+def duel_claim_lock(
+    duel_id: Annotated[str, typer.Option("--duel-id")],
+    participant_id: Annotated[str, typer.Option("--participant-id")],
+    for_timeout: Annotated[
+        bool, typer.Option("--for-timeout", help="Only after the bounded wait: take the lock without a peer.")
+    ] = False,
+    ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    retry_after_seconds: Annotated[
+        int, typer.Option("--retry-after-seconds", envvar="MOOT_RETRY_AFTER_SECONDS", help="Wait guidance on refusal.")
+    ] = DEFAULT_RETRY_AFTER_SECONDS,
+    root: Root = None,
+) -> None:
+    """Take the duel's lock: prints lease_token, lease_expires_at, fencing_token (exit 1 with wait guidance if not)."""
+    from moot.tools import duel
+
+    _run(
+        root,
+        lambda ws: duel.claim_lock(
+            ws,
+            duel_id=duel_id,
+            participant_id=participant_id,
+            for_timeout=for_timeout,
+            ttl_seconds=ttl_seconds,
+            retry_after_seconds=retry_after_seconds,
+        ),
+    )
+
+
+@duel_app.command("refresh-lock")
+def duel_refresh_lock(
+    duel_id: Annotated[str, typer.Option("--duel-id")],
+    participant_id: Annotated[str, typer.Option("--participant-id")],
+    lease_token: LeaseToken = None,
+    ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    root: Root = None,
+) -> None:
+    """Extend your unexpired lease."""
+    from moot.tools import duel
+
+    _run(
+        root,
+        lambda ws: duel.refresh_lock(
+            ws, duel_id=duel_id, participant_id=participant_id, lease_token=lease_token, ttl_seconds=ttl_seconds
+        ),
+    )
+
+
+@duel_app.command("release-lock")
+def duel_release_lock(
+    duel_id: Annotated[str, typer.Option("--duel-id")],
+    participant_id: Annotated[str, typer.Option("--participant-id")],
+    lease_token: LeaseToken = None,
+    close: Annotated[bool, typer.Option("--close", help="Write the Terminal Conclusion and close the duel.")] = False,
+    outcome: Annotated[
+        str | None, typer.Option("--outcome", help="ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS, TIMEOUT, INVALIDATED.")
+    ] = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why the duel ended (needed for INVALIDATED).")] = None,
+    fencing_token: Fencing = None,
+    root: Root = None,
+) -> None:
+    """Give the lock back; with --close --outcome O, write the conclusion (it must agree with the turns) and close."""
+    from moot.tools import duel
+
+    _run(
+        root,
+        lambda ws: duel.release_lock(
+            ws,
+            duel_id=duel_id,
+            participant_id=participant_id,
+            lease_token=lease_token,
+            close=close,
+            outcome=outcome,
+            reason=reason,
+            fencing_token=fencing_token,
+        ),
+    )
+
+
+@duel_app.command("append")
+def duel_append(
+    duel_id: Annotated[str, typer.Option("--duel-id")],
+    participant_id: Annotated[str, typer.Option("--participant-id")],
+    file: Annotated[str, typer.Option("--file", help="TURN.md: one turn in §TURN_MARKDOWN form ('-' for stdin).")],
+    lease_token: LeaseToken = None,
+    fencing_token: Fencing = None,
+    root: Root = None,
+) -> None:
+    """Validate one turn with the protocol and append it to the debate artifact under your lease."""
+
+    def call(ws: Workspace) -> BaseModel:
+        from moot.tools import duel
+
+        text, name = _read(file, "turn file")
+        return duel.append(
+            ws,
+            duel_id=duel_id,
+            participant_id=participant_id,
+            lease_token=lease_token,
+            turn_markdown=text,
+            turn_file=name,
+            fencing_token=fencing_token,
+        )
+
+    _run(root, call)
+
+
+# --- moot roundtable ----------------------------------------------------------------------------
+
+roundtable_app = typer.Typer(
+    help="Roundtable: start a meeting, take the floor, speak, write the minutes.", no_args_is_help=True
+)
+Meeting = Annotated[str, typer.Option("--name", help="The meeting name (.roundtable/<name>/).")]
+Role = Annotated[str, typer.Option("--role", help="Your role in the speaker order (or moderator).")]
+
+
+@roundtable_app.command("start")
+def roundtable_start(
+    name: Meeting,
+    speakers: Annotated[
+        str, typer.Option("--speakers", help="Comma-separated speaking order, e.g. architect,reviewer.")
+    ],
+    max_rounds: Annotated[int, typer.Option("--max-rounds", help="Round limit.")],
+    agenda: Annotated[str, typer.Option("--agenda", help="AGENDA file: background, topic, roles ('-' for stdin).")],
+    prompt: Annotated[str, typer.Option("--prompt", help="The first speaker's instruction.")] = "",
+    harness: Harness = "unknown",
+    model_id: ModelId = "unknown-model",
+    run_id: Annotated[str, typer.Option("--run-id")] = "",
+    root: Root = None,
+) -> None:
+    """Create the meeting directory (AGENDA.md, turn.json) and join as its moderator."""
+
+    def call(ws: Workspace) -> BaseModel:
+        from moot.tools import roundtable
+
+        text, _ = _read(agenda, "agenda")
+        return roundtable.start(
+            ws,
+            name=name,
+            speakers=speakers.split(","),
+            max_rounds=max_rounds,
+            agenda=text,
+            prompt=prompt,
+            harness=harness,
+            model_id=model_id,
+            run_id=run_id,
+        )
+
+    _run(root, call)
+
+
+@roundtable_app.command("status")
+def roundtable_status(name: Meeting, root: Root = None) -> None:
+    """turn.json, speeches, who holds the floor (never a token), and whether the record checks."""
+    from moot.tools import roundtable
+
+    _run(root, lambda ws: roundtable.status(ws, name=name))
+
+
+@roundtable_app.command("take-floor")
+def roundtable_take_floor(
+    name: Meeting,
+    role: Role,
+    harness: Harness = "unknown",
+    model_id: ModelId = "unknown-model",
+    run_id: Annotated[str, typer.Option("--run-id")] = "",
+    ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    root: Root = None,
+) -> None:
+    """Claim the floor when turn.json says it is your turn; prints lease_token."""
+    from moot.tools import roundtable
+
+    _run(
+        root,
+        lambda ws: roundtable.take_floor(
+            ws, name=name, role=role, harness=harness, model_id=model_id, run_id=run_id, ttl_seconds=ttl_seconds
+        ),
+    )
+
+
+@roundtable_app.command("speak")
+def roundtable_speak(
+    name: Meeting,
+    role: Role,
+    file: Annotated[str, typer.Option("--file", help="SPEECH.md ('-' for stdin).")],
+    prompt_next: Annotated[
+        str, typer.Option("--prompt-next", help="Your instruction or question for the next role.")
+    ] = "",
+    consensus: Annotated[bool, typer.Option("--consensus", help="Declare that every participant now agrees.")] = False,
+    lease_token: LeaseToken = None,
+    fencing_token: Fencing = None,
+    root: Root = None,
+) -> None:
+    """Commit your speech and the next turn.json together, then give the floor back."""
+
+    def call(ws: Workspace) -> BaseModel:
+        from moot.tools import roundtable
+
+        text, _ = _read(file, "speech file")
+        return roundtable.speak(
+            ws,
+            name=name,
+            role=role,
+            lease_token=lease_token,
+            speech=text,
+            prompt_next=prompt_next,
+            consensus=consensus,
+            fencing_token=fencing_token,
+        )
+
+    _run(root, call)
+
+
+@roundtable_app.command("minutes")
+def roundtable_minutes(
+    name: Meeting,
+    file: Annotated[str, typer.Option("--file", help="MINUTES.md with the four parts ('-' for stdin).")],
+    lease_token: LeaseToken = None,
+    language: Annotated[str, typer.Option("--language", help="Headings to write: en or zh.")] = "en",
+    fencing_token: Fencing = None,
+    root: Root = None,
+) -> None:
+    """The moderator's minutes: MINUTES.md and turn.json closed; closes the meeting."""
+
+    def call(ws: Workspace) -> BaseModel:
+        from moot.tools import BadInput, roundtable
+
+        if language not in ("en", "zh"):
+            raise BadInput(f"--language {language!r} is not en or zh; pass one of them.")
+        text, name_ = _read(file, "minutes file")
+        return roundtable.minutes(
+            ws,
+            name=name,
+            lease_token=lease_token,
+            minutes_markdown=text,
+            language="zh" if language == "zh" else "en",
+            minutes_file=name_,
+            fencing_token=fencing_token,
+        )
+
+    _run(root, call)
+
+
+@roundtable_app.command("release")
+def roundtable_release(name: Meeting, role: Role, lease_token: LeaseToken = None, root: Root = None) -> None:
+    """Give the floor back without speaking."""
+    from moot.tools import roundtable
+
+    _run(root, lambda ws: roundtable.release_floor(ws, name=name, role=role, lease_token=lease_token))
+
+
+# --- moot critique ------------------------------------------------------------------------------
+
+critique_app = typer.Typer(help="Critique loop: append a checked turn to a .dialogues/ record.", no_args_is_help=True)
+Dialogue = Annotated[str, typer.Option("--file", help="The dialogue record, e.g. .dialogues/api-design.md.")]
+
+
+@critique_app.command("append")
+def critique_append(
+    file: Dialogue,
+    role: Annotated[str, typer.Option("--role", help="Your role in the dialogue.")],
+    turn_file: Annotated[str, typer.Option("--turn-file", help="TURN.md in the Rule 2 form ('-' for stdin).")],
+    lease_token: LeaseToken = None,
+    fencing_token: Fencing = None,
+    root: Root = None,
+) -> None:
+    """Validate one turn (format, status, alternation, rounds) and append it; a lease is optional."""
+
+    def call(ws: Workspace) -> BaseModel:
+        from moot.tools import critique
+
+        text, name = _read(turn_file, "turn file")
+        return critique.append(
+            ws,
+            file=file,
+            role=role,
+            turn_markdown=text,
+            turn_file=name,
+            lease_token=lease_token,
+            fencing_token=fencing_token,
+        )
+
+    _run(root, call)
+
+
+@critique_app.command("claim")
+def critique_claim(
+    file: Dialogue,
+    role: Annotated[str, typer.Option("--role")],
+    harness: Harness = "unknown",
+    model_id: ModelId = "unknown-model",
+    run_id: Annotated[str, typer.Option("--run-id")] = "",
+    ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    root: Root = None,
+) -> None:
+    """Coordinate the dialogue through leases from now on and take the lease for your role."""
+    from moot.tools import critique
+
+    _run(
+        root,
+        lambda ws: critique.claim(
+            ws, file=file, role=role, harness=harness, model_id=model_id, run_id=run_id, ttl_seconds=ttl_seconds
+        ),
+    )
+
+
+@critique_app.command("release")
+def critique_release(
+    file: Dialogue,
+    role: Annotated[str, typer.Option("--role")],
+    lease_token: LeaseToken = None,
+    close: Annotated[bool, typer.Option("--close", help="Store the outcome the record reached.")] = False,
+    root: Root = None,
+) -> None:
+    """Give the lease back (with --close, store the record's outcome: DONE, STUCK or MAX_ROUNDS)."""
+    from moot.tools import critique
+
+    _run(root, lambda ws: critique.release(ws, file=file, role=role, lease_token=lease_token, close=close))
+
+
+@critique_app.command("status")
+def critique_status(file: Dialogue, root: Root = None) -> None:
+    """What the record says and who holds its lease."""
+    from moot.tools import critique
+
+    _run(root, lambda ws: critique.status(ws, file=file))
+
+
+# --- moot emit / moot events --------------------------------------------------------------------
+
+
+def emit_command(
+    workflow: Annotated[str, typer.Option("--workflow", help="e.g. socratic-duel.")],
+    type_: Annotated[str, typer.Option("--type", help="status_change, artifact_registered or btw_update.")],
+    run_id: Annotated[str, typer.Option("--run-id")],
+    step: Annotated[str, typer.Option("--step", help="The workflow state, e.g. debating.")] = "unspecified",
+    unit: Annotated[str | None, typer.Option("--unit", help="e.g. participant:<id> or turn:3.")] = None,
+    data: Annotated[str, typer.Option("--data", help="A JSON object.")] = "{}",
+    close_run: Annotated[
+        bool, typer.Option("--close-run", help="End the run (a completed or failed status_change).")
+    ] = False,
+    harness: Annotated[str | None, typer.Option("--harness", help="The agent harness that emits.")] = None,
+    root: Root = None,
+) -> None:
+    """Store one workflow event (rp1's agent-tools emit); a malformed one is refused and nothing is stored."""
+    from moot.tools import events
+
+    _run(
+        root,
+        lambda ws: events.emit(
+            ws,
+            workflow=workflow,
+            type=type_,
+            run_id=run_id,
+            step=step,
+            data=data,
+            unit=unit,
+            harness=harness,
+            close_run=close_run,
+        ),
+    )
+
+
+def _event_line(event: dict[str, Any]) -> str:
+    where = " ".join(f"{k}={event[k]}" for k in ("step", "unit", "harness") if event.get(k))
+    closing = " [run closed]" if event["close_run"] else ""
+    data = json.dumps(event["data"], ensure_ascii=False)
+    return f"#{event['id']} {event['created_at']} {event['workflow']} {event['type']} run={event['run_id']} {where} {data}{closing}"
+
+
+def events_command(
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run's events.")] = None,
+    follow: Annotated[bool, typer.Option("--follow", help="Keep printing new events (until the run closes).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    after_id: Annotated[int | None, typer.Option("--after-id", help="Only events after this id.")] = None,
+    interval: Annotated[float, typer.Option("--interval", help="Seconds between polls with --follow.")] = 0.5,
+    root: Root = None,
+) -> None:
+    """Print stored events in order; --follow keeps polling (and stops at --run-id's close-run event)."""
+    from moot.tools import ToolError, events, open_workspace
+
+    try:
+        ws = open_workspace(root)
+    except ToolError as problem:
+        _print(problem.payload(), problem.exit_code)
+    with ws:
+        last = after_id
+        while True:
+            try:
+                batch = events.read_events(ws, run_id=run_id, after_id=last)
+            except ToolError as problem:
+                _print(problem.payload(), problem.exit_code)
+            for event in batch.events:
+                payload = event.model_dump(mode="json")
+                typer.echo(json.dumps(payload, ensure_ascii=False) if as_json else _event_line(payload))
+            sys.stdout.flush()
+            last = batch.last_id
+            closed = run_id is not None and any(e.close_run for e in batch.events)
+            if not follow or closed:
+                return
+            time.sleep(max(interval, 0.05))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the agent-tool commands to the ``moot`` app."""
+    app.add_typer(duel_app, name="duel")
+    app.add_typer(roundtable_app, name="roundtable")
+    app.add_typer(critique_app, name="critique")
+    app.command("emit")(emit_command)
+    app.command("events")(events_command)
