@@ -1,0 +1,74 @@
+"""The agent-facing operations, shared by the CLI (``moot duel …``, ``moot roundtable …``, ``moot critique …``,
+``moot emit``, ``moot events``) and the MCP server. Transport-free: plain functions over an open
+:class:`Workspace` that return frozen pydantic models and raise only :class:`ToolError`::
+
+    from moot import tools
+
+    with tools.open_workspace("/work/root") as ws:
+        joined = tools.duel.join(ws, target="/work/root/design.md", topic="Caching", participant_name="alice",
+                                 harness="codex", run_id="run-1")
+        lock = tools.duel.claim_lock(ws, duel_id=joined.duel_id, participant_id=joined.participant_id)
+        tools.duel.append(ws, duel_id=..., participant_id=..., lease_token=lock.lease_token, turn_markdown=text)
+
+    payload, exit_code = tools.invoke(lambda: tools.duel.status(ws, duel_id=...))   # what the CLI prints
+
+Modules: :mod:`moot.tools.duel` (join, status, claim_lock, refresh_lock, release_lock, append),
+:mod:`moot.tools.roundtable` (start, status, take_floor, speak, minutes, release_floor),
+:mod:`moot.tools.critique` (append, claim, release, status), :mod:`moot.tools.events` (emit, read_events).
+Exit codes: 0 ok, 1 refused (:class:`Refused`), 2 bad input (:class:`BadInput`), 3 unavailable.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from moot.tools.errors import TOOL_RULES, BadInput, Refused, ToolError, Unavailable
+from moot.tools.workspace import Workspace, open_workspace
+
+if TYPE_CHECKING:
+    from moot.tools import critique, duel, events, roundtable
+
+_MODULES = frozenset({"critique", "duel", "events", "roundtable"})
+
+
+def __getattr__(name: str) -> ModuleType:
+    # The protocol modules load on first use, so that one CLI command imports only its own protocol.
+    if name in _MODULES:
+        return importlib.import_module(f"moot.tools.{name}")
+    raise AttributeError(f"module 'moot.tools' has no attribute {name!r}")
+
+
+def result_payload(result: BaseModel) -> dict[str, Any]:
+    """A successful tool result as JSON-ready data, ``ok: true`` first."""
+    return {"ok": True, **result.model_dump(mode="json")}
+
+
+def invoke(action: Callable[[], BaseModel]) -> tuple[dict[str, Any], int]:
+    """Run one tool call and return what a transport sends back: the JSON payload and the exit code."""
+    try:
+        result = action()
+    except ToolError as refusal:
+        return refusal.payload(), refusal.exit_code
+    return result_payload(result), 0
+
+
+__all__ = [
+    "TOOL_RULES",
+    "BadInput",
+    "Refused",
+    "ToolError",
+    "Unavailable",
+    "Workspace",
+    "critique",
+    "duel",
+    "events",
+    "invoke",
+    "open_workspace",
+    "result_payload",
+    "roundtable",
+]

@@ -1,0 +1,658 @@
+"""The Socratic Duel's agent tools: rp1's ``agent-tools socratic-duel`` commands, enforced.
+
+rp1's backend only coordinates (joins, locks, paths) and leaves the Markdown to the agents. Here the same
+commands exist — ``join``, ``status``, ``claim_lock`` (with ``for_timeout`` and the post-claim re-check),
+``refresh_lock``, ``release_lock`` (with ``close`` and the outcome) — and two writes are added that the
+backend performs itself under the lease: ``append`` (one turn, validated by the protocol) and the
+conclusion written by ``release_lock(close=True)``. Both run in one guarded ledger transaction; see
+:mod:`moot.tools.reconcile` for the order of the writes and how a crash between them is recovered.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from moot.artifacts import duel as record
+from moot.artifacts.base import read_text
+from moot.ledger import (
+    DEFAULT_RETRY_AFTER_SECONDS,
+    DEFAULT_TTL_SECONDS,
+    MIN_PARTICIPANTS,
+    Debate,
+    DebateState,
+    DebateStatus,
+    Refusal,
+)
+from moot.ledger import Participant as LedgerParticipant
+from moot.protocols.base import ProtocolViolationError, Violation
+from moot.protocols.duel import (
+    OUTCOMES,
+    DuelConclusion,
+    DuelConfig,
+    DuelProtocol,
+    DuelState,
+    DuelTurn,
+    OutcomeName,
+    Participant,
+    computed_outcome,
+    draft_conclusion,
+)
+from moot.tools.duel_text import check_names, duel_config, parse_turn, table_participant
+from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
+from moot.tools.models import (
+    LockGranted,
+    LockView,
+    NextStep,
+    ParticipantView,
+    Released,
+    participants_of,
+)
+from moot.tools.reconcile import chain_rows, reconcile, record_last
+from moot.tools.workspace import DEBATES_DIR, Workspace
+
+PROTOCOL = "socratic-duel"
+SOURCE_SUFFIXES = frozenset({".md", ".markdown"})
+DEFAULT_MODEL_ID = "unknown-model"
+
+_FROZEN = ConfigDict(frozen=True)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+
+
+class Joined(BaseModel):
+    """rp1's join result: authoritative source, topic and artifact path from here on."""
+
+    model_config = _FROZEN
+
+    duel_id: str
+    participant_id: str
+    participant_count: int
+    status: str
+    source_path: str
+    topic: str
+    topic_slug: str
+    debate_path: str
+    next_step: NextStep
+    created: bool
+    rejoined: bool
+
+
+class ArtifactView(BaseModel):
+    """What the debate artifact says, if it exists (read-only; the artifact is the debate record)."""
+
+    model_config = _FROZEN
+
+    path: str
+    exists: bool
+    valid: bool
+    turns: int
+    next_speaker: str | None
+    terminal_outcome: str | None
+    candidate_convergence: bool
+    violations: list[str]
+
+
+class DuelStatus(BaseModel):
+    model_config = _FROZEN
+
+    duel_id: str
+    status: str
+    outcome: str | None
+    source_path: str
+    topic: str
+    topic_slug: str
+    debate_path: str
+    participant_count: int
+    participants: list[ParticipantView]
+    lock: LockView | None
+    turn_count: int
+    """Turns the ledger accepted."""
+    last_fencing_token: int
+    next_step: NextStep
+    artifact: ArtifactView
+
+
+class TurnAppended(BaseModel):
+    model_config = _FROZEN
+
+    duel_id: str
+    turn_number: int
+    participant: str
+    stance: str
+    digest: str
+    fencing_token: int
+    turn_count: int
+    next_speaker: str | None
+    candidate_convergence: bool
+    terminal_outcome: str | None
+    terminal_reason: str | None
+    next_step: NextStep
+    debate_path: str
+    artifact_created: bool
+    adopted_turns: list[int]
+    """Turns a crash had left in the artifact without their ledger digest, recorded by this write."""
+    already_appended: bool
+    """The identical turn was already in the artifact: nothing was written (a retry)."""
+
+
+# --- lookups ------------------------------------------------------------------------------------
+
+
+def _status(ws: Workspace, duel_id: str) -> DebateStatus:
+    status = ws.ledger.status(duel_id)
+    if status.debate.protocol != PROTOCOL:
+        raise BadInput(
+            f"{duel_id} is a {status.debate.protocol} debate, not a duel; use that protocol's commands.",
+            rule="TOOLS_BAD_INPUT",
+        )
+    return status
+
+
+def _member(status: DebateStatus, participant_id: str) -> LedgerParticipant:
+    found = next((p for p in status.participants if p.id == participant_id), None)
+    if found is None:
+        raise BadInput(
+            f"Participant {participant_id!r} has not joined duel {status.debate.id}; pass the participant id "
+            "that join printed.",
+            rule="TOOLS_BAD_INPUT",
+        )
+    return found
+
+
+def _token(lease_token: str | None, action: str) -> str:
+    if not lease_token:
+        raise Refused(
+            f"To {action} you need the lease token that claim-lock printed; claim the lock and pass --lease-token.",
+            rule="TOOLS_LEASE",
+        )
+    return lease_token
+
+
+def _artifact_path(ws: Workspace, debate: Debate) -> Path:
+    return ws.inside(DEBATES_DIR, debate.artifact_path)
+
+
+def _next_step(debate: Debate, participant_count: int) -> NextStep:
+    if debate.status is DebateState.CLOSED:
+        return "invalidated" if debate.outcome == OutcomeName.INVALIDATED.value else "completed"
+    return "debating" if participant_count >= MIN_PARTICIPANTS else "waiting_for_participant"
+
+
+def _source(ws: Workspace, target: str | os.PathLike[str]) -> Path:
+    given = Path(target)
+    source = Path(os.path.realpath(given if given.is_absolute() else ws.root / given))
+    if source.suffix.lower() not in SOURCE_SUFFIXES:
+        raise BadInput(f"The target {source} is not a .md or .markdown file; pass the Markdown source to debate.")
+    if not source.is_file() or not os.access(source, os.R_OK):
+        raise BadInput(f"The target {source} is not a readable file; pass an existing Markdown source.")
+    return source
+
+
+def _inferred_topic(source: Path) -> str:
+    text, _ = read_text(source)
+    for line in (text or "").splitlines():
+        heading = _HEADING.match(line)
+        if heading and heading.group(1).strip():
+            return " ".join(heading.group(1).split())
+    return source.stem
+
+
+def _document(path: Path) -> record.DuelDocument:
+    text, problems = read_text(path)
+    document, parsed = (None, problems) if text is None else record.parse_document(text, str(path))
+    if document is None:
+        raise refused_by(parsed)
+    return document
+
+
+def _table(status: DebateStatus) -> list[Participant]:
+    return [table_participant(p) for p in status.participants]
+
+
+def _sync_participants(path: Path, document: record.DuelDocument, table: list[Participant]) -> None:
+    """Add every joined participant the artifact's table lacks (a peer may join after it was created)."""
+    listed = {p.name for p in document.record.participants}
+    for participant in table:
+        if participant.name not in listed:
+            record.add_participant(path, participant)
+
+
+# --- the tools ----------------------------------------------------------------------------------
+
+
+@tool
+def join(
+    ws: Workspace,
+    *,
+    target: str | os.PathLike[str],
+    topic: str | None,
+    participant_name: str,
+    harness: str,
+    run_id: str,
+    model_id: str = DEFAULT_MODEL_ID,
+) -> Joined:
+    """Join the one active duel on (real source path, topic slug), creating it; at most two participants.
+
+    Without a topic, the source's first Markdown heading is the topic, else its file name stem (the seed's
+    rule). A relative target is taken relative to the work root.
+    """
+    source = _source(ws, target)
+    topic = " ".join((topic or "").split()) or _inferred_topic(source)
+    slug = record.slugify(topic)
+    identity = Participant(name=participant_name.strip(), harness=harness.strip(), model=model_id.strip())
+    check_names(DuelConfig(duel_id="-", source_path=str(source), topic=topic, topic_slug=slug), identity)
+    ws.area(DEBATES_DIR)
+    joined = ws.ledger.join(
+        source_path=source,
+        topic=topic,
+        topic_slug=slug,
+        participant_name=identity.name,
+        harness=identity.harness,
+        model=identity.model,
+        run_id=run_id,
+        artifact_dir=DEBATES_DIR,
+    )
+    debate = joined.debate
+    return Joined(
+        duel_id=debate.id,
+        participant_id=joined.participant.id,
+        participant_count=joined.participant_count,
+        status=debate.status.value,
+        source_path=debate.source_path,
+        topic=debate.topic,
+        topic_slug=debate.topic_slug,
+        debate_path=str(_artifact_path(ws, debate)),
+        next_step=_next_step(debate, joined.participant_count),
+        created=joined.created,
+        rejoined=joined.rejoined,
+    )
+
+
+def _artifact_view(ws: Workspace, debate: Debate) -> ArtifactView:
+    try:
+        path = _artifact_path(ws, debate)
+    except ToolError as problem:
+        return ArtifactView(
+            path=str(ws.root / debate.artifact_path),
+            exists=False,
+            valid=False,
+            turns=0,
+            next_speaker=None,
+            terminal_outcome=None,
+            candidate_convergence=False,
+            violations=[v.rule for v in problem.rules],
+        )
+    if not path.exists():
+        return ArtifactView(
+            path=str(path),
+            exists=False,
+            valid=True,
+            turns=0,
+            next_speaker=None,
+            terminal_outcome=None,
+            candidate_convergence=False,
+            violations=[],
+        )
+    report = record.check(path)
+    summary = report.summary
+    return ArtifactView(
+        path=str(path),
+        exists=True,
+        valid=not report.errors,
+        turns=summary.turns if summary else 0,
+        next_speaker=summary.next_speaker if summary else None,
+        terminal_outcome=summary.outcome.name if summary and summary.outcome else None,
+        candidate_convergence=bool(summary and summary.detail.get("candidate_convergence")),
+        violations=sorted({v.rule for v in report.violations}),
+    )
+
+
+@tool
+def status(ws: Workspace, *, duel_id: str) -> DuelStatus:
+    """Participants, lock holder (never a token), ledger turn count, and what the artifact says."""
+    found = _status(ws, duel_id)
+    debate = found.debate
+    return DuelStatus(
+        duel_id=debate.id,
+        status=debate.status.value,
+        outcome=debate.outcome,
+        source_path=debate.source_path,
+        topic=debate.topic,
+        topic_slug=debate.topic_slug,
+        debate_path=str(ws.root / debate.artifact_path),
+        participant_count=found.participant_count,
+        participants=participants_of(found),
+        lock=LockView.of(found.lease),
+        turn_count=found.turn_count,
+        last_fencing_token=found.last_fencing_token,
+        next_step=_next_step(debate, found.participant_count),
+        artifact=_artifact_view(ws, debate),
+    )
+
+
+@tool
+def claim_lock(
+    ws: Workspace,
+    *,
+    duel_id: str,
+    participant_id: str,
+    for_timeout: bool = False,
+    ttl_seconds: float = DEFAULT_TTL_SECONDS,
+    retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS,
+) -> LockGranted:
+    """Take the duel's lock, or refuse with wait guidance (``Refused``, exit 1, ``acquired: false``).
+
+    ``for_timeout`` may take the lock after the bounded wait although no peer joined; the lock is then
+    re-checked at once (the seed's post-claim ``status``): ``next_step`` is ``closing`` only while fewer
+    than two participants joined, otherwise ``debating`` with the same lease.
+    """
+    _status(ws, duel_id)
+    result = ws.ledger.claim(
+        duel_id,
+        participant_id,
+        ttl_seconds=ttl_seconds,
+        for_timeout=for_timeout,
+        retry_after_seconds=retry_after_seconds,
+    )
+    if isinstance(result, Refusal):
+        wait_until = ws.clock() + timedelta(seconds=result.retry_after_seconds)
+        raise Refused(
+            result.message,
+            rule="TOOLS_LOCK_HELD" if result.reason == "lease_held" else "TOOLS_WAITING_FOR_PARTICIPANT",
+            detail={
+                "acquired": False,
+                "duel_id": duel_id,
+                "reason": result.reason,
+                "holder_participant_id": result.holder_participant_id,
+                "lease_expires_at": result.lease_expires_at,
+                "retry_after_seconds": result.retry_after_seconds,
+                "wait_until": wait_until.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "participant_count": result.participant_count,
+                "next_step": "waiting_for_participant",
+            },
+        )
+    count = result.participant_count
+    if for_timeout:
+        count = ws.ledger.status(duel_id).participant_count  # a peer may have joined during the wait
+    return LockGranted(
+        duel_id=duel_id,
+        participant_id=result.participant_id,
+        lease_token=result.lease_token,
+        lease_expires_at=result.lease_expires_at,
+        fencing_token=result.fencing_token,
+        participant_count=count,
+        next_step="debating" if count >= MIN_PARTICIPANTS else "closing",
+    )
+
+
+@tool
+def refresh_lock(
+    ws: Workspace,
+    *,
+    duel_id: str,
+    participant_id: str,
+    lease_token: str | None,
+    ttl_seconds: float = DEFAULT_TTL_SECONDS,
+) -> LockGranted:
+    """Extend the caller's unexpired lease (same token and fencing number)."""
+    _status(ws, duel_id)
+    lease = ws.ledger.refresh(duel_id, participant_id, _token(lease_token, "refresh the lock"), ttl_seconds=ttl_seconds)
+    return LockGranted(
+        duel_id=duel_id,
+        participant_id=lease.participant_id,
+        lease_token=lease.lease_token,
+        lease_expires_at=lease.lease_expires_at,
+        fencing_token=lease.fencing_token,
+        participant_count=lease.participant_count,
+        next_step="debating" if lease.participant_count >= MIN_PARTICIPANTS else "closing",
+    )
+
+
+def _relocate(violations: list[Violation], number: int, turn_file: str) -> list[Violation]:
+    """Violations about the candidate turn point into the turn file; those about the record stay there."""
+    return [v.model_copy(update={"file": turn_file, "line": None}) if v.turn == number else v for v in violations]
+
+
+@tool
+def append(
+    ws: Workspace,
+    *,
+    duel_id: str,
+    participant_id: str,
+    lease_token: str | None,
+    turn_markdown: str,
+    turn_file: str = "<turn>",
+    fencing_token: int | None = None,
+) -> TurnAppended:
+    """Validate one §TURN_MARKDOWN turn with the protocol and append it to the artifact under the lease.
+
+    Creates the artifact on the first append (with every joined participant in its table). Refuses a
+    turn that breaks a rule, one signed by someone other than the lease holder, and any write without
+    the current lease; a refused append leaves the artifact as it was.
+    """
+    token = _token(lease_token, "append a turn")
+    found = _status(ws, duel_id)
+    me = _member(found, participant_id)
+    path = _artifact_path(ws, found.debate)
+    config = duel_config(found.debate)
+    table = _table(found)
+    turn = parse_turn(turn_markdown, config, table, file=turn_file)
+    if (turn.participant, turn.harness, turn.model) != (me.name, me.harness, me.model):
+        raise Refused(
+            f"The turn is signed '{turn.participant} ({turn.harness} / {turn.model})' but participant {me.id} is "
+            f"'{me.name} ({me.harness} / {me.model})'; sign the heading as yourself.",
+            rule="TOOLS_IDENTITY",
+        )
+    fencing = found.last_fencing_token if fencing_token is None else fencing_token
+    created = already = False
+    with ws.ledger.guarded_write(duel_id, me.id, token, fencing) as guard:
+        if not path.exists():
+            _check_first_turn(config, table, turn, turn_file)
+            record.create(path, config, table)
+            created = True
+        document = _document(path)
+        reconciled = reconcile(guard, document.turn_texts, where=str(path))
+        turns = document.record.turns
+        if turns and turns[-1] == turn:
+            already = True  # the same turn again: a retry after a crash or a lost reply
+            digest = chain_rows(document.turn_texts)[-1].digest
+        else:
+            _sync_participants(path, document, table)
+            try:
+                record.append_turn(path, turn)
+            except ProtocolViolationError as refused:
+                raise refused_by(_relocate(refused.violations, len(turns) + 1, turn_file)) from None
+            digest = record_last(guard, _document(path).turn_texts).digest
+    return _appended(ws, found, path, turn, digest, fencing, created, list(reconciled.adopted), already)
+
+
+def _check_first_turn(config: DuelConfig, table: list[Participant], turn: DuelTurn, turn_file: str) -> None:
+    """Refuse a bad first turn before the artifact is created, so that a refusal writes nothing."""
+    problems = [v for v in DuelProtocol(config, table).validate(DuelState(), turn) if v.is_error]
+    if problems:
+        raise refused_by(_relocate(problems, 1, turn_file))
+
+
+def _appended(
+    ws: Workspace,
+    found: DebateStatus,
+    path: Path,
+    turn: DuelTurn,
+    digest: str,
+    fencing: int,
+    created: bool,
+    adopted: list[int],
+    already: bool,
+) -> TurnAppended:
+    summary = record.check(path).summary
+    outcome = summary.outcome if summary else None
+    return TurnAppended(
+        duel_id=found.debate.id,
+        turn_number=turn.number,
+        participant=turn.participant,
+        stance=turn.stance,
+        digest=digest,
+        fencing_token=fencing,
+        turn_count=summary.turns if summary else turn.number,
+        next_speaker=summary.next_speaker if summary else None,
+        candidate_convergence=bool(summary and summary.detail.get("candidate_convergence")),
+        terminal_outcome=outcome.name if outcome else None,
+        terminal_reason=outcome.reason if outcome else None,
+        next_step="closing" if outcome else "debating",
+        debate_path=str(path),
+        artifact_created=created,
+        adopted_turns=adopted,
+        already_appended=already,
+    )
+
+
+# --- release and close ----------------------------------------------------------------------------
+
+
+def _outcome(outcome: str | None) -> str:
+    name = (outcome or "").strip().upper()
+    if name not in OUTCOMES:
+        raise BadInput(
+            f"Outcome {outcome!r} is not one of {', '.join(sorted(OUTCOMES))}; pass one of them with --outcome.",
+            rule="TOOLS_BAD_INPUT",
+        )
+    return name
+
+
+def _reason(config: DuelConfig, turns: list[DuelTurn], outcome: str, given: str | None) -> str:
+    text = " ".join((given or "").split())
+    if text:
+        return text
+    computed = computed_outcome(config, turns)
+    if computed is not None and computed.name == outcome:
+        return computed.reason
+    if outcome == OutcomeName.TIMEOUT.value:
+        return "no second participant joined within the bounded wait"
+    if outcome == OutcomeName.INVALIDATED.value:
+        raise BadInput("An INVALIDATED close needs the reason; pass --reason with what failed validation.")
+    return f"the participants recorded {outcome}"
+
+
+def _write_conclusion(
+    ws: Workspace,
+    found: DebateStatus,
+    me: LedgerParticipant,
+    token: str,
+    outcome: str,
+    reason: str | None,
+    fencing: int,
+) -> DuelConclusion:
+    """Write the Terminal Conclusion and record the outcome in one guarded transaction (idempotent)."""
+    path = _artifact_path(ws, found.debate)
+    config = duel_config(found.debate)
+    table = _table(found)
+    with ws.ledger.guarded_write(found.debate.id, me.id, token, fencing) as guard:
+        document = _document(path) if path.exists() else None
+        damaged = False
+        if document is not None:
+            try:
+                reconcile(guard, document.turn_texts, where=str(path))
+            except Refused as damage:
+                if outcome != OutcomeName.INVALIDATED.value:
+                    raise
+                damaged, reason = True, reason or damage.message  # the damage is what invalidates the duel
+            existing = document.record.conclusion
+            if existing is not None:
+                if existing.outcome != outcome:
+                    raise Refused(
+                        f"{path} already concludes {existing.outcome}; an outcome never changes, so close with "
+                        f"--outcome {existing.outcome}.",
+                        rule="TOOLS_CONFLICT",
+                    )
+                guard.conclude(outcome, reason=existing.reason, summary=existing.summary)
+                return existing
+        turns = list(document.record.turns) if document is not None else []
+        conclusion = draft_conclusion(
+            config,
+            turns,
+            closed_at=ws.now(),
+            outcome=OutcomeName(outcome),
+            reason=_reason(config, turns, outcome, reason),
+        )
+        if not damaged:
+            state = DuelState(turns=tuple(turns))
+            problems = [v for v in DuelProtocol(config, table).conclusion_violations(state, conclusion) if v.is_error]
+            if problems:
+                raise refused_by([v.at(file=str(path)) for v in problems])
+        if document is None:
+            record.create(path, config, table)
+        elif not damaged:
+            _sync_participants(path, document, table)
+        record.write_conclusion(path, conclusion)
+        guard.conclude(outcome, reason=conclusion.reason, summary=conclusion.summary)
+    return conclusion
+
+
+@tool
+def release_lock(
+    ws: Workspace,
+    *,
+    duel_id: str,
+    participant_id: str,
+    lease_token: str | None,
+    close: bool = False,
+    outcome: str | None = None,
+    reason: str | None = None,
+    fencing_token: int | None = None,
+) -> Released:
+    """Give the lock back; with ``close`` first write the Terminal Conclusion and store ``outcome``.
+
+    The outcome must agree with the turns (ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS as the protocol computes
+    them; TIMEOUT only while fewer than two participants joined and no outcome was reached; INVALIDATED
+    with a reason). A refused close answers ``closed: false``.
+    """
+    if outcome is not None and not close:
+        raise BadInput("An outcome is stored only when closing; pass --close with --outcome.")
+    if close and outcome is None:
+        raise BadInput("Closing a duel needs its outcome; pass --outcome, e.g. --outcome DISSENT.")
+    action = "close the duel" if close else "release the lock"
+    found = _status(ws, duel_id)
+    me = _member(found, participant_id)
+    path = str(ws.root / found.debate.artifact_path)
+    if not close:
+        ws.ledger.release(duel_id, me.id, _token(lease_token, action))
+        return Released(duel_id=duel_id, closed=False, outcome=None, debate_path=path, next_step="debating")
+    name = _outcome(outcome)
+    try:
+        with translated():
+            token = _token(lease_token, action)
+            if name == OutcomeName.TIMEOUT.value and found.participant_count >= MIN_PARTICIPANTS:
+                raise Refused(
+                    f"Duel {duel_id} has {found.participant_count} participants, so it did not time out; keep the "
+                    "lease and continue debating.",
+                    rule="TOOLS_PEER_PRESENT",
+                )
+            fencing = found.last_fencing_token if fencing_token is None else fencing_token
+            conclusion = _write_conclusion(ws, found, me, token, name, reason, fencing)
+            ws.ledger.release(
+                duel_id, me.id, token, close=True, outcome=name, reason=conclusion.reason, summary=conclusion.summary
+            )
+    except ToolError as refusal:
+        refusal.detail.update({"closed": False, "next_step": "debating"})
+        raise
+    next_step: NextStep = "invalidated" if name == OutcomeName.INVALIDATED.value else "completed"
+    return Released(duel_id=duel_id, closed=True, outcome=name, debate_path=path, next_step=next_step)
+
+
+__all__ = [
+    "PROTOCOL",
+    "ArtifactView",
+    "DuelStatus",
+    "Joined",
+    "TurnAppended",
+    "append",
+    "claim_lock",
+    "join",
+    "refresh_lock",
+    "release_lock",
+    "status",
+]

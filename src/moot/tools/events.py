@@ -1,0 +1,78 @@
+"""Workflow events: rp1's ``agent-tools emit`` (status_change, artifact_registered, btw_update), stored in
+the ledger and read back in order. A malformed event is refused whole (``TOOLS_EVENT``); nothing is stored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from moot.ledger import ConflictError, InvalidInputError
+from moot.tools.errors import BadInput, Refused, tool
+from moot.tools.models import EventList, EventView
+from moot.tools.workspace import Workspace
+
+DEFAULT_STEP = "unspecified"
+
+
+def parse_data(data: str | dict[str, Any] | None) -> dict[str, Any]:
+    """``--data`` as given on a command line (JSON text) or by MCP (an object); ``None`` is ``{}``."""
+    if data is None:
+        return {}
+    if isinstance(data, dict):
+        return data
+    try:
+        decoded = json.loads(data)
+    except ValueError as exc:
+        raise BadInput(
+            f'--data is not valid JSON ({exc}); pass one JSON object, e.g. \'{{"status":"running"}}\'.',
+            rule="TOOLS_EVENT",
+        ) from exc
+    if not isinstance(decoded, dict):
+        raise BadInput(
+            f"--data must be a JSON object, not {type(decoded).__name__}; wrap the values in {{...}}.",
+            rule="TOOLS_EVENT",
+        )
+    return decoded
+
+
+@tool
+def emit(
+    ws: Workspace,
+    *,
+    workflow: str,
+    type: str,
+    run_id: str,
+    step: str = DEFAULT_STEP,
+    data: str | dict[str, Any] | None = None,
+    unit: str | None = None,
+    harness: str | None = None,
+    close_run: bool = False,
+) -> EventView:
+    """Store one workflow event; ``close_run`` ends the run (no later event is accepted for it)."""
+    payload = parse_data(data)
+    try:
+        event = ws.ledger.append_event(
+            workflow=workflow,
+            type=type,
+            run_id=run_id,
+            step=step,
+            data=payload,
+            unit=unit or None,
+            harness=harness or None,
+            close_run=close_run,
+        )
+    except InvalidInputError as exc:
+        raise BadInput(str(exc), rule="TOOLS_EVENT") from exc
+    except ConflictError as exc:
+        raise Refused(str(exc), rule="TOOLS_EVENT") from exc
+    return EventView.of(event)
+
+
+@tool
+def read_events(
+    ws: Workspace, *, run_id: str | None = None, after_id: int | None = None, limit: int | None = None
+) -> EventList:
+    """Events in the order they were stored; ``after_id`` continues from the last one seen."""
+    events = [EventView.of(e) for e in ws.ledger.read_events(run_id=run_id, after_id=after_id, limit=limit)]
+    return EventList(events=events, last_id=events[-1].id if events else after_id)
