@@ -72,3 +72,10 @@ def test_the_documented_example_is_a_valid_complete_duel(tmp_path: Path) -> None
     report = check_path(path)
     assert report.violations == [] and report.summary is not None
     assert report.summary.turns == 6 and report.summary.status == "ACCEPTED_CONSENSUS"
+
+
+def test_an_unmarked_unresolved_item_is_located_on_its_own_line() -> None:
+    path = EXAMPLES / "invalid" / "DUEL_UNRESOLVED_MARKER.md"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = [v for v in check_path(path).violations if v.rule == "DUEL_UNRESOLVED_MARKER"]
+    assert found and all(v.line is not None and "The exact cap per tenant" in lines[v.line - 1] for v in found)

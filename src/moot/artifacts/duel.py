@@ -496,6 +496,7 @@ class _TurnParser:
             text_end -= 1
         identity = self._heading(heading)
         sections: dict[str, list[str]] = {}
+        first_line: dict[str, int] = {}  # index of each section's first collected line, to locate its items
         current: str | None = None
         for index in range(heading + 1, text_end):
             line = lines[index]
@@ -507,6 +508,7 @@ class _TurnParser:
                     self.problem(f"the **{known}** section appears twice; merge them.", index)
                 current = known
                 sections[current] = [label.group("value")] if label.group("value") else []
+                first_line[current] = index if label.group("value") else index + 1
             elif label and not label.group("value"):
                 self.problem(f"unknown section **{label.group('key')}**; use the §TURN_MARKDOWN labels.", index)
                 current = None
@@ -523,11 +525,15 @@ class _TurnParser:
             model=identity[3],
             stance=identity[4],
             position=_paragraph(sections.get("Position", [])),
-            counterpoints=self._counterpoints(sections.get("Counterpoints", []), heading),
+            counterpoints=self._counterpoints(
+                sections.get("Counterpoints", []), first_line.get("Counterpoints", heading)
+            ),
             agreements=[text for text, _ in _items(sections.get("Agreements", []))],
             novel_argument=novel,
             novel_support=novel_support,
-            unresolved=self._unresolved(sections.get("Unresolved Items", []), heading),
+            unresolved=self._unresolved(
+                sections.get("Unresolved Items", []), first_line.get("Unresolved Items", heading)
+            ),
             stance_revision_support=[text for text, _ in _items(sections.get("Stance Revision Support", []))],
         )
         return turn, heading, text_end
@@ -564,14 +570,15 @@ class _TurnParser:
                 support_lines = [f"- {inline.group('value')}", *support_lines]
         return _paragraph(lines[:split]), self._support(text for text, _ in _items(support_lines))
 
-    def _unresolved(self, lines: list[str], heading: int) -> list[UnresolvedItem]:
+    def _unresolved(self, lines: list[str], first: int) -> list[UnresolvedItem]:
+        """``first`` is the index of ``lines[0]`` in the document."""
         items: list[UnresolvedItem] = []
         for text, offset in _items(lines):
             marked = _MARKER.match(text)
             if marked is None:
                 self.problem(
                     f"unresolved item {text!r} does not end with (blocking) or (non-blocking); add one.",
-                    heading + offset,
+                    first + offset - 1,
                     rule="DUEL_UNRESOLVED_MARKER",
                 )
                 items.append(UnresolvedItem(text=text, blocking=True))
@@ -580,7 +587,8 @@ class _TurnParser:
             items.append(UnresolvedItem(text=marked.group("text"), blocking=blocking))
         return items
 
-    def _counterpoints(self, lines: list[str], heading: int) -> list[Counterpoint]:
+    def _counterpoints(self, lines: list[str], first: int) -> list[Counterpoint]:
+        """``first`` is the index of ``lines[0]`` in the document."""
         points: list[dict[str, str]] = []
         supports: list[list[str]] = []
         top: int | None = None
@@ -596,11 +604,11 @@ class _TurnParser:
                 supports.append([])
                 key, content = "claim", bullet.group("text") or ""
             elif not points:
-                self.problem("write each counterpoint as a '- Addresses: ...' list item.", heading + offset)
+                self.problem("write each counterpoint as a '- Addresses: ...' list item.", first + offset)
                 continue
             elif bullet:
                 if key != "support":
-                    self.problem("a nested list item in a counterpoint must follow 'Support:'.", heading + offset)
+                    self.problem("a nested list item in a counterpoint must follow 'Support:'.", first + offset)
                 key = "support"
                 supports[-1].append(bullet.group("text") or "")
                 continue

@@ -28,8 +28,10 @@ def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
             module, attribute = EXTRA_BOOKS[name]
             books.append((name, getattr(importlib.import_module(module), attribute)))
     from moot.artifacts.base import FILE_RULES
+    from moot.engine.driver import ENGINE_RULES
+    from moot.tools.errors import TOOL_RULES
 
-    books.append(("any record", FILE_RULES))
+    books.extend([("any record", FILE_RULES), ("moot run", ENGINE_RULES), ("agent tools", TOOL_RULES)])
     return books
 
 
