@@ -1,0 +1,601 @@
+"""The Socratic Duel's orchestration, as the seed's skill does it, with moot as the coordinator.
+
+- The source document is read-only material: moot reads it, never writes it. The topic is
+  ``--topic``, else the source's first heading, else its file stem.
+- Two participants (default ``advocate`` and ``skeptic``, harness ``moot``, model = the agent spec)
+  alternate; moot numbers the turns, checks them with the protocol and appends them to the debate
+  artifact under ``debates/``.
+- A participant answers with a :class:`GuidedDuelReply`. Its evidence names a *section* of the source
+  (an enum of the source's headings) and moot writes the citation (`` `path` § Heading ``), so even a
+  small model produces support of a valid kind; moot turns the reply into the protocol's
+  :class:`~moot.protocols.duel.DuelReply` and that into the turn.
+- When the turns reach ACCEPTED_CONSENSUS, DISSENT or MAX_TURNS moot writes the Terminal Conclusion;
+  when a participant gives no valid turn (or its agent fails) moot concludes INVALIDATED with the
+  reason. Candidate convergence is reported in ``summary().detail`` and never ends the duel.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.agents.base import AgentRequest
+from moot.artifacts import duel as record
+from moot.artifacts.base import read_text
+from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.errors import UserError
+from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
+from moot.protocols.duel import (
+    DuelConfig,
+    DuelProtocol,
+    DuelReply,
+    DuelState,
+    DuelTurn,
+    OutcomeName,
+    Participant,
+    ReplyCounterpoint,
+    Stance,
+    UnresolvedItem,
+    computed_outcome,
+    draft_conclusion,
+)
+
+HARNESS = "moot"
+DEFAULT_ROLES = ("advocate", "skeptic")
+UNKNOWN_MODEL = "unknown-model"  # the seed's MODEL_ID default
+SEED_MAX_TURNS = 6  # "Do not exceed 3 turn pairs or 6 total turns."
+SOURCE_SUFFIXES = (".md", ".markdown")
+
+ROLE_GUIDANCE = {
+    "advocate": "Defend the source document's proposal where the evidence supports it, and concede what it gets wrong.",
+    "skeptic": "Test the source document's claims: look for gaps, risks and unsupported assumptions; agree only when "
+    "the evidence is adequate.",
+}
+CUSTOM_GUIDANCE = "Argue from your role's perspective and follow the evidence, not your peer's confidence."
+
+# The embedded model has a 2048-token context: the reply's budget is kept free and the prompt is
+# fitted into the rest, the source document being cut first (it is the largest part).
+CONTEXT_TOKENS = 2048
+REPLY_MAX_TOKENS = 640
+TEMPLATE_TOKENS = 48  # the chat template's own tokens
+PROMPT_TOKENS = CONTEXT_TOKENS - REPLY_MAX_TOKENS - TEMPLATE_TOKENS
+HISTORY_SHARE = 0.4  # at most this part of what the instructions leave goes to earlier turns
+MAX_SECTIONS = 40
+SECTION_CHARS = 80
+
+_REPLY = ConfigDict(frozen=True, extra="forbid")
+Line = Annotated[str, Field(min_length=1, max_length=100)]  # one list item: a short non-empty sentence
+
+
+# --- what a participant fills in ---------------------------------------------------------------
+# String lengths are bounded so that a small model cannot run past max_tokens in the middle of the
+# JSON; the enums (stance, sections, what a counterpoint addresses) are filled in per request.
+
+
+class Evidence(BaseModel):
+    model_config = _REPLY
+
+    section: str = Field(
+        description="The section of the source document that supports this; moot cites it as `<source path> § <section>`."
+    )
+    principle: str = Field(
+        default="", max_length=100, description="Optionally a general principle that supports it too, or ''."
+    )
+
+
+class GuidedCounterpoint(BaseModel):
+    model_config = _REPLY
+
+    addresses: str = Field(description="What this answers: an earlier turn or a section of the source.")
+    claim: str = Field(min_length=1, max_length=140, description="Your counter-claim, in one sentence.")
+    evidence: Evidence
+
+
+class StanceRevision(BaseModel):
+    model_config = _REPLY
+
+    because_of: str = Field(default="", description="The earlier turn or source section that would change your stance.")
+    why: str = Field(default="", max_length=100, description="How it changes your stance, in one sentence.")
+
+
+class GuidedDuelReply(BaseModel):
+    """Your turn in a Socratic duel: a position, counterpoints and a new argument, each with evidence."""
+
+    model_config = _REPLY
+
+    stance: str = Field(description="Where you stand now.")
+    position: str = Field(min_length=1, max_length=200, description="Your position on the topic, in two sentences.")
+    counterpoints: list[GuidedCounterpoint] = Field(min_length=1, max_length=2)
+    agreements: list[Line] = Field(min_length=1, max_length=2, description="Points you agree with, one sentence each.")
+    novel_argument: str = Field(
+        min_length=1, max_length=200, description="A claim nobody has made in an earlier turn, in one sentence."
+    )
+    novel_evidence: Evidence
+    limitation: str = Field(
+        min_length=1, max_length=100, description="A limitation or open question that does not block agreement."
+    )
+    blocking_issues: list[Line] = Field(
+        default=[], max_length=2, description="Issues that make agreement impossible until resolved; [] if none."
+    )
+    stance_revision: StanceRevision = StanceRevision()
+
+    def to_reply(self, source_path: str, changed_stance: bool) -> DuelReply:
+        """The protocol's reply: moot writes every citation and marks every unresolved item."""
+        return DuelReply(
+            stance=self.stance,  # checked against the enum by read_reply
+            position=self.position,
+            counterpoints=[
+                ReplyCounterpoint(addresses=c.addresses, claim=c.claim, support=_support(c.evidence, source_path))
+                for c in self.counterpoints
+            ],
+            agreements=self.agreements,
+            novel_argument=self.novel_argument,
+            novel_support=_support(self.novel_evidence, source_path),
+            unresolved=[
+                UnresolvedItem(text=self.limitation, blocking=False),
+                *(UnresolvedItem(text=issue, blocking=True) for issue in self.blocking_issues),
+            ],
+            stance_revision_support=[_revision(self.stance_revision, source_path)] if changed_stance else [],
+        )
+
+
+def _citation(section: str, source_path: str) -> str:
+    if section.startswith("lines "):  # a source without headings is cited by its line range
+        return f"`{source_path}` {section}"
+    return f"`{source_path}` § {section}"
+
+
+def _principle(text: str) -> str:
+    return "Principle: " + re.sub(r"^\s*principle\s*:\s*", "", text.strip(), flags=re.IGNORECASE)
+
+
+def _support(evidence: Evidence, source_path: str) -> list[str]:
+    items = [_citation(evidence.section, source_path)]
+    if evidence.principle.strip():
+        items.append(_principle(evidence.principle))
+    return items
+
+
+def _revision(revision: StanceRevision, source_path: str) -> str:
+    reference = revision.because_of
+    if not reference.startswith("Turn "):
+        reference = _citation(reference.removeprefix("source § "), source_path)
+    return f"{reference}: {revision.why.strip()}" if revision.why.strip() else reference
+
+
+# --- options and the driver --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DuelOptions:
+    source: Path
+    topic: str | None = None
+    roles: tuple[str, str] = DEFAULT_ROLES
+    models: tuple[str, str] = (UNKNOWN_MODEL, UNKNOWN_MODEL)  # each role's agent spec, recorded per turn
+    max_turns: int = SEED_MAX_TURNS
+
+
+class DuelDriver(Driver):
+    protocol = "duel"
+
+    def __init__(self, path: Path) -> None:
+        self.record_path = path
+        self.failure: Outcome | None = None
+        self._now: str | None = None  # the time of the reply being committed: the conclusion's Closed At
+        self._load()
+
+    @classmethod
+    def resume(cls, path: Path, context: str | None = None) -> DuelDriver:
+        return cls(path)
+
+    @classmethod
+    def start(cls, root: Path, options: DuelOptions, started: str) -> DuelDriver:
+        source = Path(os.path.abspath(options.source))
+        if source.suffix.lower() not in SOURCE_SUFFIXES:
+            raise UserError(f"{source} is not a Markdown file; give a .md or .markdown source document.")
+        text, problems = read_text(source)
+        if text is None:
+            raise UserError(f"cannot read the source document: {problems[0].message}")
+        if not 2 <= options.max_turns <= SEED_MAX_TURNS:
+            raise UserError(
+                f"--max-turns {options.max_turns} is outside 2..{SEED_MAX_TURNS}; both participants must speak and "
+                f"a duel has at most {SEED_MAX_TURNS} turns."
+            )
+        topic = effective_topic(options.topic, text, source)
+        config = DuelConfig(
+            duel_id="duel-" + hashlib.sha256(f"{source}\n{topic}\n{started}".encode()).hexdigest()[:8],
+            source_path=str(source),
+            topic=topic,
+            topic_slug=record.slugify(topic),
+            max_turns=options.max_turns,
+            created=started,
+        )
+        participants = [
+            Participant(name=name, harness=HARNESS, model=model, joined=started)
+            for name, model in zip(options.roles, options.models, strict=True)
+        ]
+        if (root / "debates").is_symlink():
+            raise UserError(f"{root / 'debates'} is a symbolic link; moot writes debates only to a real directory.")
+        path = record.debate_path(root, _day(started), config.topic_slug)
+        try:
+            record.create(path, config, participants)
+        except FileExistsError as exc:
+            raise UserError(
+                f"{path} already exists; resume it with `moot resume {path}` or choose another --topic."
+            ) from exc
+        except ProtocolViolationError as exc:
+            raise UserError(f"cannot start the duel: {exc.violations[0].message}") from exc
+        return cls(path)
+
+    def _load(self) -> None:
+        text, problems = read_text(self.record_path)
+        if text is None:
+            raise UserError(f"cannot read {self.record_path}: {problems[0].message}")
+        document, _ = record.parse_document(text, str(self.record_path))
+        if document is None:
+            raise UserError(f"{self.record_path} is not a Socratic Duel record; run `moot check` on it.")
+        report = record.check(self.record_path)
+        parsed = document.record
+        if report.errors and parsed.conclusion is None:
+            raise UserError(
+                f"{self.record_path} cannot be continued ({report.errors[0]}); run `moot check {self.record_path}` "
+                "and repair or discard the record."
+            )
+        self.config = parsed.config
+        self.participants = parsed.participants
+        self.machine = DuelProtocol(parsed.config, parsed.participants)
+        replayed = self.machine.replay(parsed.turns).state
+        self.state: DuelState = replayed.model_copy(update={"conclusion": parsed.conclusion})
+        if parsed.conclusion is None and computed_outcome(self.config, self.state.turns) is not None:
+            # The turns reached an outcome: after an append, or after a crash that came between the
+            # turn and its conclusion. Either way the conclusion is written now.
+            conclusion = draft_conclusion(self.config, self.state.turns, closed_at=self._now or _local_now())
+            record.write_conclusion(self.record_path, conclusion)
+            self._load()
+            return
+        self.source_text = ""
+        self.sections: list[str] = []
+        if self.next_speaker() is not None:
+            source_text, problems = read_text(Path(self.config.source_path))
+            if source_text is None:
+                raise UserError(f"cannot read the duel's source document: {problems[0].message} Restore it to go on.")
+            self.source_text = source_text
+            self.sections = source_sections(source_text)
+
+    def roles(self) -> list[str]:
+        return [p.name for p in self.participants]
+
+    def next_speaker(self) -> str | None:
+        if self.failure is not None:
+            return None
+        return self.machine.next_speaker(self.state)
+
+    # --- asking ----------------------------------------------------------------------------------
+
+    def request_for(self, role: str) -> AgentRequest:
+        return self._request(role, "")
+
+    def repair_prompt(self, request: AgentRequest, reply: str, violations: list[Violation]) -> AgentRequest:
+        """The request again, with the rule ids and messages; the prompt is rebuilt (not appended to)
+        so that it still fits the small model's context after several repairs."""
+        problems = "\n".join(f"- {v.rule}: {v.message}" for v in violations if v.is_error)
+        extra = (
+            f"Your previous reply was:\n{clip_to_tokens(reply, 160)}\n\nIt broke these rules of the protocol:\n"
+            f"{clip_to_tokens(problems, 220)}\n\nFix the errors and try again."
+        )
+        return self._request(request.role, extra)
+
+    def _request(self, role: str, extra: str) -> AgentRequest:
+        system = self._system(role)
+        fixed = self._instructions(role)
+        budget = PROMPT_TOKENS - estimate_tokens(system) - estimate_tokens(fixed) - estimate_tokens(extra) - 40
+        history = self._history(max(0, int(budget * HISTORY_SHARE)))
+        source = clip_to_tokens(self.source_text, max(0, budget - estimate_tokens(history)))
+        parts = [
+            f"Topic: {self.config.topic}",
+            f"Source document (read-only): {self.config.source_path}\n<<<\n{source}\n>>>",
+            history or "No turns yet: you open the duel.",
+            fixed,
+            extra,
+        ]
+        return AgentRequest(
+            prompt="\n\n".join(part for part in parts if part),
+            system=system,
+            json_schema=self._reply_schema(role),
+            max_tokens=REPLY_MAX_TOKENS,
+            role=role,
+            protocol=self.protocol,
+        )
+
+    def _system(self, role: str) -> str:
+        other = next((p.name for p in self.participants if p.name != role), "your peer")
+        guidance = ROLE_GUIDANCE.get(role, CUSTOM_GUIDANCE)
+        return (
+            f"You are {role} in a Socratic duel with {other} about: {self.config.topic}.\n{guidance}\n"
+            "Stay on the topic. Every claim needs evidence from the source document. Do not accept consensus because "
+            "your peer is confident, first or authoritative. Never repeat an earlier argument as your novel argument."
+        )
+
+    def _instructions(self, role: str) -> str:
+        number = len(self.state.turns) + 1
+        lines = [
+            f"Write turn {number} of at most {self.config.max_turns} as {role}.",
+            "Evidence: choose the source section that supports each point; moot cites it as "
+            f"`{self.config.source_path}` § <section>. Add a general principle when it helps.",
+            "The duel ends ACCEPTED_CONSENSUS when both latest turns are ACCEPTING_CONSENSUS with no blocking issue, "
+            f"DISSENT when both are DISSENTING, and otherwise after turn {self.config.max_turns}.",
+            "ACCEPTING_CONSENSUS still needs evidence, a limitation, and no blocking issues.",
+        ]
+        previous = self._previous_turn(role)
+        if previous is not None:
+            lines.append(
+                f"Your previous stance was {previous.stance}; if you change it, stance_revision names the turn or "
+                "section that changed your mind."
+            )
+        return "\n".join(lines)
+
+    def _previous_turn(self, role: str) -> DuelTurn | None:
+        return next((t for t in reversed(self.state.turns) if t.participant == role), None)
+
+    def _history(self, tokens: int) -> str:
+        """The latest turns, newest kept first, each as a short digest of what it claimed."""
+        kept: list[str] = []
+        used = 0
+        for turn in reversed(self.state.turns):
+            digest = _digest(turn)
+            cost = estimate_tokens(digest)
+            if used + cost > tokens:
+                kept.append("[earlier turns omitted]")
+                break
+            kept.append(digest)
+            used += cost
+        return "The duel so far:\n" + "\n".join(reversed(kept)) if kept else ""
+
+    def _addressable(self) -> list[str]:
+        return [f"Turn {t.number}" for t in self.state.turns] + [f"source § {s}" for s in self.sections]
+
+    def _allowed_stances(self) -> list[str]:
+        # The opening turn has nobody to agree or disagree with yet.
+        return [Stance.OPEN_TO_DEBATE.value] if not self.state.turns else [s.value for s in Stance]
+
+    def _reply_schema(self, role: str) -> dict[str, Any]:
+        schema = GuidedDuelReply.model_json_schema()
+        defs = schema["$defs"]
+        schema["properties"]["stance"]["enum"] = self._allowed_stances()
+        defs["Evidence"]["properties"]["section"]["enum"] = self.sections
+        defs["GuidedCounterpoint"]["properties"]["addresses"]["enum"] = self._addressable()
+        if self._previous_turn(role) is None:
+            del schema["properties"]["stance_revision"], defs["StanceRevision"]
+        else:
+            schema["properties"]["stance_revision"] = {"$ref": "#/$defs/StanceRevision"}
+            defs["StanceRevision"]["properties"]["because_of"]["enum"] = self._addressable()
+        # Every property is asked for, so decoding writes each one (an optional one would be skipped).
+        for part in (schema, *defs.values()):
+            part["required"] = list(part["properties"])
+            for value in part["properties"].values():
+                value.pop("default", None)
+        return schema
+
+    # --- reading and writing ---------------------------------------------------------------------
+
+    def read_reply(self, role: str, text: str, now: str) -> Candidate:
+        self._now = now
+        guided, problems = self._parse(text, role)
+        if guided is None:
+            return Candidate(None, problems)
+        previous = self._previous_turn(role)
+        participant = next(p for p in self.participants if p.name == role)
+        try:
+            reply = guided.to_reply(self.config.source_path, previous is not None and previous.stance != guided.stance)
+            turn = reply.to_turn(
+                number=len(self.state.turns) + 1,
+                participant=role,
+                harness=participant.harness,
+                model=participant.model,
+                source_path=self.config.source_path,
+            )
+        except ValidationError as exc:
+            return Candidate(None, [reply_format_violation(f"the reply does not make a turn ({_first_error(exc)}).")])
+        return Candidate(turn, self._reads_back(turn) or self.machine.validate(self.state, turn))
+
+    def _reads_back(self, turn: DuelTurn) -> list[Violation]:
+        """A turn whose text would not read back as written (a stray Markdown label, say) is refused
+        here, with the rule the writer would refuse it by, so that its author can repair it."""
+        whole = record.DuelRecord(config=self.config, participants=self.participants, turns=[*self.state.turns, turn])
+        parsed, problems = record.parse(record.render(whole), str(self.record_path))
+        if parsed is not None and parsed.turns and parsed.turns[-1] == turn and not any(p.is_error for p in problems):
+            return []
+        return [
+            record.FORMAT_RULES.violation(
+                "DUEL_TURN_STRUCTURE",
+                "the turn's text would not read back as written; keep Markdown headings, bold labels and '---' "
+                "lines out of the text.",
+            )
+        ]
+
+    def _parse(self, text: str, role: str) -> tuple[GuidedDuelReply | None, list[Violation]]:
+        guided, problem = parse_reply(text, GuidedDuelReply, one_line=True)
+        if guided is None:
+            return None, [problem] if problem else []
+        problems = [reply_format_violation(p) for p in self._choice_problems(guided, role)]
+        return (None, problems) if problems else (guided, [])
+
+    def _choice_problems(self, guided: GuidedDuelReply, role: str) -> list[str]:
+        """The enums of the schema, for participants whose decoding is not held to it."""
+        found: list[str] = []
+
+        def choose(field: str, value: str, allowed: list[str]) -> None:
+            if value not in allowed:
+                shown = ", ".join(repr(a) for a in allowed[:12])
+                found.append(f"{field} {value!r} is not one of the choices now; choose one of {shown}.")
+
+        choose("stance", guided.stance, self._allowed_stances())
+        evidence = [guided.novel_evidence, *(c.evidence for c in guided.counterpoints)]
+        for item in evidence:
+            choose("evidence section", item.section, self.sections)
+        for point in guided.counterpoints:
+            choose("counterpoint addresses", point.addresses, self._addressable())
+        previous = self._previous_turn(role)
+        if previous is not None and previous.stance != guided.stance:
+            choose("stance_revision.because_of", guided.stance_revision.because_of, self._addressable())
+        return found
+
+    def commit(self, turn: DuelTurn) -> None:
+        try:
+            record.append_turn(self.record_path, turn)
+        except ProtocolViolationError:
+            self._load()  # the record changed under us; the caller sees the refusal
+            raise
+        self._load()  # writes the Terminal Conclusion when this turn reached an outcome
+
+    def fail(self, role: str, reason: str, now: str) -> Outcome:
+        """The seed's INVALIDATED: validation failed, recorded in the Terminal Conclusion with the reason."""
+        reason = " ".join(reason.split()) or f"{role} gave no valid turn"
+        failure = Outcome(name=OutcomeName.INVALIDATED.value, reason=reason)
+        conclusion = draft_conclusion(
+            self.config, self.state.turns, closed_at=now, outcome=OutcomeName.INVALIDATED, reason=reason
+        )
+        try:
+            record.write_conclusion(self.record_path, conclusion)
+            self._load()
+        except (ProtocolViolationError, UserError, OSError):
+            self.failure = failure  # the record could not take the conclusion; the run still ends with it
+        return failure
+
+    def summary(self) -> Summary:
+        summary = self.machine.summary(self.state)
+        detail = {**summary.detail, "record": str(self.record_path)}
+        if self.failure is not None and summary.outcome is None:
+            return summary.model_copy(update={"outcome": self.failure, "next_speaker": None, "detail": detail})
+        return summary.model_copy(update={"detail": detail})
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<text>.+?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def markdown_headings(text: str) -> list[str]:
+    """ATX headings outside fenced code, in order, as one clean line each."""
+    found: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        match = None if fenced else _ATX.match(line)
+        if match is not None:
+            heading = " ".join(match.group("text").replace("|", "/").split()).strip("*_ ")
+            if heading:
+                found.append(heading)
+    return found
+
+
+def source_sections(text: str) -> list[str]:
+    """What evidence may cite: the source's headings, or its whole line range when it has none."""
+    sections = list(dict.fromkeys(h[:SECTION_CHARS].rstrip() for h in markdown_headings(text)))[:MAX_SECTIONS]
+    return sections or [f"lines 1-{max(1, len(text.splitlines()))}"]
+
+
+def effective_topic(topic: str | None, source_text: str, source: Path) -> str:
+    """The seed's topic resolution: the given topic, else the first heading, else the file stem."""
+    for candidate in (topic, *markdown_headings(source_text)[:1], source.stem):
+        if candidate and " ".join(candidate.split()):
+            return " ".join(candidate.split())
+    return source.stem or "debate"
+
+
+ReplyModel = TypeVar("ReplyModel", bound=BaseModel)
+
+
+def parse_reply(
+    text: str, model: type[ReplyModel], *, one_line: bool = False
+) -> tuple[ReplyModel | None, Violation | None]:
+    """A participant's raw reply as ``model``, or the REPLY_FORMAT violation that says what to fix.
+
+    ``strict=False`` lets a line break inside a string through (small models write them); with
+    ``one_line`` every string is then collapsed to one line.
+    """
+    try:
+        data = json.loads(text, strict=False)
+    except ValueError:
+        return None, reply_format_violation(
+            "the reply is not one complete JSON object (it may have been cut off); answer with a shorter JSON object "
+            "that matches the schema."
+        )
+    try:
+        return model.model_validate(_one_line_strings(data) if one_line else data), None
+    except ValidationError as exc:
+        return None, reply_format_violation(
+            f"the reply does not match the schema ({_first_error(exc)}); fix that field."
+        )
+
+
+def _one_line_strings(value: Any) -> Any:
+    """Every string of a parsed reply as one line: turn texts are rendered line by line."""
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, list):
+        return [_one_line_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _one_line_strings(item) for key, item in value.items()}
+    return value
+
+
+def _digest(turn: DuelTurn) -> str:
+    lines = [
+        f"Turn {turn.number} — {turn.participant} — {turn.stance}",
+        f"  Position: {clip_to_tokens(turn.position, 70)}",
+    ]
+    lines += [f"  Counterpoint ({c.addresses}): {clip_to_tokens(c.claim, 50)}" for c in turn.counterpoints]
+    lines.append(f"  Novel argument: {clip_to_tokens(turn.novel_argument, 70)}")
+    lines += [
+        f"  Unresolved: {clip_to_tokens(u.text, 35)} ({'blocking' if u.blocking else 'non-blocking'})"
+        for u in turn.unresolved
+    ]
+    return "\n".join(lines)
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count for SmolLM2's tokenizer: ~3.4 ASCII characters per token and
+    about two tokens per other character (CJK text measured at 1.8)."""
+    ascii_chars = sum(1 for char in text if ord(char) < 128)
+    return math.ceil(ascii_chars / 3 + (len(text) - ascii_chars) * 2)
+
+
+def clip_to_tokens(text: str, tokens: int) -> str:
+    """``text`` cut at the end to about ``tokens`` tokens, marked where it was cut."""
+    if estimate_tokens(text) <= tokens:
+        return text
+    keep = len(text)
+    while keep > 0 and estimate_tokens(text[:keep]) > max(0, tokens - 4):
+        keep = int(keep * 0.9)
+    return text[:keep].rstrip() + " […]" if keep else ""
+
+
+def _day(started: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(started[:10])
+    except ValueError:
+        return dt.date.today()
+
+
+def _local_now() -> str:
+    return dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return f"{where}: {first['msg']}" if where else str(first["msg"])

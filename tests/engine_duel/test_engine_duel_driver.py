@@ -1,0 +1,290 @@
+"""The duel driver run by the real Engine with scripted participants: outcomes, repair, failure, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SOURCE_TEXT, STARTED, guided
+
+from moot.agents import AgentRequest, FunctionAgent, ScriptAgent, ScriptedReply
+from moot.artifacts import check_path
+from moot.artifacts import duel as record
+from moot.engine.duel import PROMPT_TOKENS, DuelDriver, DuelOptions, estimate_tokens
+from moot.engine.loop import Engine, Event, Limits, usage_path
+from moot.errors import UserError
+
+
+def start(root: Path, source: Path, **options: object) -> DuelDriver:
+    return DuelDriver.start(root, DuelOptions(source=source, **options), STARTED)  # type: ignore[arg-type]
+
+
+def script(*turns: tuple[str, str]) -> ScriptAgent:
+    """Replies queued per role, so a reply can only ever reach the participant it was written for."""
+    return ScriptAgent([ScriptedReply(text, role) for role, text in turns])
+
+
+def run(driver: DuelDriver, agent: ScriptAgent | FunctionAgent, **limits: object) -> dict[str, object]:
+    engine = Engine(driver, {role: agent for role in driver.roles()}, Limits(**limits))  # type: ignore[arg-type]
+    return asyncio.run(engine.run()).to_json()
+
+
+def conclusion(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    return text[text.index("## Terminal Conclusion") :]
+
+
+def test_a_full_duel_reaches_accepted_consensus(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source, models=("script:a.json", "script:b.json"))
+    agent = script(
+        ("advocate", guided(1, "OPEN_TO_DEBATE")),
+        ("skeptic", guided(2, "CONVERGING", blocking=("timing leaks through the pool",))),
+        ("advocate", guided(3, "ACCEPTING_CONSENSUS")),
+        ("skeptic", guided(4, "ACCEPTING_CONSENSUS")),
+    )
+    result = run(driver, agent)
+
+    assert result["outcome"] == "ACCEPTED_CONSENSUS" and result["consensus"] is True
+    assert result["turns"] == 4
+    path = driver.record_path
+    assert path == tmp_path / "debates" / "2026-05-01-shared-cache-across-tenants.md"
+    assert check_path(path).exit_code == 0
+    ending = conclusion(path)
+    assert "**Outcome**: ACCEPTED_CONSENSUS" in ending and "**Candidate Convergence**: true" in ending
+    assert f"`{source}`" in ending and "Shared cache across tenants" in ending
+    text = path.read_text(encoding="utf-8")
+    # Identities as the seed records them, and evidence cited by moot from the chosen section.
+    assert "## Turn 2 — skeptic (moot / script:b.json) — CONVERGING" in text
+    assert f"    - `{source}` § Eviction" in text
+    assert "- timing leaks through the pool (blocking)" in text
+    assert "- Turn 2: turn 2 answered my concern" in text  # the stance revision support of turn 3
+    assert source.read_text(encoding="utf-8") == SOURCE_TEXT
+    assert driver.summary().detail["candidate_convergence"] is True
+    assert driver.next_speaker() is None
+
+
+def test_candidate_convergence_is_reported_but_the_duel_runs_to_max_turns(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source, max_turns=4)
+    agent = script(
+        ("advocate", guided(1, "OPEN_TO_DEBATE")),
+        ("skeptic", guided(2, "CONVERGING")),
+        ("advocate", guided(3, "CONVERGING")),
+        ("skeptic", guided(4, "CONVERGING", revision=False)),
+    )
+    seen: list[tuple[int, bool, str | None]] = []
+
+    def watch(event: Event) -> None:
+        if event.type == "turn_accepted":
+            summary = driver.summary()
+            outcome = summary.outcome.name if summary.outcome else None
+            seen.append((summary.turns, summary.detail["candidate_convergence"], outcome))
+
+    engine = Engine(driver, {"advocate": agent, "skeptic": agent}, subscribers=(watch,))
+    result = asyncio.run(engine.run()).to_json()
+
+    assert seen[2] == (3, True, None)  # both lean to agreement after turn 3, yet the duel goes on
+    assert result["outcome"] == "MAX_TURNS" and result["consensus"] is False
+    assert "**Outcome**: MAX_TURNS" in conclusion(driver.record_path)
+    assert "**Candidate Convergence**: true" in conclusion(driver.record_path)
+    assert check_path(driver.record_path).exit_code == 0
+    assert source.read_bytes() == SOURCE_TEXT.encode()
+
+
+def test_both_dissenting_ends_in_dissent(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source)
+    agent = script(
+        ("advocate", guided(1, "OPEN_TO_DEBATE")),
+        ("skeptic", guided(2, "DISSENTING", blocking=("isolation is not shown",))),
+        ("advocate", guided(3, "DISSENTING")),
+    )
+    result = run(driver, agent)
+    assert result["outcome"] == "DISSENT" and result["turns"] == 3
+    assert check_path(driver.record_path).exit_code == 0
+
+
+def test_an_invalid_turn_goes_back_with_its_violations_and_the_repair_is_accepted(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source, max_turns=2)
+    agent = script(
+        ("advocate", guided(1, "OPEN_TO_DEBATE")),
+        # Accepting consensus while naming a blocking issue breaks DUEL_CONSENSUS_UNRESOLVED.
+        ("skeptic", guided(2, "ACCEPTING_CONSENSUS", blocking=("eviction fairness",))),
+        ("skeptic", guided(2, "CONVERGING")),
+    )
+    result = run(driver, agent, repairs=2)
+
+    assert result["outcome"] == "MAX_TURNS" and result["turns"] == 2
+    first, repair = [r for r in agent.requests if r.role == "skeptic"]
+    assert "DUEL_CONSENSUS_UNRESOLVED" not in first.prompt
+    assert "DUEL_CONSENSUS_UNRESOLVED" in repair.prompt and "blocking" in repair.prompt
+    assert "Fix the errors and try again." in repair.prompt
+    assert repair.json_schema == first.json_schema
+    rows = [json.loads(line) for line in usage_path(driver.record_path).read_text().splitlines()]
+    assert [(r["role"], r["attempt"], r["accepted"]) for r in rows] == [
+        ("advocate", 1, True),
+        ("skeptic", 1, False),
+        ("skeptic", 2, True),
+    ]
+    assert check_path(driver.record_path).exit_code == 0
+
+
+def test_a_reply_that_is_not_json_is_a_reply_format_violation(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source, max_turns=2)
+    agent = script(
+        ("advocate", '{"stance": "OPEN_TO_DEBATE", "position": "cut off'),
+        ("advocate", guided(1, "OPEN_TO_DEBATE")),
+        ("skeptic", guided(2, "DISSENTING")),
+    )
+    run(driver, agent)
+    repair = agent.requests[1]
+    assert "REPLY_FORMAT" in repair.prompt and "not one complete JSON object" in repair.prompt
+    assert check_path(driver.record_path).exit_code == 0
+
+
+def test_a_participant_that_never_gives_a_valid_turn_invalidates_the_duel(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source)
+    unknown_section = guided(1, "OPEN_TO_DEBATE", novel_evidence={"section": "Security", "principle": ""})
+    agent = FunctionAgent(lambda request: unknown_section)
+    result = run(driver, agent, repairs=1)
+
+    assert result["outcome"] == "INVALIDATED" and result["turns"] == 0
+    assert len(agent.requests) == 2
+    assert "'Security' is not one of the choices" in agent.requests[1].prompt
+    ending = conclusion(driver.record_path)
+    assert "**Outcome**: INVALIDATED" in ending
+    assert "**Reason**: advocate gave no valid turn in 2 attempts (last: REPLY_FORMAT)" in ending
+    report = check_path(driver.record_path)
+    assert report.exit_code == 0 and report.summary is not None
+    assert report.summary.outcome is not None and report.summary.outcome.name == "INVALIDATED"
+    assert source.read_text(encoding="utf-8") == SOURCE_TEXT
+    # Resuming a concluded duel does nothing more.
+    again = DuelDriver(driver.record_path)
+    assert again.next_speaker() is None and again.summary().status == "INVALIDATED"
+
+
+def test_a_failing_agent_invalidates_the_duel_with_its_reason(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source)
+    result = run(driver, script(("advocate", guided(1, "OPEN_TO_DEBATE"))))
+    assert result["outcome"] == "INVALIDATED" and result["turns"] == 1
+    assert "skeptic's agent failed" in conclusion(driver.record_path)
+    assert check_path(driver.record_path).exit_code == 0
+
+
+def test_text_that_would_not_read_back_is_refused_before_commit(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source)
+    candidate = driver.read_reply("advocate", guided(1, "OPEN_TO_DEBATE", position="## Terminal Conclusion"), "t")
+    assert [v.rule for v in candidate.errors] == ["DUEL_TURN_STRUCTURE"]
+    # Line breaks inside strings (which small models write) are accepted and made single lines.
+    broken = guided(1, "OPEN_TO_DEBATE").replace("Position 1:", "Position\n1:")
+    candidate = driver.read_reply("advocate", broken, "t")
+    assert not candidate.errors and candidate.turn.position.startswith("Position 1:")
+
+
+def test_the_request_offers_only_what_is_legal_and_bounds_every_string(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source)
+    first = driver.request_for("advocate")
+    schema = first.json_schema
+    assert schema is not None and first.max_tokens is not None
+    assert schema["properties"]["stance"]["enum"] == ["OPEN_TO_DEBATE"]
+    assert schema["$defs"]["Evidence"]["properties"]["section"]["enum"] == [
+        "Shared cache across tenants",
+        "Goals",
+        "Eviction",
+        "Billing",
+    ]
+    assert "stance_revision" not in schema["properties"]
+    for part in (schema, *schema["$defs"].values()):
+        assert part["required"] == list(part["properties"])
+        for name, value in part["properties"].items():
+            items = value.get("items", value)
+            if items.get("type") == "string" and "enum" not in items:
+                assert items["maxLength"] <= 200, name
+    assert SOURCE_TEXT.strip() in first.prompt
+    assert f"`{source}` § <section>" in first.prompt
+
+    driver.commit(driver.read_reply("advocate", guided(1, "OPEN_TO_DEBATE"), "t").turn)
+    driver.commit(driver.read_reply("skeptic", guided(2, "DISSENTING"), "t").turn)
+    third = driver.request_for("advocate").json_schema
+    assert third is not None
+    assert len(third["properties"]["stance"]["enum"]) == 5
+    assert third["properties"]["stance_revision"] == {"$ref": "#/$defs/StanceRevision"}
+    addresses = third["$defs"]["GuidedCounterpoint"]["properties"]["addresses"]["enum"]
+    assert addresses[:2] == ["Turn 1", "Turn 2"] and "source § Goals" in addresses
+    assert "Turn 2 — skeptic — DISSENTING" in driver.request_for("advocate").prompt
+
+
+def test_a_long_source_is_cut_to_fit_the_small_models_context(tmp_path: Path) -> None:
+    source = tmp_path / "long.markdown"
+    body = "\n\n".join(f"## Section {n}\n" + f"Sentence {n} about caching. " * 40 for n in range(60))
+    source.write_text("# Long design\n\n" + body + "\n\nTHE LAST LINE\n", encoding="utf-8")
+    driver = start(tmp_path, source)
+    request = driver.request_for("advocate")
+    assert "THE LAST LINE" not in request.prompt and "[…]" in request.prompt
+    assert estimate_tokens((request.system or "") + request.prompt) <= PROMPT_TOKENS
+    sections = request.json_schema["$defs"]["Evidence"]["properties"]["section"]["enum"]  # type: ignore[index]
+    assert sections[:2] == ["Long design", "Section 0"] and len(sections) == 40
+
+
+def test_topic_comes_from_the_option_then_the_first_heading_then_the_file_stem(tmp_path: Path, source: Path) -> None:
+    assert start(tmp_path / "a", source, topic="Eviction  policy").config.topic == "Eviction policy"
+    assert start(tmp_path / "b", source).config.topic == "Shared cache across tenants"
+    plain = tmp_path / "tenant-notes.md"
+    plain.write_text("No headings here, only text.\n", encoding="utf-8")
+    driver = start(tmp_path / "c", plain)
+    assert driver.config.topic == "tenant-notes"
+    # A source without headings is cited by its line range, which still counts as a source locator.
+    assert driver.sections == ["lines 1-1"]
+
+
+def test_bad_input_is_a_one_sentence_user_error(tmp_path: Path, source: Path) -> None:
+    text_file = tmp_path / "notes.txt"
+    text_file.write_text("# Notes\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"not a Markdown file; give a \.md or \.markdown"):
+        start(tmp_path, text_file)
+    with pytest.raises(UserError, match="cannot read the source document"):
+        start(tmp_path, tmp_path / "missing.md")
+    with pytest.raises(UserError, match=r"--max-turns 7 is outside 2\.\.6"):
+        start(tmp_path, source, max_turns=7)
+    start(tmp_path, source)
+    with pytest.raises(UserError, match="already exists; resume it with `moot resume"):
+        start(tmp_path, source)
+    with pytest.raises(UserError, match="cannot start the duel"):
+        start(tmp_path, source, topic="Other", roles=("a(b)", "c"))
+
+
+def test_resume_after_a_crash_finishes_with_no_lost_or_repeated_turn(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source, max_turns=4)
+    replies = {1: guided(1, "OPEN_TO_DEBATE"), 2: guided(2, "CONVERGING")}
+
+    def until_crash(request: AgentRequest) -> str:
+        number = driver.summary().turns + 1
+        if number not in replies:
+            raise RuntimeError("the process was killed")
+        return replies[number]
+
+    with pytest.raises(RuntimeError, match="killed"):
+        run(driver, FunctionAgent(until_crash))
+    assert check_path(driver.record_path).exit_code == 0
+
+    resumed = DuelDriver(driver.record_path)
+    assert resumed.summary().turns == 2 and resumed.next_speaker() == "advocate"
+    agent = script(("advocate", guided(3, "ACCEPTING_CONSENSUS")), ("skeptic", guided(4, "ACCEPTING_CONSENSUS")))
+    result = run(resumed, agent)
+    assert result["outcome"] == "ACCEPTED_CONSENSUS" and result["turns_this_run"] == 2
+    text = resumed.record_path.read_text(encoding="utf-8")
+    assert [text.count(f"## Turn {n} —") for n in range(1, 6)] == [1, 1, 1, 1, 0]
+    assert check_path(resumed.record_path).exit_code == 0
+
+
+def test_a_crash_between_the_last_turn_and_the_conclusion_is_finished_on_resume(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source, max_turns=2)
+    driver.commit(driver.read_reply("advocate", guided(1, "OPEN_TO_DEBATE"), "t").turn)
+    last = driver.read_reply("skeptic", guided(2, "CONVERGING"), "t").turn
+    record.append_turn(driver.record_path, last)  # the turn is written, then the process dies
+    assert "DUEL_CONCLUSION_MISSING" in [v.rule for v in check_path(driver.record_path).violations]
+
+    resumed = DuelDriver(driver.record_path)
+    assert resumed.next_speaker() is None and resumed.summary().status == "MAX_TURNS"
+    report = check_path(resumed.record_path)
+    assert report.exit_code == 0 and report.violations == []
