@@ -1,0 +1,613 @@
+"""Agora debates, run as the seed's orchestrator runs its debate drones (agora-debate-drone.md).
+
+- moot writes the header and the drones' turns; each drone gets exactly the seed's context-injection
+  block (DIALOGUE, TURN, YOUR ROLE, YOUR POSITION, TOPIC, OPPONENT SAID, [EVIDENCE POOL], YOUR TURN)
+  as its prompt, the drone rules as its system message, and at most 100 tokens for its JSON.
+- The reply schema offers only what is legal now (see :meth:`AgoraDriver.reply_schema`), so a
+  grammar-constrained small model cannot pick an illegal signal or target.
+- ``--research N``: before the first turn, N research drones (role ``researcher``) each report
+  evidence items; together they are the EVIDENCE POOL every debater sees. The pool lives in the
+  sidecar ``.NAME.evidence.json`` (see :class:`ResearchFile`), so a resumed debate sees the same pool.
+- On deadlock the protocol recruits the mediator; its turns are asked of the ``mediator`` role with
+  ``MEDIATOR_POSITION`` and every participant's latest message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.agents.base import AgentRequest
+from moot.artifacts import agora as record
+from moot.artifacts.base import atomic_write_text, read_text
+from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.errors import UserError
+from moot.protocols.agora import (
+    DEFAULT_DEADLOCK_WINDOW,
+    DEFAULT_MAX_TURNS,
+    MAX_SENTENCES,
+    MEDIATOR,
+    MEDIATOR_POSITION,
+    METHODOLOGIES,
+    RULES,
+    SIGNALS,
+    AgoraConfig,
+    AgoraProtocol,
+    AgoraState,
+    AgoraTurn,
+    Evidence,
+    Position,
+    Signal,
+    make_turn,
+)
+from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
+
+RESEARCHER = "researcher"
+FAILED = "FAILED"  # the run's outcome when a participant cannot go on; the record itself stays open
+
+# The seed's cap: "Max 100 tokens per response". With SmolLM2's tokenizer the reply JSON without its
+# free text costs 36 tokens, 53 with one evidence item; English at these caps comes to 69 and 82
+# tokens (tests/engine_agora pins that). SmolLM2's own text runs at 2-6 characters a token, so a
+# degenerate reply can still be cut short: measured, 1 in 44 was, and the engine's repair recovered it.
+REPLY_MAX_TOKENS = 100
+MESSAGE_CHARS = 200  # when the turn carries no evidence
+MESSAGE_CHARS_WITH_EVIDENCE = 80
+EVIDENCE_SOURCE_CHARS = 24
+EVIDENCE_CONTENT_CHARS = 48
+RECENT_TURN_TARGETS = 8  # the turn-N targets offered: the latest ones (any earlier turn is legal too)
+CONFIDENCES = [round(step / 20, 2) for step in range(21)]  # 0.0, 0.05, … 1.0: legal by construction
+
+# Research drones are not debate drones: they get room for two findings each.
+RESEARCH_MAX_TOKENS = 160
+RESEARCH_ITEMS = 2
+RESEARCH_SOURCE_CHARS = 32
+RESEARCH_CONTENT_CHARS = 120
+SOURCE_CHARS_PER_DRONE = 1500  # each drone reads its own part of the evidence source, within a small context
+POOL_ITEMS_SHOWN = 12
+POOL_CONTENT_CHARS = 160
+
+
+def default_positions(topic: str) -> tuple[tuple[str, str], ...]:
+    """Two opposing drones when the user names none."""
+    return (("advocate", f"Argue for: {topic}"), ("skeptic", f"Argue against: {topic}"))
+
+
+def parse_position(value: str) -> tuple[str, str]:
+    """``--position ROLE=TEXT`` -> (role, text), with a clear error otherwise."""
+    role, sep, text = value.partition("=")
+    if not sep or not role.strip() or not text.strip():
+        raise UserError(f"--position {value!r} is not ROLE=TEXT; write it like --position advocate='Use Strategy'.")
+    return role.strip(), text.strip()
+
+
+@dataclass(frozen=True)
+class AgoraOptions:
+    topic: str
+    positions: Sequence[Sequence[str]] = ()  # (role, position) in speaking order; default two opposing drones
+    methodology: str = "opinion"  # opinion | fact-based | mixed
+    max_turns: int = DEFAULT_MAX_TURNS
+    deadlock_window: int = DEFAULT_DEADLOCK_WINDOW
+    research: int = 0  # research drones asked for evidence before the debate
+    evidence_source: str | None = None  # a file the research drones read (its text, truncated)
+    models: Sequence[Sequence[str]] = ()  # (role, agent spec) pairs, shown in the summary only
+
+
+# --- the research stage ------------------------------------------------------------------------
+
+
+class ResearchReply(BaseModel):
+    """What a research drone answers: its findings."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    evidence: tuple[Evidence, ...] = Field(min_length=1)
+
+
+class ResearchReport(BaseModel):
+    """One research drone's accepted findings (what ``commit`` gets for a researcher's turn)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    drone: int = Field(ge=1)
+    evidence: tuple[Evidence, ...]
+
+
+class ResearchFile(BaseModel):
+    """The sidecar ``.NAME.evidence.json`` beside the record: the research stage and its pool.
+
+    ``excerpts`` are the parts of the evidence source each drone reads (kept, so a resumed stage
+    asks the same questions even if the file changed); ``reports`` grow as drones answer.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    drones: int = Field(ge=1)
+    source: str | None = None
+    excerpts: tuple[str, ...] = ()
+    reports: tuple[ResearchReport, ...] = ()
+
+    @property
+    def pool(self) -> list[Evidence]:
+        """Every reported item once, in the order they were reported."""
+        seen: set[tuple[str, str]] = set()
+        pool: list[Evidence] = []
+        for report in self.reports:
+            for item in report.evidence:
+                if (item.source, item.content) not in seen:
+                    seen.add((item.source, item.content))
+                    pool.append(item)
+        return pool
+
+
+def research_path(record_path: Path) -> Path:
+    return record_path.with_name(f".{record_path.name}.evidence.json")
+
+
+def _write_research(path: Path, research: ResearchFile) -> None:
+    atomic_write_text(path, json.dumps(research.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+
+
+def _read_source(path: str, drones: int) -> tuple[str, ...]:
+    """The evidence source, truncated and cut into one part per research drone."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise UserError(f"cannot read the evidence source {path}: {reason}; check the path.") from exc
+    text = text.strip()[: SOURCE_CHARS_PER_DRONE * drones]
+    if not text:
+        raise UserError(f"the evidence source {path} is empty; give a file with the material to research.")
+    return tuple(part or text for part in _split(text, drones))
+
+
+def _split(text: str, parts: int) -> list[str]:
+    """``text`` in ``parts`` pieces of about equal size, cut at the line end (else the space) nearest the middle."""
+    pieces: list[str] = []
+    rest = text
+    for remaining in range(parts, 0, -1):
+        size = -(-len(rest) // remaining)
+        cut = len(rest)
+        if remaining > 1 and len(rest) > size:
+            cut = _nearest_break(rest, size, "\n") or _nearest_break(rest, size, " ") or size
+        pieces.append(rest[:cut].strip())
+        rest = rest[cut:]
+    return pieces
+
+
+def _nearest_break(text: str, at: int, char: str) -> int | None:
+    """The position of the ``char`` nearest to ``at`` inside ``text`` (not at its ends), if any."""
+    found = [c for c in (text.rfind(char, 0, at + 1), text.find(char, at)) if 0 < c < len(text) - 1]
+    return min(found, key=lambda c: abs(c - at), default=None)
+
+
+# --- the prompts -------------------------------------------------------------------------------
+
+_METHODOLOGY_RULE = {
+    "opinion": "opinion: evidence is optional; argue with reasoning and logic.",
+    "fact-based": "fact-based: every turn MUST include at least one evidence item (data, code references, measurements).",
+    "mixed": "mixed: balance reasoning and evidence; evidence is encouraged.",
+}
+
+DRONE_RULES = f"""\
+You are a debate drone in an Agora dialogue. You argue your assigned position and answer with one JSON object.
+Rules: stay in your role and argue your position. Respond to your opponent's points directly. Be concise: \
+at most {MAX_SENTENCES} sentences, the whole reply within {REPLY_MAX_TOKENS} tokens. Signal honestly: if convinced, \
+approve. JSON only: no prose, no markdown.
+Signals: propose = a new argument or proposal (resets equilibrium). counter = disagree with the target; \
+acknowledge the opponent's strongest point, say why your position still holds, give counter-evidence \
+(resets equilibrium). approve = accept the target proposal of another participant (toward consensus). \
+no-change = hold your position (toward consensus). defer = yield to the opponent's expertise (neutral).
+Target: the turn ("turn-3") or proposal ("proposal-advocate") your signal addresses.
+Consensus: every participant's last signal is approve or no-change and all approvals name the same proposal, \
+never one's own. Endless counters recruit a mediator.
+Confidence: 0.9-1.0 near-certain, strong evidence. 0.7-0.8 confident, some uncertainty. 0.5-0.6 balanced. \
+0.3-0.4 weak, the opponent has strong points. 0.1-0.2 mostly convinced by the opponent, ready to approve. \
+Lower it when the opponent presents evidence you cannot counter; raise it with concrete evidence."""
+
+MEDIATOR_RULES = f"""\
+You are the mediator of a deadlocked Agora debate: the participants keep countering each other. \
+{MEDIATOR_POSITION} Be fair to every side; at most {MAX_SENTENCES} sentences, the whole reply within \
+{REPLY_MAX_TOKENS} tokens. JSON only: no prose, no markdown.
+Signals: propose = your compromise. approve = accept a participant's proposal. no-change = hold your compromise. \
+counter = dispute the target. defer = yield.
+Confidence: 0.0 to 1.0, how likely every participant is to approve."""
+
+# The seed's OUTPUT FORMAT block, on one line. Shown even to grammar-constrained models: SmolLM2
+# without it fills the message with digits, with an example it copies the example's argument.
+OUTPUT_FORMAT = (
+    'Output format: {"signal": "propose|counter|approve|no-change|defer", "message": "Your argument '
+    '(2-4 sentences max)", "confidence": 0.0-1.0, "target": "what this signal targets", "evidence": '
+    '[{"source": "where you found this", "content": "key fact", "confidence": 0.9}]}'
+)
+
+POOL_RULE = (
+    "The EVIDENCE POOL was gathered by research drones: use it, and cite only evidence from the pool "
+    "or that you can verify."
+)
+
+
+def drone_system(role: str, methodology: str, max_turns: int, pool: bool) -> str:
+    """The system message: the seed's drone rules, the limit, the methodology and the output format."""
+    parts = [
+        MEDIATOR_RULES if role == MEDIATOR else DRONE_RULES,
+        f"The debate times out after {max_turns} turns; don't waste turns repeating yourself.",
+        f"Methodology {_METHODOLOGY_RULE[methodology]}",
+        *([POOL_RULE] if pool else []),
+        OUTPUT_FORMAT,
+    ]
+    return "\n".join(parts)
+
+
+RESEARCH_SYSTEM = """\
+You are a research drone. Before an Agora debate you gather evidence that the debate drones will cite. \
+Report facts, not opinions: each item gives its source (a document, file section, study or measurement), \
+the key fact in one short sentence, and your confidence in it from 0.0 to 1.0. \
+When a SOURCE text is given, report only what it says; never fabricate. JSON only: no prose, no markdown."""
+
+
+def text_schema(max_chars: int) -> dict[str, Any]:
+    """A one-line string of 1 to ``max_chars`` characters that starts with a visible character.
+
+    A pattern rather than maxLength: llama-cpp-python's grammar for JSON strings lets raw control
+    characters (a newline) through, which strict JSON then refuses; this class excludes them, and
+    quotes and backslashes too, so every character is one character of the reply.
+    """
+    return {"type": "string", "pattern": rf'^[^ "\\\x00-\x1f][^"\\\x00-\x1f]{{0,{max_chars - 1}}}$'}
+
+
+def _evidence_item_schema(source_chars: int, content_chars: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "source": text_schema(source_chars),
+            "content": text_schema(content_chars),
+            "confidence": {"type": "number", "enum": CONFIDENCES},
+        },
+        "required": ["source", "content", "confidence"],
+        "additionalProperties": False,
+    }
+
+
+def research_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "evidence": {
+                "type": "array",
+                "items": _evidence_item_schema(RESEARCH_SOURCE_CHARS, RESEARCH_CONTENT_CHARS),
+                "minItems": 1,
+                "maxItems": RESEARCH_ITEMS,
+            }
+        },
+        "required": ["evidence"],
+        "additionalProperties": False,
+    }
+
+
+def _pool_text(pool: Sequence[Evidence]) -> str:
+    lines = [
+        f"- [{item.source}] {item.content[:POOL_CONTENT_CHARS]} (confidence {item.confidence:g})"
+        for item in pool[:POOL_ITEMS_SHOWN]
+    ]
+    return "\n".join(lines)
+
+
+# --- the driver --------------------------------------------------------------------------------
+
+
+class AgoraDriver(Driver):
+    protocol = "agora"
+    options_type = AgoraOptions
+
+    def __init__(self, path: Path, models: Mapping[str, str] | None = None) -> None:
+        self.record_path = path
+        self.models = dict(models or {})
+        self.failure: Outcome | None = None
+        self._load()
+
+    @classmethod
+    def resume(cls, path: Path, context: str | None = None) -> AgoraDriver:
+        return cls(path)
+
+    @classmethod
+    def start(cls, root: Path, options: AgoraOptions, started: str) -> AgoraDriver:
+        positions = _positions(options)
+        if options.methodology.removeprefix(":") not in METHODOLOGIES:
+            raise UserError(f"methodology {options.methodology!r} is unknown; use one of {', '.join(METHODOLOGIES)}.")
+        if options.research < 0:
+            raise UserError(f"--research is {options.research}; give 0 or more research drones.")
+        if options.evidence_source is not None and options.research == 0:
+            raise UserError("an evidence source is read by research drones; add --research N (N of 1 or more).")
+        if options.research and any(role == RESEARCHER for role, _ in positions):
+            raise UserError(f"'{RESEARCHER}' names the research drones; give that participant another role.")
+        slug = record.slugify(options.topic)
+        try:
+            config = AgoraConfig(
+                dialogue_id=slug,
+                topic=options.topic,
+                methodology=options.methodology.removeprefix(":"),
+                participants=tuple(Position(role=role, position=text) for role, text in positions),
+                max_turns=options.max_turns,
+                deadlock_window=options.deadlock_window,
+            )
+        except ValidationError as exc:
+            raise UserError(f"cannot start the debate: {_first_error(exc)}.") from exc
+        path = root / ".agora" / f"{slug}.md"
+        if path.exists() or path.is_symlink():
+            raise UserError(f"{path} already exists; resume it with `moot resume {path}` or choose another topic.")
+        if options.research:
+            # The sidecar first: a record without its pool would start debating without evidence.
+            excerpts = _read_source(options.evidence_source, options.research) if options.evidence_source else ()
+            research = ResearchFile(drones=options.research, source=options.evidence_source, excerpts=excerpts)
+            _write_research(research_path(path), research)
+        try:
+            record.create(path, config, started)
+        except FileExistsError as exc:  # created by someone else meanwhile
+            raise UserError(f"{path} already exists; resume it with `moot resume {path}`.") from exc
+        return cls(path, {str(role): str(spec) for role, spec in options.models})
+
+    # --- state ---
+
+    def _load(self) -> None:
+        text, problems = read_text(self.record_path)
+        if text is None:
+            raise UserError(f"cannot read {self.record_path}: {problems[0].message}")
+        parsed, violations = record.parse(text, str(self.record_path))
+        try:
+            machine, state = record.load(self.record_path)
+        except ProtocolViolationError as exc:
+            violations = [*violations, *exc.violations]
+            parsed = None
+        if parsed is None:
+            first = next((v for v in violations if v.is_error), None)
+            raise UserError(f"{self.record_path} is not a valid Agora record ({first}); run `moot check` on it.")
+        self.config = parsed.config
+        self.turns = parsed.turns
+        self.machine: AgoraProtocol = machine
+        self.state: AgoraState = state
+        self.research = self._load_research()
+
+    def _load_research(self) -> ResearchFile | None:
+        path = research_path(self.record_path)
+        if not path.exists():
+            return None
+        try:
+            return ResearchFile.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValidationError) as exc:
+            raise UserError(
+                f"the research sidecar {path} cannot be read ({_first_error(exc)}); restore it or delete it "
+                "to debate without an evidence pool."
+            ) from exc
+
+    def _research_pending(self) -> bool:
+        return self.research is not None and self.state.turns == 0 and len(self.research.reports) < self.research.drones
+
+    def roles(self) -> list[str]:
+        extra = [RESEARCHER] if self.research is not None else []
+        return [*self.config.roles, MEDIATOR, *extra]
+
+    def next_speaker(self) -> str | None:
+        if self.failure is not None:
+            return None
+        if self._research_pending():
+            return RESEARCHER
+        return self.machine.next_speaker(self.state)
+
+    # --- asking ---
+
+    def request_for(self, role: str) -> AgentRequest:
+        if role == RESEARCHER:
+            return self._research_request()
+        prompt = self._context_block(role)
+        system = drone_system(role, self.config.methodology, self.config.max_turns, bool(self._pool()))
+        return AgentRequest(
+            prompt=prompt,
+            system=system,
+            json_schema=self.reply_schema(role),
+            max_tokens=REPLY_MAX_TOKENS,
+            role=role,
+            protocol=self.protocol,
+        )
+
+    def _pool(self) -> list[Evidence]:
+        return self.research.pool if self.research is not None else []
+
+    def _context_block(self, role: str) -> str:
+        """The seed's context injection, line for line; the mediator hears every side instead of one opponent."""
+        lines = [
+            f"DIALOGUE: {self.config.dialogue_id}",
+            f"TURN: {self.state.turns + 1}",
+            f"YOUR ROLE: {role}",
+            f"YOUR POSITION: {self.config.position_of(role)}",
+            f"TOPIC: {self.config.topic}",
+            "",
+        ]
+        if role == MEDIATOR:
+            lines.append("PARTICIPANTS SAID:")
+            for participant in self.config.participants:
+                latest = next((t for t in reversed(self.turns) if t.role == participant.role), None)
+                said = f"{latest.signal} (turn-{latest.number}): {latest.message}" if latest else "nothing yet"
+                lines.append(f"- {participant.role}, arguing '{participant.position}': {said}")
+        else:
+            previous = self.turns[-1] if self.turns else None
+            lines.append(f"OPPONENT SAID: {previous.message if previous else '(nothing yet: you open the debate)'}")
+        pool = self._pool()
+        if pool:
+            lines += ["", f"EVIDENCE POOL:\n{_pool_text(pool)}"]
+        lines += ["", "YOUR TURN. Output JSON only:"]
+        return "\n".join(lines)
+
+    def choices(self, role: str) -> tuple[list[Signal], list[str]]:
+        """The signals and targets ``role`` may use now, chosen so that every combination is legal.
+
+        - Another participant's proposal exists: all five signals, and the targets are those
+          proposals, latest first (an approve needs one; the other signals may name one too).
+        - Otherwise, once turns exist: no approve (there is nothing to approve), and the targets
+          are the latest turns.
+        - The first turn: propose, no-change or defer, with no target (there is nothing to name).
+        - The mediator's first turn is its compromise: propose.
+        """
+        # Latest first: a model that takes the first choice answers what was said last.
+        latest = {proposal: turn for turn, proposal in sorted(self.state.proposal_turns.items())}
+        others = sorted(
+            (p for p, owner in self.state.proposals.items() if owner != role), key=lambda p: -latest.get(p, 0)
+        )
+        if role == MEDIATOR and MEDIATOR not in self.state.proposals.values():
+            return ["propose"], others or self._recent_turns()
+        if others:
+            return list(SIGNALS), others
+        if self.state.turns:
+            return [s for s in SIGNALS if s != "approve"], self._recent_turns()
+        return ["propose", "no-change", "defer"], []
+
+    def _recent_turns(self) -> list[str]:
+        first = max(1, self.state.turns - RECENT_TURN_TARGETS + 1)
+        return [f"turn-{n}" for n in range(self.state.turns, first - 1, -1)]
+
+    def reply_schema(self, role: str) -> dict[str, Any]:
+        """The seed's drone JSON, restricted to what is legal for ``role`` now and sized for 100 tokens.
+
+        Every field is required so a small model writes them all, in the seed's order; the target
+        is an enum (or null on the first turn); confidence is an enum of 0.05 steps, so it is in
+        range by construction; a fact-based turn must carry one evidence item. Evidence is capped
+        at one item (none in an opinion debate without a research pool) to fit the 100 tokens.
+        """
+        signals, targets = self.choices(role)
+        methodology = self.config.methodology
+        max_evidence = 0 if methodology == "opinion" and not self._pool() else 1
+        message_chars = MESSAGE_CHARS_WITH_EVIDENCE if max_evidence else MESSAGE_CHARS
+        return {
+            "type": "object",
+            "properties": {
+                "signal": {"type": "string", "enum": signals},
+                "message": text_schema(message_chars),
+                "confidence": {"type": "number", "enum": CONFIDENCES},
+                "target": {"type": "string", "enum": targets} if targets else {"type": "null"},
+                "evidence": {
+                    "type": "array",
+                    "items": _evidence_item_schema(EVIDENCE_SOURCE_CHARS, EVIDENCE_CONTENT_CHARS),
+                    "minItems": 1 if methodology == "fact-based" else 0,
+                    "maxItems": max_evidence,
+                },
+            },
+            "required": ["signal", "message", "confidence", "target", "evidence"],
+            "additionalProperties": False,
+        }
+
+    def _research_request(self) -> AgentRequest:
+        assert self.research is not None
+        research = self.research
+        drone = len(research.reports) + 1
+        focus = self.config.participants[(drone - 1) % len(self.config.participants)]
+        lines = [
+            f"DIALOGUE: {self.config.dialogue_id}",
+            f"RESEARCH DRONE: {drone} of {research.drones}",
+            f"TOPIC: {self.config.topic}",
+            "POSITIONS:",
+            *(f"- {p.role}: {p.position}" for p in self.config.participants),
+            f"FOCUS: evidence for or against '{focus.position}'",
+        ]
+        if research.excerpts:
+            excerpt = research.excerpts[(drone - 1) % len(research.excerpts)]
+            lines += ["", f"SOURCE ({research.source}, part {drone} of {len(research.excerpts)}):", excerpt]
+        lines += ["", f"Report up to {RESEARCH_ITEMS} evidence items. Output JSON only:"]
+        return AgentRequest(
+            prompt="\n".join(lines),
+            system=RESEARCH_SYSTEM,
+            json_schema=research_schema(),
+            max_tokens=RESEARCH_MAX_TOKENS,
+            role=RESEARCHER,
+            protocol=self.protocol,
+        )
+
+    # --- reading and writing turns ---
+
+    def read_reply(self, role: str, text: str, now: str) -> Candidate:
+        if role == RESEARCHER:
+            return self._read_research(text)
+        reply = record.parse_reply(text)
+        if isinstance(reply, list):
+            return Candidate(None, reply)
+        turn = make_turn(reply, self.state.turns + 1, role)
+        return Candidate(turn, self.machine.validate(self.state, turn))
+
+    def _read_research(self, text: str) -> Candidate:
+        assert self.research is not None
+        body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
+        try:
+            reply = ResearchReply.model_validate_json(body, strict=False)
+        except ValidationError as exc:
+            problem = f'the reply is not the research JSON ({_first_error(exc)}); send {{"evidence": [{{source, content, confidence}}]}}.'
+            return Candidate(None, [reply_format_violation(problem)])
+        problems = _evidence_problems(reply.evidence)
+        report = ResearchReport(drone=len(self.research.reports) + 1, evidence=reply.evidence)
+        return Candidate(report, problems)
+
+    def commit(self, turn: AgoraTurn | ResearchReport) -> None:
+        if isinstance(turn, ResearchReport):
+            assert self.research is not None
+            research = self.research.model_copy(update={"reports": (*self.research.reports, turn)})
+            _write_research(research_path(self.record_path), research)
+            self.research = research
+            return
+        try:
+            record.append_turn(self.record_path, turn)
+        finally:
+            self._load()  # on a refusal the record changed under us; the caller sees the error
+
+    def fail(self, role: str, reason: str, now: str) -> Outcome:
+        # The Outcome section holds only CONSENSUS or TIMEOUT (what the turns give), so a failure
+        # is the run's outcome; the record stays open and `moot resume` continues it.
+        self.failure = Outcome(name=FAILED, reason=reason)
+        return self.failure
+
+    def summary(self) -> Summary:
+        summary = self.machine.summary(self.state)
+        detail = dict(summary.detail)
+        if self.research is not None:
+            detail["research"] = {
+                "drones": self.research.drones,
+                "reported": len(self.research.reports),
+                "evidence": len(self.research.pool),
+            }
+        if self.models:
+            detail["models"] = dict(self.models)
+        update: dict[str, Any] = {"detail": detail, "next_speaker": self.next_speaker()}
+        if self.failure is not None and summary.outcome is None:
+            update["outcome"] = self.failure
+        return summary.model_copy(update=update)
+
+
+def _positions(options: AgoraOptions) -> tuple[tuple[str, str], ...]:
+    if not options.positions:
+        return default_positions(options.topic)
+    if any(isinstance(p, str) or len(p) != 2 for p in options.positions):
+        raise UserError("each position is a pair (role, position); write them like [['advocate', 'Use Strategy'], …].")
+    return tuple((str(role), str(text)) for role, text in options.positions)
+
+
+def _evidence_problems(items: Sequence[Evidence]) -> list[Violation]:
+    found: list[Violation] = []
+    for number, item in enumerate(items, start=1):
+        if not 0.0 <= item.confidence <= 1.0:
+            message = f"evidence item {number} has confidence {item.confidence}; give a number from 0.0 to 1.0."
+            found.append(RULES.violation("AGORA_CONFIDENCE", message))
+        for field in ("source", "content"):
+            if not getattr(item, field).strip():
+                message = f"evidence item {number} has an empty {field}; fill it in."
+                found.append(RULES.violation("AGORA_EMPTY_TEXT", message))
+    return found
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    return str(exc)
