@@ -37,6 +37,9 @@ from moot.cli.tools import register as _register_agent_tools  # noqa: E402
 
 _register_agent_tools(app)
 # --- end of agent tools ---
+from moot.mcp.cli import mcp_command  # noqa: E402
+
+app.command("mcp")(mcp_command)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,50 @@
+"""``moot mcp --transport http``: streamable HTTP, on loopback unless told otherwise, and then only with a
+bearer token."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from typing import TYPE_CHECKING
+
+from moot.errors import UserError
+
+if TYPE_CHECKING:
+    from moot.mcp.server import MootServer
+
+PATH = "/mcp"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def require_token_off_loopback(host: str, token: str | None) -> None:
+    """Refuse to serve beyond this machine without a bearer token."""
+    if not token and not is_loopback(host):
+        raise UserError(
+            f"--host {host} would serve the debates beyond this machine, so it needs a bearer token; pass --token "
+            "or set $MOOT_MCP_TOKEN, or bind 127.0.0.1."
+        )
+
+
+def url_of(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}{PATH}"
+
+
+def serve_http(server: MootServer, host: str, port: int, *, token: str | None) -> None:
+    import anyio
+    import uvicorn
+
+    # The SDK turns on DNS-rebinding protection (Host and Origin checks) when host is a loopback name.
+    app = server.streamable_http_app(streamable_http_path=PATH, host=host)
+    config = uvicorn.Config(app, host=host.strip("[]"), port=port, log_level="warning", lifespan="on")
+    guard = "a bearer token is required" if token else "no token: loopback only"
+    print(f"moot mcp: serving {url_of(host, port)} ({guard})", file=sys.stderr, flush=True)
+    anyio.run(uvicorn.Server(config).serve)

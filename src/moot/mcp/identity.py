@@ -1,0 +1,88 @@
+"""Who may act as which participant: an MCP connection speaks only for the participant it joined as.
+
+Participant ids are not secrets (``status`` lists them), so the server binds them to the connection that
+joined: ``join`` binds the returned id, and ``claim_lock``, ``refresh_lock``, ``release_lock`` and
+``append_turn`` refuse any other id (``TOOLS_IDENTITY``). One connection is one participant: its first join
+fixes its name, and a later join under another name is refused before the ledger sees it.
+
+A connection is the stdio process (one client per ``moot mcp`` process) or one streamable-HTTP session
+(its ``Mcp-Session-Id``, issued by the server). A sessionless HTTP request cannot be told apart from any
+other, so it may read but not act.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from moot.tools import Refused
+
+STDIO = "stdio"
+SESSION_HEADER = "mcp-session-id"
+
+
+def connection_key(headers: Mapping[str, str] | None) -> str | None:
+    """The connection a request came on: ``stdio`` without HTTP headers, else the HTTP session id."""
+    if headers is None:
+        return STDIO
+    session = headers.get(SESSION_HEADER)
+    return f"http:{session}" if session else None
+
+
+@dataclass
+class Identities:
+    """The participants each connection joined as, guarded for the server's worker threads."""
+
+    _names: dict[str, str] = field(default_factory=dict)
+    _joined: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _joins: threading.Lock = field(default_factory=threading.Lock)
+
+    @contextmanager
+    def joining(self, connection: str | None, participant_name: str) -> Iterator[Callable[[str, str], None]]:
+        """Check the name before the ledger sees the join, then give the binder for its result.
+
+        Joins are serialised, so that two joins on one connection cannot both pass the name check.
+        """
+        key = _required(connection, "join a duel")
+        name = participant_name.strip()
+        with self._joins:
+            with self._lock:
+                known = self._names.get(key)
+            if known is not None and known != name:
+                raise Refused(
+                    f"This MCP connection joined as {known!r}, and one connection speaks for one participant; "
+                    f"join as {known!r} or connect a separate client for {name!r}.",
+                    rule="TOOLS_IDENTITY",
+                )
+
+            def bind(duel_id: str, participant_id: str) -> None:
+                with self._lock:
+                    self._names.setdefault(key, name)
+                    self._joined.setdefault(key, set()).add((duel_id, participant_id))
+
+            yield bind
+
+    def require(self, connection: str | None, duel_id: str, participant_id: str) -> None:
+        """Refuse to act for a participant this connection did not join as."""
+        key = _required(connection, "act as a participant")
+        with self._lock:
+            joined = (duel_id, participant_id) in self._joined.get(key, set())
+        if not joined:
+            raise Refused(
+                f"Participant {participant_id!r} of duel {duel_id!r} did not join through this MCP connection; "
+                "call join with your own name and use the participant_id it returns.",
+                rule="TOOLS_IDENTITY",
+            )
+
+
+def _required(connection: str | None, action: str) -> str:
+    if connection is None:
+        raise Refused(
+            f"This HTTP request has no MCP session, so moot cannot tell which participant it speaks for; to "
+            f"{action}, connect with a session (initialize first) and send its Mcp-Session-Id.",
+            rule="TOOLS_IDENTITY",
+        )
+    return connection

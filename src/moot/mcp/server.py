@@ -1,0 +1,98 @@
+"""The MCP server: the duel tools and the debate artifacts, served with the official SDK's ``MCPServer``.
+
+The work root's ledger is opened once, in the server's lifespan, and shared by every connection; the
+tools run on the SDK's worker threads (the ledger serialises its transactions).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp_types import Resource
+
+from moot import __version__, tools
+from moot.mcp import resources
+from moot.mcp.duel_tools import DUEL_TOOLS
+from moot.mcp.state import ServerState, state_of
+
+NAME = "moot"
+INSTRUCTIONS = (
+    "moot runs Socratic duels between two agents and enforces every rule in code. Take part like this: join "
+    "(once per duel) -> claim_lock -> read_debate -> append_turn (one turn in the duel's turn format) -> "
+    "release_lock; when append_turn reports terminal_outcome, close with release_lock(close=true, "
+    "outcome=<terminal_outcome>). A refusal is a tool error whose first line names the fix and the rule ids. "
+    "The debate artifacts are resources under moot://debates/."
+)
+
+
+class StaticBearer:
+    """The SDK's ``TokenVerifier`` for one shared secret: ``Authorization: Bearer <token>``."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if secrets.compare_digest(token.encode("utf-8"), self._token.encode("utf-8")):
+            return AccessToken(token=token, client_id=NAME, scopes=[])
+        return None
+
+
+class MootServer(MCPServer[ServerState]):
+    """``MCPServer`` whose resource list is the debate artifacts on disk at the time of asking."""
+
+    def __init__(self, root: Path, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.root = root
+
+    async def list_resources(self) -> list[Resource]:
+        return resources.listed(self.root)
+
+
+def build_server(
+    root: str | Path, *, database_url: str | None = None, bearer_token: str | None = None, url: str | None = None
+) -> MootServer:
+    """The server for the work root ``root``; with ``bearer_token`` every HTTP request must carry it.
+
+    Nothing is opened until the server runs, so the tool list can be read without a work root.
+    """
+    where = Path(root).resolve()
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
+        with tools.open_workspace(where, database_url=database_url) as workspace:
+            yield ServerState(workspace=workspace)
+
+    server = MootServer(
+        where,
+        name=NAME,
+        title="moot",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        log_level="WARNING",
+        # The SDK's bearer check (401 with WWW-Authenticate) guards the HTTP endpoint; no OAuth server is
+        # involved, so the issuer is only this server's own address.
+        token_verifier=StaticBearer(bearer_token) if bearer_token else None,
+        auth=AuthSettings(issuer_url=url or "http://127.0.0.1", resource_server_url=None) if bearer_token else None,
+    )
+    for function, hints in DUEL_TOOLS:
+        server.add_tool(function, name=function.__name__, annotations=hints)
+
+    @server.resource(resources.DEBATE_TEMPLATE, name="debate", title="Debate artifact", mime_type=resources.MARKDOWN)
+    def debate(name: str, ctx: Context) -> str:
+        """A duel's debate artifact under debates/ (the record of its turns and conclusion)."""
+        try:
+            return resources.read_artifact(state_of(ctx).workspace, name)
+        except tools.BadInput as missing:
+            raise ResourceNotFoundError(missing.message) from None
+        except tools.ToolError as refused:
+            raise ResourceError(refused.message) from None
+
+    return server

@@ -1,0 +1,50 @@
+"""What every MCP tool call shares: the open work root, who joined on which connection, and how a tool's
+answer becomes an MCP result (refusals are tool errors, never protocol errors or crashes)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from moot import tools
+from moot.mcp.identity import Identities, connection_key
+from moot.tools import Workspace
+
+
+@dataclass
+class ServerState:
+    """Opened once per server (the lifespan) and shared by every connection."""
+
+    workspace: Workspace
+    identities: Identities = field(default_factory=Identities)
+
+
+def state_of(ctx: Context) -> ServerState:
+    return cast(ServerState, ctx.request_context.lifespan_context)
+
+
+def connection_of(ctx: Context) -> str | None:
+    return connection_key(ctx.headers)
+
+
+def tool_result(payload: dict[str, Any], exit_code: int) -> CallToolResult:
+    """The tools' JSON payload as structured content and as text; a refusal is ``isError`` and leads with
+    its sentence and rule ids, so that a model reading only the first text block still sees the fix."""
+    text = json.dumps(payload, ensure_ascii=False, indent=2)
+    content = [TextContent(type="text", text=text)]
+    if exit_code:
+        rules = ", ".join(dict.fromkeys(r["rule"] for r in payload.get("rules", [])))
+        lead = str(payload.get("error", "Refused.")) + (f" [{rules}]" if rules else "")
+        content.insert(0, TextContent(type="text", text=lead))
+    return CallToolResult(content=content, structured_content=payload, is_error=bool(exit_code))
+
+
+def answer(action: Callable[[], BaseModel]) -> CallToolResult:
+    """Run one tools-layer call; its refusals (``ToolError``) come back as tool errors."""
+    return tool_result(*tools.invoke(action))
