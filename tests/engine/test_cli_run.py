@@ -182,3 +182,37 @@ def test_rules_lists_every_rule_id_that_check_reports(tmp_path: Path) -> None:
     assert {row["protocol"] for row in only_duel} == {"duel", "any record", "moot run", "agent tools"}
     unknown = run_moot("rules", "chess", cwd=tmp_path)
     assert unknown.returncode == 2 and "chess" in unknown.stderr
+
+
+def test_run_roundtable_on_the_embedded_model_closes_with_minutes(tmp_path: Path) -> None:
+    done = run_moot(
+        "run", "roundtable", "--topic", "缓存设计", "--speakers", "架构师,审查员", "--max-rounds", "1", "--json",
+        cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["protocol"] == "roundtable" and report["outcome"] == "closed"
+    meeting = tmp_path / report["artifact"]
+    assert (meeting / "MINUTES.md").is_file() and (meeting / "001_架构师.md").is_file()
+    assert check_path(meeting).exit_code == 0
+
+
+def test_run_agora_on_the_embedded_model_ends_in_a_terminal_outcome(tmp_path: Path) -> None:
+    done = run_moot(
+        "run", "agora", "--topic", "Tabs or spaces", "--max-turns", "4", "--json", cwd=tmp_path, timeout=600
+    )
+    report = json.loads(done.stdout)
+    assert report["protocol"] == "agora" and report["outcome"] in {"CONSENSUS", "TIMEOUT", "FAILED"}
+    assert check_path(tmp_path / report["artifact"]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["duel", "missing.md"], "missing.md"),
+        (["agora", "--topic", "X", "--position", "bad"], "ROLE=TEXT"),
+        (["roundtable"], "--topic or --agenda"),
+    ],
+)
+def test_each_protocol_names_bad_input_in_one_sentence(tmp_path: Path, args: list[str], expected: str) -> None:
+    done = run_moot("run", *args, cwd=tmp_path)
+    assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr

@@ -163,6 +163,134 @@ def run_critique(
     )
 
 
+def _specs(roles: list[str], root: Path, agent: list[str] | None, agents: str | None) -> tuple[str, ...]:
+    """Each role's agent spec, recorded in the duel's and Agora's records as the participant's model."""
+    choice = AgentChoice(parse_agent_options(agent or []), agents)
+    settings = load_settings(root)
+    return tuple(choice.spec_for(role, settings) for role in roles)
+
+
+def _common(
+    root: Path,
+    agent: list[str] | None,
+    agents: str | None,
+    as_json: bool,
+    follow: bool,
+    repairs: int | None,
+    turn_timeout: float | None,
+    max_tokens: int | None,
+    max_wall: float | None,
+) -> dict[str, object]:
+    return {
+        "root": root,
+        "agent": agent,
+        "agents": agents,
+        "as_json": as_json,
+        "follow": follow,
+        "repairs": repairs,
+        "turn_timeout": turn_timeout,
+        "max_tokens": max_tokens,
+        "max_wall": max_wall,
+    }
+
+
+@run_app.command("duel")
+def run_duel(
+    source: Annotated[Path, typer.Argument(help="The Markdown document to debate (read-only).")],
+    topic: Annotated[
+        str | None, typer.Option("--topic", help="Default: the first heading, else the file stem.")
+    ] = None,
+    roles: Annotated[str, typer.Option("--roles", help="The two participants, A,B.")] = "advocate,skeptic",
+    max_turns: Annotated[int, typer.Option("--max-turns", min=2, max=6, help="At most 6, as the seed says.")] = 6,
+    root: RootOpt = Path("."),
+    agent: AgentOpt = None,
+    agents: AgentsOpt = None,
+    as_json: JsonOpt = False,
+    follow: FollowOpt = False,
+    repairs: RepairsOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_wall: MaxWallOpt = None,
+) -> None:
+    """A Socratic Duel: two participants debate a source document in at most six turns."""
+    from moot.engine.duel import DuelDriver, DuelOptions
+
+    pair = _two_roles(roles)
+    models = _specs(list(pair), root, agent, agents)
+    options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]), max_turns=max_turns)
+    driver = DuelDriver.start(root, options, now_minutes())
+    execute(driver, **_common(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))  # type: ignore[arg-type]
+
+
+@run_app.command("agora")
+def run_agora(
+    topic: Annotated[str, typer.Option("--topic", help="What the drones debate.")],
+    position: Annotated[
+        list[str] | None, typer.Option("--position", help="ROLE=TEXT per participant (default: for and against).")
+    ] = None,
+    methodology: Annotated[str, typer.Option("--methodology", help="opinion, fact-based or mixed.")] = "opinion",
+    max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="Turn limit (the seed: 20).")] = 20,
+    research: Annotated[int, typer.Option("--research", min=0, help="Research drones that gather evidence first.")] = 0,
+    evidence_source: Annotated[
+        str | None, typer.Option("--evidence-source", help="A file the research drones read.")
+    ] = None,
+    root: RootOpt = Path("."),
+    agent: AgentOpt = None,
+    agents: AgentsOpt = None,
+    as_json: JsonOpt = False,
+    follow: FollowOpt = False,
+    repairs: RepairsOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_wall: MaxWallOpt = None,
+) -> None:
+    """An Agora debate: drones exchange signals until Nash consensus, or time out."""
+    from moot.engine.agora import AgoraDriver, AgoraOptions, parse_position
+
+    positions = tuple(parse_position(value) for value in position or [])
+    roles = [role for role, _ in positions]
+    models = tuple(zip(roles, _specs(roles, root, agent, agents), strict=True))
+    options = AgoraOptions(
+        topic=topic,
+        positions=positions,
+        methodology=methodology,
+        max_turns=max_turns,
+        research=research,
+        evidence_source=evidence_source,
+        models=models,
+    )
+    driver = AgoraDriver.start(root, options, now_minutes())
+    execute(driver, **_common(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))  # type: ignore[arg-type]
+
+
+@run_app.command("roundtable")
+def run_roundtable(
+    topic: Annotated[str | None, typer.Option("--topic", help="What the meeting discusses.")] = None,
+    agenda: Annotated[Path | None, typer.Option("--agenda", help="A file with the background (AGENDA.md).")] = None,
+    speakers: Annotated[str, typer.Option("--speakers", help="The speakers in order, A,B,C.")] = "architect,reviewer",
+    max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Round limit.")] = 3,
+    name: Annotated[str | None, typer.Option("--name", help="The meeting's directory name.")] = None,
+    root: RootOpt = Path("."),
+    agent: AgentOpt = None,
+    agents: AgentsOpt = None,
+    as_json: JsonOpt = False,
+    follow: FollowOpt = False,
+    repairs: RepairsOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_wall: MaxWallOpt = None,
+) -> None:
+    """A Roundtable: speakers in order, then the moderator writes MINUTES.md and closes."""
+    from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
+
+    if topic is None and agenda is None:
+        raise UserError("give --topic or --agenda so the meeting has something to discuss.")
+    order = tuple(part.strip() for part in speakers.split(",") if part.strip())
+    options = RoundtableOptions(speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds)
+    driver = RoundtableDriver.start(root, options, now_minutes())
+    execute(driver, **_common(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))  # type: ignore[arg-type]
+
+
 def resume_command(
     path: Annotated[Path, typer.Argument(help="The record of an interrupted debate (file or meeting directory).")],
     context: Annotated[str | None, typer.Option("--context", help="Context for the first role (critique).")] = None,

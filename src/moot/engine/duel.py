@@ -186,6 +186,7 @@ class DuelOptions:
 
 class DuelDriver(Driver):
     protocol = "duel"
+    options_type = DuelOptions
 
     def __init__(self, path: Path) -> None:
         self.record_path = path

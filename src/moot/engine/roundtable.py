@@ -144,6 +144,7 @@ class RoundtableOptions:
 
 class RoundtableDriver(Driver):
     protocol = "roundtable"
+    options_type = RoundtableOptions
 
     def __init__(self, path: Path, language: Language | None = None) -> None:
         self.record_path = path
