@@ -216,3 +216,34 @@ def test_run_agora_on_the_embedded_model_ends_in_a_terminal_outcome(tmp_path: Pa
 def test_each_protocol_names_bad_input_in_one_sentence(tmp_path: Path, args: list[str], expected: str) -> None:
     done = run_moot("run", *args, cwd=tmp_path)
     assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["roundtable", "--topic", "Cache design", "--speakers", "architect,reviewer", "--max-rounds", "2"],
+        ["agora", "--topic", "Tabs or spaces", "--max-turns", "6"],
+    ],
+)
+def test_sigkill_and_resume_on_the_embedded_model(tmp_path: Path, command: list[str]) -> None:
+    proc = subprocess.Popen(
+        [*MOOT, "run", *command], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    folder = tmp_path / (".roundtable" if command[0] == "roundtable" else ".agora")
+
+    def records() -> list[Path]:  # the meeting directory, or the Agora record file
+        return [p for p in folder.glob("*") if (p.is_dir() if command[0] == "roundtable" else p.suffix == ".md")]
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not records():
+        time.sleep(0.05)
+    time.sleep(2.5)  # inside the debate: the model is writing a turn
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (record,) = records()
+    killed = check_path(record)
+    assert killed.exit_code == 0 or killed.repairable, killed.violations
+    done = run_moot("resume", str(record), "--json", cwd=tmp_path, timeout=600)
+    report = json.loads(done.stdout)
+    assert report["outcome"] is not None, done.stderr
+    assert check_path(record).exit_code == 0

@@ -137,7 +137,8 @@ class Engine:
 
     async def _take_turn(self, role: str, result: RunResult) -> bool:
         """Ask ``role`` for a turn, repairing up to ``limits.repairs`` times. False when the run ended."""
-        request = self.driver.request_for(role)
+        # The agent's own deadline matches the engine's, so neither gives up before the other.
+        request = self.driver.request_for(role).model_copy(update={"timeout_s": self.limits.turn_timeout_s})
         number = self.driver.summary().turns + 1
         self.emit("turn_started", role, turn=number)
         for attempt in range(1, self.limits.repairs + 2):
