@@ -10,6 +10,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -52,38 +53,44 @@ def interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-def execute(
-    driver: Driver,
-    *,
-    root: Path,
-    agent: list[str] | None,
-    agents: str | None,
-    as_json: bool,
-    follow: bool,
-    repairs: int | None,
-    turn_timeout: float | None,
-    max_tokens: int | None,
-    max_wall: float | None,
-    after: Callable[[Driver, RunResult], bool] | None = None,
-) -> None:
+@dataclass(frozen=True)
+class RunFlags:
+    """The flags every ``moot run <protocol>`` and ``moot resume`` share."""
+
+    root: Path
+    agent: list[str] | None
+    agents: str | None
+    as_json: bool
+    follow: bool
+    repairs: int | None
+    turn_timeout: float | None
+    max_tokens: int | None
+    max_wall: float | None
+
+
+def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult], bool] | None = None) -> None:
     """Run ``driver`` with the chosen agents, show progress, print the outcome and exit with its code.
 
     ``after`` may continue the debate (the person agreed to more rounds): it returns True to run again.
     """
-    settings = load_settings(root)
-    choice = AgentChoice(parse_agent_options(agent or []), agents)
+    settings = load_settings(flags.root)
+    choice = AgentChoice(parse_agent_options(flags.agent or []), flags.agents)
     limits = limits_from(
-        settings, repairs=repairs, turn_timeout_s=turn_timeout, max_tokens=max_tokens, max_wall_s=max_wall
+        settings,
+        repairs=flags.repairs,
+        turn_timeout_s=flags.turn_timeout,
+        max_tokens=flags.max_tokens,
+        max_wall_s=flags.max_wall,
     )
-    progress = Progress(driver, follow=follow, quiet=as_json)
+    progress = Progress(driver, follow=flags.follow, quiet=flags.as_json)
     while True:
         roles = driver.roles()
         chosen = resolve_agents(roles, choice, settings)
         with progress:
             result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,)))
-        if after is None or as_json or not after(driver, result):
+        if after is None or flags.as_json or not after(driver, result):
             break
-    if as_json:
+    if flags.as_json:
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:
         print_outcome(result)
@@ -150,15 +157,7 @@ def run_critique(
     driver = CritiqueDriver.start(root, options, now_minutes())
     execute(
         driver,
-        root=root,
-        agent=agent,
-        agents=agents,
-        as_json=as_json,
-        follow=follow,
-        repairs=repairs,
-        turn_timeout=turn_timeout,
-        max_tokens=max_tokens,
-        max_wall=max_wall,
+        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall),
         after=after_critique if interactive() else None,
     )
 
@@ -168,30 +167,6 @@ def _specs(roles: list[str], root: Path, agent: list[str] | None, agents: str | 
     choice = AgentChoice(parse_agent_options(agent or []), agents)
     settings = load_settings(root)
     return tuple(choice.spec_for(role, settings) for role in roles)
-
-
-def _common(
-    root: Path,
-    agent: list[str] | None,
-    agents: str | None,
-    as_json: bool,
-    follow: bool,
-    repairs: int | None,
-    turn_timeout: float | None,
-    max_tokens: int | None,
-    max_wall: float | None,
-) -> dict[str, object]:
-    return {
-        "root": root,
-        "agent": agent,
-        "agents": agents,
-        "as_json": as_json,
-        "follow": follow,
-        "repairs": repairs,
-        "turn_timeout": turn_timeout,
-        "max_tokens": max_tokens,
-        "max_wall": max_wall,
-    }
 
 
 @run_app.command("duel")
@@ -219,7 +194,7 @@ def run_duel(
     models = _specs(list(pair), root, agent, agents)
     options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]), max_turns=max_turns)
     driver = DuelDriver.start(root, options, now_minutes())
-    execute(driver, **_common(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))  # type: ignore[arg-type]
+    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
 
 @run_app.command("agora")
@@ -260,7 +235,7 @@ def run_agora(
         models=models,
     )
     driver = AgoraDriver.start(root, options, now_minutes())
-    execute(driver, **_common(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))  # type: ignore[arg-type]
+    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
 
 @run_app.command("roundtable")
@@ -288,7 +263,7 @@ def run_roundtable(
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
     options = RoundtableOptions(speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds)
     driver = RoundtableDriver.start(root, options, now_minutes())
-    execute(driver, **_common(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))  # type: ignore[arg-type]
+    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
 
 def resume_command(
@@ -313,18 +288,7 @@ def resume_command(
         raise UserError(f"cannot resume {path}: {problem}")
     driver = driver_class(protocol).resume(target, context=_read_context(context))
     root = _work_root(target)
-    execute(
-        driver,
-        root=root,
-        agent=agent,
-        agents=agents,
-        as_json=as_json,
-        follow=follow,
-        repairs=repairs,
-        turn_timeout=turn_timeout,
-        max_tokens=max_tokens,
-        max_wall=max_wall,
-    )
+    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
 
 def _work_root(record: Path) -> Path:
