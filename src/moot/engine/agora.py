@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.agents.base import AgentRequest
 from moot.artifacts import agora as record
 from moot.artifacts.base import atomic_write_text, read_text
-from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.errors import UserError
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
@@ -336,7 +336,7 @@ class AgoraDriver(Driver):
                 deadlock_window=options.deadlock_window,
             )
         except ValidationError as exc:
-            raise UserError(f"cannot start the debate: {_first_error(exc)}.") from exc
+            raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
         path = root / ".agora" / f"{slug}.md"
         if path.exists() or path.is_symlink():
             raise UserError(f"{path} already exists; resume it with `moot resume {path}` or choose another topic.")
@@ -380,7 +380,7 @@ class AgoraDriver(Driver):
             return ResearchFile.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValidationError) as exc:
             raise UserError(
-                f"the research sidecar {path} cannot be read ({_first_error(exc)}); restore it or delete it "
+                f"the research sidecar {path} cannot be read ({first_error(exc)}); restore it or delete it "
                 "to debate without an evidence pool."
             ) from exc
 
@@ -542,7 +542,7 @@ class AgoraDriver(Driver):
         try:
             reply = ResearchReply.model_validate_json(body, strict=False)
         except ValidationError as exc:
-            problem = f'the reply is not the research JSON ({_first_error(exc)}); send {{"evidence": [{{source, content, confidence}}]}}.'
+            problem = f'the reply is not the research JSON ({first_error(exc)}); send {{"evidence": [{{source, content, confidence}}]}}.'
             return Candidate(None, [reply_format_violation(problem)])
         problems = _evidence_problems(reply.evidence)
         report = ResearchReport(drone=len(self.research.reports) + 1, evidence=reply.evidence)
@@ -602,12 +602,3 @@ def _evidence_problems(items: Sequence[Evidence]) -> list[Violation]:
                 message = f"evidence item {number} has an empty {field}; fill it in."
                 found.append(RULES.violation("AGORA_EMPTY_TEXT", message))
     return found
-
-
-def _first_error(exc: Exception) -> str:
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        first = errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return f"{where}: {first['msg']}" if where else str(first["msg"])
-    return str(exc)

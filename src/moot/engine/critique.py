@@ -15,7 +15,7 @@ from pathlib import Path
 from moot.agents.base import AgentRequest
 from moot.artifacts import critique as record
 from moot.artifacts.base import read_text
-from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.errors import UserError
 from moot.protocols.base import Outcome, Summary
 from moot.protocols.critique import (
@@ -99,7 +99,7 @@ class CritiqueDriver(Driver):
                     directory=str(root),
                 )
         except ValueError as exc:
-            raise UserError(f"cannot start the dialogue: {_first_error(exc)}.") from exc
+            raise UserError(f"cannot start the dialogue: {first_error(exc)}.") from exc
         path = record.dialogue_path(root, options.topic)
         try:
             record.create(path, config)
@@ -196,7 +196,7 @@ class CritiqueDriver(Driver):
         try:
             turn = self.protocol_machine.turn_from_reply(self.state, role, reply, now)
         except ValueError as exc:
-            return Candidate(None, [RULES.violation("CRITIQUE_TURN_HEADER", _first_error(exc))])
+            return Candidate(None, [RULES.violation("CRITIQUE_TURN_HEADER", first_error(exc))])
         return Candidate(turn, self.protocol_machine.validate(self.state, turn))
 
     def commit(self, turn: CritiqueTurn) -> None:
@@ -234,17 +234,8 @@ def _parse_reply(text: str) -> tuple[CritiqueReply | None, str]:
     except ValueError as exc:
         return (
             None,
-            f"the reply does not match the turn schema ({_first_error(exc)}); send message, status and summary.",
+            f"the reply does not match the turn schema ({first_error(exc)}); send message, status and summary.",
         )
-
-
-def _first_error(exc: Exception) -> str:
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        first = errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return f"{where}: {first['msg']}" if where else str(first["msg"])
-    return str(exc)
 
 
 def _tail(turns: str) -> str:

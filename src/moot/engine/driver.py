@@ -21,6 +21,16 @@ ENGINE_RULES = RuleBook(
 )
 
 
+def first_error(exc: Exception) -> str:
+    """The first problem of a (pydantic) validation error as one short phrase: ``field: message``."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    return str(exc)
+
+
 def reply_format_violation(problem: str) -> Violation:
     return ENGINE_RULES.violation("REPLY_FORMAT", problem)
 

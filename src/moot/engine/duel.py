@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.agents.base import AgentRequest
 from moot.artifacts import duel as record
 from moot.artifacts.base import read_text
-from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.errors import UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.duel import (
@@ -405,7 +405,7 @@ class DuelDriver(Driver):
                 source_path=self.config.source_path,
             )
         except ValidationError as exc:
-            return Candidate(None, [reply_format_violation(f"the reply does not make a turn ({_first_error(exc)}).")])
+            return Candidate(None, [reply_format_violation(f"the reply does not make a turn ({first_error(exc)}).")])
         return Candidate(turn, self._reads_back(turn) or self.machine.validate(self.state, turn))
 
     def _reads_back(self, turn: DuelTurn) -> list[Violation]:
@@ -539,7 +539,7 @@ def parse_reply(
         return model.model_validate(_one_line_strings(data) if one_line else data), None
     except ValidationError as exc:
         return None, reply_format_violation(
-            f"the reply does not match the schema ({_first_error(exc)}); fix that field."
+            f"the reply does not match the schema ({first_error(exc)}); fix that field."
         )
 
 
@@ -594,9 +594,3 @@ def _day(started: str) -> dt.date:
 
 def _local_now() -> str:
     return dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-
-
-def _first_error(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first.get("loc", ()))
-    return f"{where}: {first['msg']}" if where else str(first["msg"])
