@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,7 +53,7 @@ class SqliteLedger(SqlLedger):
                 f"Cannot open the ledger {self.path} ({exc}); check that its directory is writable."
             ) from exc
         try:
-            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            mode = self._enable_wal()
             if mode is None or str(mode[0]).lower() != "wal":
                 raise LedgerUnavailableError(
                     f"The ledger {self.path} cannot use write-ahead logging; put it on a local file system."
@@ -66,6 +67,23 @@ class SqliteLedger(SqlLedger):
         except BaseException:
             self._conn.close()
             raise
+
+    def _enable_wal(self) -> tuple[object, ...] | None:
+        """Switch to WAL, waiting out other processes that are creating the same new file.
+
+        Changing the journal mode can fail with SQLITE_BUSY at once, without SQLite's busy handler
+        waiting, when another process holds a lock on a brand-new database; so wait here, up to the
+        busy timeout.
+        """
+        deadline = time.monotonic() + self._busy_timeout
+        while True:
+            try:
+                row: tuple[object, ...] | None = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                return row
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
 
     def _unavailable(self, exc: sqlite3.Error) -> LedgerUnavailableError:
         if "locked" in str(exc) or "busy" in str(exc):
