@@ -121,6 +121,29 @@ def test_always_500_gives_up_after_max_attempts() -> None:
     assert sleeps.delays == [0.375, 0.75]  # exponential: 0.5 s then 1 s steps, half of each jittered
 
 
+def test_a_body_that_is_not_a_chat_completion_is_retried_then_read() -> None:
+    """A proxy or a wrong URL can answer 200 with JSON of another shape; the SDK does not validate it."""
+    answers = [
+        (200, {"choices": "xy"}, {}),
+        (200, {"detail": "Not Found"}, {}),
+        (200, chat_completion('{"verdict": "agree", "reason": "fine"}'), {}),
+    ]
+    policy, _ = no_wait_policy()
+    with scripted_http_server(answers) as (url, received):
+        agent = OpenAIAgent("scripted-model", base_url=url, api_key="sk-test", retry=policy)
+        reply = asyncio.run(agent.reply(AgentRequest(prompt="judge")))
+    assert (reply.attempts, len(received)) == (3, 3)
+    assert json.loads(reply.text)["verdict"] == "agree"
+
+
+def test_a_body_that_is_never_a_chat_completion_names_the_fix() -> None:
+    policy, _ = no_wait_policy(max_attempts=2)
+    with scripted_http_server([(200, {"choices": "xy"}, {})]) as (url, _):
+        agent = OpenAIAgent("scripted-model", base_url=url, api_key="sk-test", retry=policy)
+        with pytest.raises(AgentError, match=r"something other than a chat completion: check the URL"):
+            asyncio.run(agent.reply(AgentRequest(prompt="judge")))
+
+
 def test_client_errors_are_not_retried() -> None:
     answers = [(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}, {})]
     policy, sleeps = no_wait_policy()

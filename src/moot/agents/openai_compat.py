@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from moot.agents._http import error_for_status
 from moot.agents.base import (
@@ -33,7 +34,6 @@ from moot.agents.base import (
 
 if TYPE_CHECKING:
     import httpx2
-    from openai.types.chat import ChatCompletion
 
 OPENAI_URL = "https://api.openai.com/v1"
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
@@ -127,7 +127,12 @@ class OpenAIAgent(Agent):
         if response_format is not None:
             options["response_format"] = response_format
         try:
-            return await self._client.chat.completions.create(model=self.model, messages=messages, **options)  # type: ignore[arg-type]
+            completion = await self._client.chat.completions.create(model=self.model, messages=messages, **options)  # type: ignore[arg-type]
+        except json.JSONDecodeError as exc:  # the SDK parses a JSON content type without catching
+            raise AgentBadReply(
+                f"{self.base_url} answered with a body that is not JSON ({exc.msg}): check the server or a proxy before it",
+                retryable=True,
+            ) from exc
         except openai.APITimeoutError as exc:
             raise AgentTimeout(
                 f"{self.base_url} did not answer within {request.timeout_s:g} s: raise timeout_s or use a faster model",
@@ -137,6 +142,13 @@ class OpenAIAgent(Agent):
             raise AgentUnavailable(
                 f"cannot reach {self.base_url}: start the server or pass openai:MODEL@URL", retryable=True
             ) from exc
+        # Any other content type comes back as text; the SDK builds its models without validating them.
+        if not (isinstance(completion, ChatCompletion) and _has_messages(completion)):
+            raise AgentBadReply(
+                f"{self.base_url} answered with something other than a chat completion: check the URL and the server",
+                retryable=True,
+            )
+        return completion
 
     def _error(self, exc: openai.APIStatusError) -> AgentError:
         return error_for_status(
@@ -189,3 +201,9 @@ def _split_model_url(rest: str) -> tuple[str, str | None]:
         if index >= 0:
             return rest[:index].strip(), rest[index + 1 :].strip()
     return rest.strip(), None
+
+
+def _has_messages(completion: ChatCompletion) -> bool:
+    """Whether the completion has the shape :meth:`OpenAIAgent.reply` reads (a list of choices with messages)."""
+    choices: object = completion.choices
+    return isinstance(choices, list) and all(hasattr(getattr(c, "message", None), "content") for c in choices)
