@@ -47,7 +47,7 @@ def _table(path: Path) -> dict[str, Any] | None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}; fix or remove the file.") from exc
-    except tomllib.TOMLDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError, a number too long, nesting too deep
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix the syntax.") from exc
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})

@@ -104,7 +104,7 @@ def parse_script(text: str, source: str = "script") -> list[ScriptedReply]:
     """Entries of a script file: a JSON array, else JSON lines (blank lines skipped)."""
     try:
         whole = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or a number too long or nesting too deep to read
         whole = None
         entries: list[tuple[int, Any]] = []
         for number, line in enumerate(text.splitlines(), start=1):
@@ -112,9 +112,10 @@ def parse_script(text: str, source: str = "script") -> list[ScriptedReply]:
                 continue
             try:
                 entries.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
+            except (ValueError, RecursionError) as exc:
+                problem = exc.msg if isinstance(exc, json.JSONDecodeError) else "too long or too deeply nested"
                 raise AgentError(
-                    f"{source} line {number} is not JSON ({exc.msg}): write one JSON value per line or a JSON array"
+                    f"{source} line {number} is not JSON ({problem}): write one JSON value per line or a JSON array"
                 ) from None
     else:
         values = whole if isinstance(whole, list) else [whole]

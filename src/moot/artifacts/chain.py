@@ -61,7 +61,7 @@ def read_chain(artifact: Path) -> tuple[list[dict[str, object]] | None, list[Vio
     for line in lines or []:
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             problem = True
             break
         if not (isinstance(row, dict) and isinstance(row.get("digest"), str) and isinstance(row.get("chain"), str)):

@@ -75,7 +75,7 @@ _CONCLUSION_HEADING = re.compile(r"^##\s+Terminal Conclusion\s*#*\s*$", re.IGNOR
 _RULE_LINE = re.compile(r"^\s*-{3,}\s*$")
 _KEY_LINE = re.compile(r"^\*\*\s*(?P<key>[^*]+?)\s*:?\s*\*\*\s*:?[ \t]*(?P<value>.*?)\s*$")
 _HEADING = re.compile(
-    r"^##\s+Turn\s+(?P<number>\d+)\s*(?P<sep1>—|–|-{1,2})\s*(?P<who>.+?)\s*(?P<sep2>—|–|-{1,2})\s*"
+    r"^##\s+Turn\s+(?P<number>\d{1,9})\s*(?P<sep1>—|–|-{1,2})\s*(?P<who>.+?)\s*(?P<sep2>—|–|-{1,2})\s*"
     r"(?P<stance>[A-Za-z_]+)\s*$"
 )
 _WHO = re.compile(r"^(?P<name>[^()]+?)\s*\(\s*(?P<harness>[^()/]+?)\s*/\s*(?P<model>[^()]+?)\s*\)$")
@@ -455,7 +455,7 @@ class _Header:
         max_turns = DuelConfig.model_fields["max_turns"].default
         if meta("Max Turns"):
             text = meta("Max Turns")
-            if text.isdigit() and int(text) >= 1:
+            if text.isascii() and text.isdigit() and len(text) <= 9 and int(text) >= 1:
                 max_turns = int(text)
             else:
                 self.p.report(
@@ -546,7 +546,7 @@ class _TurnParser:
             self.problem(
                 "the turn heading must read '## Turn {N} — {Participant} ({Harness} / {Model}) — {STANCE}'.", index
             )
-            number = re.search(r"Turn\s+(\d+)", line, re.IGNORECASE)
+            number = re.search(r"Turn\s+(\d{1,9})\b", line, re.IGNORECASE)
             return (int(number.group(1)) if number else 0), "", "", "", ""
         if match.group("sep1") != "—" or match.group("sep2") != "—":
             self.problem("separate the turn heading's parts with em dashes (—, U+2014).", index)

@@ -65,7 +65,7 @@ def read_batch(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[dict[
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             value = None
         if not isinstance(value, dict):
             errors.append({"line": number, "error": 'not a JSON object; write one debate per line as {"protocol": …}.'})

@@ -227,7 +227,7 @@ class CritiqueDriver(Driver):
 def _parse_reply(text: str) -> tuple[CritiqueReply | None, str]:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, "the reply is not a JSON object; answer with one JSON object with message, status and summary."
     try:
         return CritiqueReply.model_validate(data), ""

@@ -530,7 +530,7 @@ def parse_reply(
     """
     try:
         data = json.loads(text, strict=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, reply_format_violation(
             "the reply is not one complete JSON object (it may have been cut off); answer with a shorter JSON object "
             "that matches the schema."

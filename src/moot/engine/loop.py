@@ -145,7 +145,7 @@ class Engine:
             try:
                 reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
             except (AgentError, TimeoutError) as exc:
-                reason = f"{role}'s agent failed: {exc or type(exc).__name__}"
+                reason = f"{role}'s agent failed: {str(exc) or type(exc).__name__}"
                 self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
                 self.driver.fail(role, reason, self.clock())
                 return False

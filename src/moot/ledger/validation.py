@@ -83,7 +83,7 @@ def encoded_event_data(event_type: str, data: object, close_run: bool) -> str:
         ) from exc
     if len(encoded.encode("utf-8")) > _MAX_EVENT_BYTES:
         raise InvalidInputError(f"Event data is larger than {_MAX_EVENT_BYTES} bytes; store large content in a file.")
-    status = data.get("status")
+    status = data.get("status") if isinstance(data.get("status"), str) else None  # a list is unhashable
     required = {"artifact_registered": "path", "btw_update": "message"}.get(event_type)
     if event_type == "status_change" and status not in RUN_STATUSES:
         raise InvalidInputError(

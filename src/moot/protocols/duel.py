@@ -659,11 +659,14 @@ class DuelProtocol(DeliberationProtocol[DuelTurn, DuelState]):
 
     def _turn_reference_violations(self, turn: DuelTurn, where: str, text: str) -> Iterable[Violation]:
         for match in _TURN_REF.finditer(text):
-            number = int(match.group(1))
-            if not 1 <= number < turn.number:
+            digits = match.group(1)
+            # Longer numbers are past any turn (and int() refuses more than 4300 digits).
+            number = int(digits) if len(digits) <= 9 else None
+            if number is None or not 1 <= number < turn.number:
+                shown = digits if number is not None else digits[:9] + "…"
                 yield RULES.violation(
                     "DUEL_TURN_REFERENCE",
-                    f"{where} refers to turn {number}, which is not an earlier turn; refer to a turn before "
+                    f"{where} refers to turn {shown}, which is not an earlier turn; refer to a turn before "
                     f"turn {turn.number} or to the source.",
                 )
 

@@ -23,7 +23,7 @@ def parse_data(data: str | dict[str, Any] | None) -> dict[str, Any]:
         return data
     try:
         decoded = json.loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BadInput(
             f'--data is not valid JSON ({exc}); pass one JSON object, e.g. \'{{"status":"running"}}\'.',
             rule="TOOLS_EVENT",
