@@ -123,6 +123,32 @@ def test_batch_runs_debates_concurrently_and_reports_each(tmp_path: Path, agreei
     assert done.returncode == 1  # not every line reached consensus
 
 
+def test_batch_lines_with_values_of_the_wrong_type_are_refused_one_by_one(
+    tmp_path: Path, agreeing_script: Path
+) -> None:
+    good = {"protocol": "critique", "topic": "Cache", "agents": f"script:{agreeing_script}", "root": str(tmp_path)}
+    lines = [
+        {**good, "agents": 5},
+        {**good, "max_rounds": "many"},
+        {"protocol": "roundtable", "speakers": ["a", "b"], "topic": "t", "language": "fr"},
+        {"protocol": "critique", "agents": good["agents"]},
+        good,
+    ]
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    done = run_moot("run", "--batch", str(batch), cwd=tmp_path)
+    errors = {row["line"]: row["error"] for row in map(json.loads, done.stdout.splitlines()) if "error" in row}
+    assert errors == {
+        1: "agents: Input should be a valid string; fix that key of the debate.",
+        2: "the critique option max_rounds: Input should be a valid integer, unable to parse string as an integer; "
+        "fix that key of the debate.",
+        3: "the roundtable option language: Input should be 'en' or 'zh'; fix that key of the debate.",
+        4: "the critique option topic: Field required; add it to the debate.",
+    }
+    assert "Traceback" not in done.stderr and done.returncode == 1
+    assert (tmp_path / ".dialogues" / "cache.md").is_file()  # the good line still ran
+
+
 SLOW_AGENT = """
 import json, sys, time
 prompt = sys.stdin.read()

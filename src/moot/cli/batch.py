@@ -21,19 +21,20 @@ import typer
 
 from moot.config import load_settings
 from moot.engine.session import AgentChoice, limits_from, resolve_agents, run_driver
-from moot.engine.specs import build_driver
+from moot.engine.specs import build_driver, caller_keys
 from moot.errors import UserError
 
 
 async def _run_line(number: int, spec: dict[str, Any], gate: asyncio.Semaphore, started: str) -> dict[str, Any]:
     async with gate:
         try:
-            root = Path(str(spec.get("root", ".")))
+            keys = caller_keys(spec)
+            root = Path(keys.get("root", "."))
             driver = build_driver(spec, root, started)
             settings = load_settings(root)
-            choice = AgentChoice(dict(spec.get("agent", {})), spec.get("agents"))
+            choice = AgentChoice(keys.get("agent", {}), keys.get("agents"))
             agents = resolve_agents(driver.roles(), choice, settings)
-            result = await run_driver(driver, agents, limits_from(settings, repairs=spec.get("repairs")))
+            result = await run_driver(driver, agents, limits_from(settings, repairs=keys.get("repairs")))
         except UserError as exc:
             return {"line": number, "error": str(exc)}
         return {"line": number, **result.to_json()}

@@ -8,15 +8,31 @@ other keys that name fields of that driver's options become those options. Keys 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
+
 from moot.engine import DRIVERS, driver_class
-from moot.engine.driver import Driver
+from moot.engine.driver import Driver, first_error
 from moot.errors import UserError
 
-NOT_OPTIONS = {"protocol", "agent", "agents", "root", "repairs"}
+
+class CallerKeys(TypedDict, total=False):
+    """The keys of a spec that are not the driver's options; the caller reads them."""
+
+    protocol: str
+    agent: dict[str, str]  # role -> agent spec
+    agents: str  # one agent spec for every role
+    root: str
+    repairs: int
+
+
+NOT_OPTIONS = set(CallerKeys.__annotations__)
+_CALLER_KEYS = TypeAdapter(CallerKeys)
 
 
 def _frozen(value: Any) -> Any:
@@ -26,8 +42,29 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def _options_adapter(options_type: type) -> TypeAdapter[Any]:
+    return TypeAdapter(options_type)
+
+
+def _spec_error(exc: ValidationError, what: str) -> UserError:
+    fix = "add it to the debate" if exc.errors()[0]["type"] == "missing" else "fix that key of the debate"
+    return UserError(f"{what}{first_error(exc)}; {fix}.")
+
+
+def caller_keys(spec: Mapping[str, Any]) -> CallerKeys:
+    """The spec's caller keys, type-checked: a batch line is user input, so a wrong type is a clean error."""
+    try:
+        keys: CallerKeys = _CALLER_KEYS.validate_python(
+            {key: value for key, value in spec.items() if key in NOT_OPTIONS}, strict=True
+        )
+    except ValidationError as exc:
+        raise _spec_error(exc, "") from None
+    return keys
+
+
 def build_driver(spec: Mapping[str, Any], root: Path, started: str) -> Driver:
-    protocol = spec.get("protocol")
+    protocol = caller_keys(spec).get("protocol")
     if protocol not in DRIVERS:
         raise UserError(f"protocol {protocol!r} is unknown; use one of {', '.join(DRIVERS)}.")
     cls = driver_class(str(protocol))
@@ -38,8 +75,9 @@ def build_driver(spec: Mapping[str, Any], root: Path, started: str) -> Driver:
         raise UserError(
             f"{protocol} has no option(s) {', '.join(unknown)}; its options are {', '.join(sorted(names))}."
         )
+    given = {key: _frozen(value) for key, value in spec.items() if key in names}
     try:
-        options = options_type(**{key: _frozen(value) for key, value in spec.items() if key in names})
-    except TypeError as exc:
-        raise UserError(f"the {protocol} options are incomplete ({exc}); add the missing keys.") from exc
+        options = _options_adapter(options_type).validate_python(given)
+    except ValidationError as exc:
+        raise _spec_error(exc, f"the {protocol} option ") from None
     return cls.start(root, options, started)
