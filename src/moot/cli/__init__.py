@@ -65,6 +65,17 @@ def main(argv: list[str] | None = None) -> None:
     """
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    for arg in args:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 reach Python as lone surrogates, which no file can hold
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            typer.echo(
+                f"moot: the argument {shown!r} is not UTF-8 text; run moot in a UTF-8 locale (e.g. LANG=C.UTF-8) "
+                "or rename the file to a UTF-8 name.",
+                err=True,
+            )
+            sys.exit(2)
     try:
         app(args=args, prog_name="moot")
     except UserError as exc:
