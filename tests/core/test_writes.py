@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts.base import append_text_durably, atomic_write_text
+from moot.artifacts.base import append_log_line, atomic_write_text
 
 TURN = "---\n\n## Turn {n}\n" + "x" * 20_000 + "\nend {n}\n"
 
 WRITER = """
 import sys
 from pathlib import Path
-from moot.artifacts.base import append_text_durably
+from moot.artifacts.base import atomic_write_text
 path = Path(sys.argv[1])
 n = path.read_text().count("## Turn ")
 while True:
     n += 1
-    append_text_durably(path, {turn!r}.format(n=n))
+    atomic_write_text(path, path.read_text() + {turn!r}.format(n=n))
 """
 
 
@@ -54,6 +54,32 @@ def test_sigkill_during_appends_never_tears_a_turn(tmp_path: Path) -> None:
     assert all(name.startswith(".record.md.") for name in leftovers)
 
 
+LOGGER = """
+import sys
+from pathlib import Path
+from moot.artifacts.base import append_log_line
+n = 0
+while True:
+    n += 1
+    append_log_line(Path(sys.argv[1]), '{"n": %d, "pad": "%s"}' % (n, "x" * 5000))
+"""
+
+
+def test_a_killed_log_append_costs_at_most_the_last_line(tmp_path: Path) -> None:
+    log = tmp_path / "usage.jsonl"
+    rng = random.Random(11)
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", LOGGER, str(log)])
+        time.sleep(rng.uniform(0.3, 0.6))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        append_log_line(log, '{"n": 0, "pad": ""}')  # after a kill, the next line starts on a line of its own
+    lines = log.read_text().splitlines()
+    torn = [line for line in lines if not (line.startswith('{"n": ') and line.endswith('"}'))]
+    assert len(lines) > 10 and len(torn) <= 3  # at most one torn line per kill
+    assert lines[-1] == '{"n": 0, "pad": ""}'
+
+
 def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "state.json"
     atomic_write_text(path, "one")
@@ -68,7 +94,7 @@ def test_writes_refuse_symlinks(tmp_path: Path) -> None:
     link = tmp_path / "record.md"
     link.symlink_to(target)
     with pytest.raises(FileExistsError, match="symbolic link"):
-        append_text_durably(link, "more\n")
+        append_log_line(link, "more")
     with pytest.raises(FileExistsError, match="symbolic link"):
         atomic_write_text(link, "replaced\n")
     assert target.read_text() == "precious\n"

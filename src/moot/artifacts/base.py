@@ -168,7 +168,8 @@ def slugify(topic: str, fallback: str, *, ascii_only: bool = False, max_bytes: i
     return slug or fallback
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make a rename or a new file in ``directory`` survive a power cut."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -203,14 +204,28 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_directory(path.parent)
+    fsync_directory(path.parent)
 
 
-def append_text_durably(path: Path, text: str) -> None:
-    """Append ``text`` by rewriting the file atomically, so even a power cut cannot tear a turn.
+def append_log_line(path: Path, line: str) -> None:
+    """Append one line to a log (usage, failures) with a real append and one fsync, not a rewrite.
 
-    Records are small (at most ``MAX_ARTIFACT_BYTES``), so the copy costs little.
+    Cheaper than rewriting a growing log through :func:`atomic_write_text` (a rewrite cost a quarter of a durable turn).
+    A crash mid-append can leave a partial last line; the next append starts on a new line, so at most that
+    one line is unreadable: readers of a log skip lines that are not JSON.
     """
     refuse_symlink(path)
-    existing = path.read_text(encoding="utf-8") if path.exists() else ""
-    atomic_write_text(path, existing + text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
+    try:
+        data = line.rstrip("\n").encode("utf-8") + b"\n"
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # the last append was torn by a crash: keep this line whole
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_directory(path.parent)

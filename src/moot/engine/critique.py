@@ -15,7 +15,7 @@ from pathlib import Path
 from moot.agents.base import AgentRequest
 from moot.artifacts import critique as record
 from moot.artifacts.base import read_text
-from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
+from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
 from moot.errors import UserError
 from moot.protocols.base import Outcome, Summary
 from moot.protocols.critique import (
@@ -182,7 +182,7 @@ class CritiqueDriver(Driver):
             allowed = ["AWAITING"]
         else:
             allowed = ["AWAITING", "PROPOSING_DONE", "STUCK"]
-        schema = CritiqueReply.model_json_schema()
+        schema = json_schema_of(CritiqueReply)
         schema["properties"]["status"]["enum"] = allowed
         # Bounded strings keep a small model from running past max_tokens in the middle of the JSON.
         schema["properties"]["message"]["maxLength"] = MESSAGE_MAX_CHARS

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.agents.base import AgentRequest
 from moot.artifacts import duel as record
 from moot.artifacts.base import read_text
-from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
+from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
 from moot.errors import UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.duel import (
@@ -369,7 +369,7 @@ class DuelDriver(Driver):
         return [Stance.OPEN_TO_DEBATE.value] if not self.state.turns else [s.value for s in Stance]
 
     def _reply_schema(self, role: str) -> dict[str, Any]:
-        schema = GuidedDuelReply.model_json_schema()
+        schema = json_schema_of(GuidedDuelReply)
         defs = schema["$defs"]
         schema["properties"]["stance"]["enum"] = self._allowed_stances()
         defs["Evidence"]["properties"]["section"]["enum"] = self.sections

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.agents.base import Agent, AgentError, AgentReply
-from moot.artifacts.base import append_text_durably
+from moot.artifacts.base import append_log_line
 from moot.engine.driver import Candidate, Driver, reply_format_violation
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary
 
@@ -193,4 +193,4 @@ class Engine:
             "agent_attempts": reply.attempts,
         }
         result.usage.append(row)
-        append_text_durably(usage_path(self.driver.record_path), json.dumps(row, ensure_ascii=False) + "\n")
+        append_log_line(usage_path(self.driver.record_path), json.dumps(row, ensure_ascii=False))

@@ -29,8 +29,8 @@ from typing import Any
 
 from moot.agents.base import AgentRequest
 from moot.artifacts import roundtable as record
-from moot.artifacts.base import append_text_durably, read_text, slugify
-from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.artifacts.base import append_log_line, read_text, slugify
+from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_violation
 
 # Shared with the duel's driver: context budgeting for the embedded model and lenient JSON reading.
 from moot.engine.duel import clip_to_tokens, estimate_tokens, parse_reply
@@ -356,7 +356,7 @@ class RoundtableDriver(Driver):
     def fail(self, role: str, reason: str, now: str) -> Outcome:
         reason = " ".join(reason.split()) or f"{role} gave no valid reply"
         line = json.dumps({"at": now, "role": role, "reason": reason}, ensure_ascii=False)
-        append_text_durably(self.record_path / FAILURES_FILE, line + "\n")
+        append_log_line(self.record_path / FAILURES_FILE, line)
         if self._concluding(role):
             try:
                 record.write_minutes(self.record_path, self._failure_minutes(reason), self.language)
@@ -434,7 +434,7 @@ def _agenda_text(options: RoundtableOptions) -> str:
 
 def _schema(model: type[RoundtableReply] | type[Minutes], limits: dict[str, int]) -> dict[str, Any]:
     """The model's JSON Schema with bounded, non-empty strings, every property required."""
-    schema = model.model_json_schema()
+    schema = json_schema_of(model)
     for name, limit in limits.items():
         schema["properties"][name].update({"minLength": 1, "maxLength": limit})
     schema["required"] = list(schema["properties"])
