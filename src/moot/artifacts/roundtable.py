@@ -20,8 +20,12 @@ The same holds for ``MINUTES.md`` and the closing ``turn.json``.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import secrets
+import shutil
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +38,7 @@ from moot.artifacts.base import (
     FILE_RULES,
     CheckReport,
     atomic_write_text,
+    fsync_directory,
     read_text,
     replay_report,
     unreadable,
@@ -516,8 +521,9 @@ def start_meeting(
 ) -> Path:
     """Create ``root/.roundtable/{name}/`` with AGENDA.md and the opening turn.json; returns the directory.
 
-    Writes ``.roundtable/GUIDE.md`` too when it is missing. turn.json is written last: its presence
-    is what makes the directory a meeting.
+    Writes ``.roundtable/GUIDE.md`` too when it is missing. The meeting is built in a hidden staging
+    directory and renamed into place, so a crash leaves either no meeting or a whole one, never a
+    directory that is neither new nor resumable.
     """
     directory = meeting_dir(root, name)
     state = opening_state(name, speaker_order, max_rounds, first_prompt)
@@ -532,9 +538,22 @@ def start_meeting(
     guide = root / ROUNDTABLE_DIR / GUIDE_FILE
     if not guide.exists():
         atomic_write_text(guide, GUIDE_TEXT)
-    atomic_write_text(directory / AGENDA_FILE, render_agenda(name, agenda, speaker_order, max_rounds))
-    atomic_write_text(directory / TURN_FILE, render_turn_json(state))
-    record_chain(directory, [])
+    staging = root / ROUNDTABLE_DIR / f".new-meeting.{secrets.token_hex(8)}.tmp"
+    staging.mkdir()  # not mkdtemp, which makes 0700: a meeting gets the mode any new directory would
+    try:
+        atomic_write_text(staging / AGENDA_FILE, render_agenda(name, agenda, speaker_order, max_rounds))
+        atomic_write_text(staging / TURN_FILE, render_turn_json(state))
+        record_chain(staging, [])
+        try:
+            os.rename(staging, directory)  # replaces an empty directory; refuses one that has filled since
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                raise FileExistsError(f"{directory} already exists; choose another meeting name.") from exc
+            raise
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    fsync_directory(directory.parent)
     return directory
 
 
