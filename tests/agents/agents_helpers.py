@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from moot.agents.llama_server import free_port as free_port  # re-exported for the tests
 
 # A turn-shaped schema of the kind the protocols hand to agents. maxLength keeps a 135M model
 # from rambling past max_tokens.
@@ -21,13 +22,6 @@ VERDICT_SCHEMA: dict[str, Any] = {
     },
     "required": ["verdict", "reason"],
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def chat_completion(content: str, model: str = "scripted-model") -> dict[str, Any]:

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agents_helpers import free_port
 
 from moot.agents.base import AgentUnavailable
+from moot.agents.llama_server import llama_server as serve_model
 
 
 @pytest.fixture(autouse=True)
@@ -40,38 +33,6 @@ def smollm_path() -> Path:
 @pytest.fixture(scope="session")
 def llama_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real llama-cpp-python OpenAI-compatible server on loopback; yields its /v1 base URL."""
-    port = free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    with log.open("wb") as sink:
-        server = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "llama_cpp.server", "--model", str(smollm_path)),
-                *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"),
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if server.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {server.returncode}: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as answer:
-                    if json.load(answer)["data"]:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not answer /v1/models within 60 s: {log.read_text()[-2000:]}")
-            time.sleep(0.25)
+    with serve_model(smollm_path, n_threads=2, log=log) as base_url:
         yield base_url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
