@@ -1,0 +1,1 @@
+"""moot's benchmarks against its peers: ``python -m bench [--quick] [--only NAME,...]``."""
