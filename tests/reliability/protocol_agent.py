@@ -1,0 +1,167 @@
+"""A scripted participant that gives a legal turn in any state of any of moot's four protocols.
+
+Its reply is derived from the request alone (the turn number or round in the prompt, the legal
+choices in the reply's JSON Schema), never from a queue position, so it answers the same after
+``moot resume`` as it would have in an uninterrupted run: a killed and resumed debate must end
+with exactly the turns of an unkilled one.
+
+Two uses:
+
+- ``cmd:python protocol_agent.py`` (the crash test): moot's CommandAgent sends the prompt on stdin
+  and MOOT_PROTOCOL, MOOT_ROLE and MOOT_JSON_SCHEMA in the environment (src/moot/agents/cmd.py).
+  ``MOOT_TEST_AGENT_SLEEP=MAX_S:SEED`` makes it sleep a pseudo-random 0..MAX_S seconds first (a
+  function of the seed and the prompt), so a kill can land inside an agent call.
+- ``legal_reply(request)`` from a FunctionAgent (the soak test), in-process.
+
+Standard library only: the script starts in tens of milliseconds, once per turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import sys
+import time
+from typing import Any
+
+SLEEP_ENV = "MOOT_TEST_AGENT_SLEEP"
+
+# The duel refuses a novel argument that repeats an earlier one, so each turn (at most 6) has its own.
+DUEL_NOVEL = (
+    "A per-tenant floor bounds the worst-case hit rate of quiet tenants.",
+    "Separate caches make per-tenant memory billing exact.",
+    "A shared overflow sized at ten percent keeps most of the pooling gain.",
+    "Regulated tenants can opt out of the overflow by default.",
+    "The overflow cap can reuse the existing quota setting.",
+    "Rolling out behind a per-tenant flag allows a before-and-after comparison.",
+)
+# Agora: turns up to this number propose or counter, so the debate deadlocks, the mediator is
+# recruited and proposes, and the drones then approve its compromise (consensus).
+AGORA_LAST_COUNTER = 6
+AGORA_EVIDENCE = {"source": "build logs", "content": "CI takes 6 minutes per repository", "confidence": 0.8}
+
+
+def legal_reply(protocol: str, role: str, schema: dict[str, Any], prompt: str) -> str:
+    """The JSON turn ``role`` gives now; ``prompt`` is the whole request text (system and prompt)."""
+    reply = {"critique": _critique, "duel": _duel, "agora": _agora, "roundtable": _roundtable}[protocol]
+    return json.dumps(reply(role, schema, prompt))
+
+
+def _number(pattern: str, prompt: str) -> int:
+    found = re.search(pattern, prompt)
+    if found is None:
+        raise ValueError(f"the prompt has no {pattern!r}")
+    return int(found.group(1))
+
+
+def _critique(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """AWAITING each round; the first speaker of the last round proposes done and the other confirms."""
+    found = re.search(r"for round (\d+) of (\d+)", prompt)
+    if found is None:
+        raise ValueError("the critique prompt names no round")
+    round_, max_rounds = int(found.group(1)), int(found.group(2))
+    allowed = schema["properties"]["status"]["enum"]
+    if "DONE" in allowed:
+        status = "DONE"
+    elif "PROPOSING_DONE" in allowed and round_ == max_rounds:
+        status = "PROPOSING_DONE"
+    else:
+        status = "AWAITING"
+    summary = f"Agreed in round {round_}: the plan as proposed." if status == "DONE" else ""
+    return {"message": f"The {role} answers in round {round_}: the plan holds.", "status": status, "summary": summary}
+
+
+def _duel(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """OPEN_TO_DEBATE, then CONVERGING, then ACCEPTING_CONSENSUS in the last two turns."""
+    number = _number(r"Write turn (\d+) of at most", prompt)
+    max_turns = _number(r"Write turn \d+ of at most (\d+)", prompt)
+    defs = schema["$defs"]
+    stances = schema["properties"]["stance"]["enum"]
+    section = defs["Evidence"]["properties"]["section"]["enum"][0]
+    addressable = defs["GuidedCounterpoint"]["properties"]["addresses"]["enum"]
+    wanted = "ACCEPTING_CONSENSUS" if number >= max_turns - 1 else "CONVERGING"
+    reply: dict[str, Any] = {
+        "stance": wanted if wanted in stances else stances[0],
+        "position": f"Position {number} of {role}: the shared cache needs a per-tenant floor.",
+        "counterpoints": [
+            {
+                "addresses": f"Turn {number - 1}" if number > 1 else addressable[0],
+                "claim": f"Counterclaim {number}: one noisy tenant evicts the others.",
+                "evidence": {"section": section, "principle": "isolation bounds the worst case"},
+            }
+        ],
+        "agreements": [f"Agreement {number}: pooling lowers the footprint."],
+        "novel_argument": DUEL_NOVEL[(number - 1) % len(DUEL_NOVEL)],
+        "novel_evidence": {"section": section, "principle": ""},
+        "limitation": f"Benchmarks for turn {number} are missing",
+        "blocking_issues": [],
+    }
+    if "stance_revision" in schema["properties"]:
+        reply["stance_revision"] = {"because_of": f"Turn {number - 1}", "why": f"turn {number - 1} answered me"}
+    return reply
+
+
+def _agora(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+    properties = schema["properties"]
+    if "signal" not in properties:  # a research drone
+        return {"evidence": [AGORA_EVIDENCE]}
+    number = _number(r"TURN: (\d+)", prompt)
+    signals = properties["signal"]["enum"]
+    targets = properties["target"].get("enum") or [None]
+    if role == "mediator":
+        preferred = ["propose", "no-change"]
+    elif number <= 2:
+        preferred = ["propose"]
+    elif number <= AGORA_LAST_COUNTER:
+        preferred = ["counter"]
+    else:
+        preferred = ["approve", "no-change"]
+    signal = next((s for s in preferred if s in signals), signals[0])
+    return {
+        "signal": signal,
+        "message": f"Turn {number}: {role} signals {signal}. The reasons stand.",
+        "confidence": 0.7,
+        "target": targets[0],
+        "evidence": [AGORA_EVIDENCE] * properties["evidence"].get("minItems", 0),
+    }
+
+
+def _roundtable(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+    properties = schema["properties"]
+    if "summary" in properties:  # the moderator's minutes
+        return {
+            "summary": "The speakers discussed the cache design.",
+            "consensus": "A per-tenant floor.",
+            "unresolved": "None.",
+            "action_items": "- architect: write the design.",
+        }
+    return {
+        "position": f"{role} supports a per-tenant floor.",
+        "analysis": "Isolation bounds the worst case while pooling keeps memory low.",
+        "responses_and_questions": "Which tenants need the strictest floor?",
+        "prompt_for_next_speaker": "Name the risk you see first.",
+        "consensus_reached": False,
+    }
+
+
+def _sleep_before_reply(prompt: str) -> None:
+    setting = os.environ.get(SLEEP_ENV)
+    if not setting:
+        return
+    max_s, _, seed = setting.partition(":")
+    digest = hashlib.sha256(f"{seed}\n{prompt}".encode()).hexdigest()
+    time.sleep(random.Random(digest).uniform(0, float(max_s)))
+
+
+def main() -> None:
+    prompt = sys.stdin.read()
+    _sleep_before_reply(prompt)
+    schema = json.loads(os.environ["MOOT_JSON_SCHEMA"])
+    print(legal_reply(os.environ["MOOT_PROTOCOL"], os.environ["MOOT_ROLE"], schema, prompt))
+
+
+if __name__ == "__main__":
+    main()
