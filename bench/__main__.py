@@ -25,6 +25,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="small sizes: under two minutes on 2 cores")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent, help="where to write the results")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: write the report again from its results JSON, with the latest long reliability figures",
+    )
     args = parser.parse_args(argv)
     args.only = [name.strip() for name in args.only.split(",") if name.strip()] or BENCHMARKS
     unknown = sorted(set(args.only) - set(BENCHMARKS))
@@ -47,6 +52,11 @@ def run_one(name: str, quick: bool) -> BenchResult:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     command = shlex.join(["python", "-m", "bench", *(sys.argv[1:] if argv is None else argv)])
+    stem = "results-quick" if args.quick else "results"
+    if args.report_only:
+        md, js = report.rewrite(args.out, stem)
+        print(f"wrote {md} and {js}")
+        return 0
     results = []
     for name in args.only:
         print(f"== {name}", flush=True)
@@ -54,7 +64,6 @@ def main(argv: list[str] | None = None) -> int:
         result = run_one(name, args.quick)
         print(f"   {result.skipped or result.summary} ({time.perf_counter() - started:.1f} s)", flush=True)
         results.append(result)
-    stem = "results-quick" if args.quick else "results"
     md, js = report.write(args.out, stem, machine.describe(command), results, args.quick)
     print(f"wrote {md} and {js}")
     return 1 if any(r.skipped and r.skipped.startswith("failed") for r in results) else 0

@@ -35,6 +35,16 @@ def write(out: Path, stem: str, machine: dict[str, Any], results: list[BenchResu
     return md_path, json_path
 
 
+def rewrite(out: Path, stem: str) -> tuple[Path, Path]:
+    """Write ``stem``'s report again from its JSON, with the reliability figures as they are now."""
+    data = json.loads((out / f"{stem}.json").read_text(encoding="utf-8"))
+    results = [
+        BenchResult(**{**result, "tables": [Table(**table) for table in result["tables"]]})
+        for result in data["benchmarks"]
+    ]
+    return write(out, stem, data["machine"], results, data["mode"] == "quick")
+
+
 def render(machine: dict[str, Any], results: list[BenchResult], reliability: list[dict[str, Any]], quick: bool) -> str:
     lines = [
         "# moot benchmark results",
