@@ -130,6 +130,19 @@ def test_an_unreachable_agent_ends_the_run_cleanly(tmp_path: Path) -> None:
     assert check_path(driver.record_path).exit_code == 0
 
 
+def test_an_agent_that_raises_something_unexpected_ends_the_run_with_its_cause(tmp_path: Path) -> None:
+    """A plugin agent's own bug (here a KeyError) ends the debate as a failure that names it, not a crash."""
+    driver = start(tmp_path)
+
+    def broken(request: AgentRequest) -> str:
+        raise KeyError("choices")
+
+    result = run(driver, {"proposer": FunctionAgent(broken), "critic": FunctionAgent(broken)})
+    assert result.outcome is not None and result.outcome.name == "STUCK"
+    assert result.outcome.reason == "proposer's agent failed unexpectedly: KeyError: 'choices'"
+    assert check_path(driver.record_path).exit_code == 0
+
+
 def test_budgets_stop_the_run_with_the_reason(tmp_path: Path) -> None:
     driver = start(tmp_path)
     agent, _ = recording([reply(f"turn {n}") for n in range(10)])

@@ -253,6 +253,10 @@ def test_bad_input_is_a_one_sentence_user_error(tmp_path: Path, source: Path) ->
         start(tmp_path, source, topic="Other", roles=("a(b)", "c"))
 
 
+class Killed(BaseException):
+    """Stands in for a SIGKILL mid-turn: not an Exception, so the engine does not turn it into an outcome."""
+
+
 def test_resume_after_a_crash_finishes_with_no_lost_or_repeated_turn(tmp_path: Path, source: Path) -> None:
     driver = start(tmp_path, source, max_turns=4)
     replies = {1: guided(1, "OPEN_TO_DEBATE"), 2: guided(2, "CONVERGING")}
@@ -260,10 +264,10 @@ def test_resume_after_a_crash_finishes_with_no_lost_or_repeated_turn(tmp_path: P
     def until_crash(request: AgentRequest) -> str:
         number = driver.summary().turns + 1
         if number not in replies:
-            raise RuntimeError("the process was killed")
+            raise Killed("the process was killed")
         return replies[number]
 
-    with pytest.raises(RuntimeError, match="killed"):
+    with pytest.raises(Killed, match="killed"):
         run(driver, FunctionAgent(until_crash))
     assert check_path(driver.record_path).exit_code == 0
 

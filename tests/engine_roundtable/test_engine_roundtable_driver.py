@@ -190,16 +190,20 @@ def test_a_chinese_meeting_runs_in_chinese(tmp_path: Path) -> None:
     assert RoundtableDriver(directory).language == "zh"
 
 
+class Killed(BaseException):
+    """Stands in for a SIGKILL mid-turn: not an Exception, so the engine does not turn it into an outcome."""
+
+
 def test_resume_after_a_crash_finishes_with_no_lost_or_repeated_speech(tmp_path: Path) -> None:
     driver = start(tmp_path, max_rounds=2)
     meeting = Meeting()
 
     def crash_at_four(request: AgentRequest) -> str:
         if meeting.spoken == 3:
-            raise RuntimeError("the process was killed")
+            raise Killed("the process was killed")
         return meeting.reply(request)
 
-    with pytest.raises(RuntimeError, match="killed"):
+    with pytest.raises(Killed, match="killed"):
         run(driver, FunctionAgent(crash_at_four))
     assert len(list(driver.record_path.glob("0*.md"))) == 3
 

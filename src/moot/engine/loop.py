@@ -74,6 +74,13 @@ class RunResult:
         }
 
 
+def _agent_failure(role: str, exc: Exception) -> str:
+    if isinstance(exc, AgentError | TimeoutError):
+        return f"{role}'s agent failed: {str(exc) or type(exc).__name__}"
+    # A plugin's or an SDK's own bug: the debate still ends in a valid outcome that names it.
+    return f"{role}'s agent failed unexpectedly: {type(exc).__name__}: {exc}"
+
+
 def usage_path(record: Path) -> Path:
     """Per-turn usage lives beside the record: ``.NAME.usage.jsonl`` (or ``DIR/.moot.usage.jsonl``)."""
     if record.is_dir():
@@ -144,8 +151,8 @@ class Engine:
         for attempt in range(1, self.limits.repairs + 2):
             try:
                 reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
-            except (AgentError, TimeoutError) as exc:
-                reason = f"{role}'s agent failed: {str(exc) or type(exc).__name__}"
+            except Exception as exc:
+                reason = _agent_failure(role, exc)
                 self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
                 self.driver.fail(role, reason, self.clock())
                 return False
