@@ -170,9 +170,9 @@ def test_create_then_append_writes_the_rendered_record(tmp_path: Path) -> None:
     path = dialogue_path(tmp_path, "API design")
     create(path, CONFIG)
     append_turn(path, P1)
-    state, warnings = append_turn(path, C1)
-    assert path.read_text(encoding="utf-8") == render(RECORD)
-    assert warnings == [] and state.turns == 2
+    appended = append_turn(path, C1)
+    assert path.read_text(encoding="utf-8") == render(RECORD) == appended.text
+    assert appended.warnings == [] and appended.state.turns == 2
     report = check_path(path)
     assert report.exit_code is ExitCode.VALID and report.summary is not None
     assert report.summary.next_speaker == "proposer"
@@ -201,10 +201,10 @@ def test_append_returns_warnings(tmp_path: Path) -> None:
     path = tmp_path / "d.md"
     create(path, CONFIG)
     append_turn(path, P1.model_copy(update={"status": StatusKind.PROPOSING_DONE, "awaiting": None}))
-    _, warnings = append_turn(
+    appended = append_turn(
         path, CritiqueTurn(role="critic", round=1, timestamp="2026-01-31 14:07", message="Ok.", status=StatusKind.DONE)
     )
-    assert [v.rule for v in warnings] == ["CRITIQUE_DONE_SUMMARY"]
+    assert [v.rule for v in appended.warnings] == ["CRITIQUE_DONE_SUMMARY"]
 
 
 def test_an_edited_accepted_turn_is_reported_and_blocks_appends(tmp_path: Path) -> None:

@@ -489,11 +489,20 @@ def _read_for_writing(path: Path) -> tuple[str, _Scan, CritiqueConfig]:
     return text, scan, scan.config
 
 
-def append_turn(path: Path, turn: CritiqueTurn) -> tuple[CritiqueState, list[Violation]]:
+@dataclass(frozen=True)
+class Appended:
+    """What :func:`append_turn` validated and wrote: a caller needs not read the record back."""
+
+    state: CritiqueState
+    warnings: list[Violation]
+    text: str  # the whole record as written
+
+
+def append_turn(path: Path, turn: CritiqueTurn) -> Appended:
     """Validate ``turn`` against the history on disk, append it durably and extend the digest chain.
 
     Raises :class:`ProtocolViolationError` when the turn breaks a rule or the record cannot take a
-    turn (format errors, edited accepted turns). Returns the new state and any warnings.
+    turn (format errors, edited accepted turns).
     """
     text, scan, config = _read_for_writing(path)
     protocol, state, _ = _replay(scan, config)
@@ -507,7 +516,7 @@ def append_turn(path: Path, turn: CritiqueTurn) -> tuple[CritiqueState, list[Vio
     # The whole new text is written in one atomic replace: exactly the history that was validated.
     atomic_write_text(path, updated)
     record_chain(path, [scanned.text for scanned in written.turns])
-    return state, warnings
+    return Appended(state, warnings, updated)
 
 
 def extend(path: Path, extra_rounds: int = EXTENSION_ROUNDS) -> CritiqueConfig:

@@ -205,7 +205,7 @@ def _write(path: Path, turn: CritiqueTurn, guard: LeaseGuard | None) -> tuple[bo
         adopted = reconcile(guard, _texts(path), where=str(path), adopt_history=True).adopted
     if current.turns and current.turns[-1] == turn:
         return True, [], adopted
-    _, warnings = dialogue.append_turn(path, turn)
+    warnings = dialogue.append_turn(path, turn).warnings
     if guard is not None:
         record_last(guard, _texts(path))
     return False, warnings, adopted
