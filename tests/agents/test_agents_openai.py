@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal
 
 import pytest
@@ -142,6 +144,37 @@ def test_a_body_that_is_never_a_chat_completion_names_the_fix() -> None:
         agent = OpenAIAgent("scripted-model", base_url=url, api_key="sk-test", retry=policy)
         with pytest.raises(AgentError, match=r"something other than a chat completion: check the URL"):
             asyncio.run(agent.reply(AgentRequest(prompt="judge")))
+
+
+class CutOffHandler(BaseHTTPRequestHandler):
+    """Promises a whole chat completion, sends half of it, and hangs up: a crashed server or a broken proxy."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        payload = json.dumps(chat_completion('{"verdict": "agree", "reason": "fine"}')).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload[: len(payload) // 2])
+        self.close_connection = True
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_answer_cut_off_mid_body_is_retried_and_named_as_such() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CutOffHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    policy, sleeps = no_wait_policy(max_attempts=2)
+    try:
+        agent = OpenAIAgent("scripted-model", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", retry=policy)
+        with pytest.raises(AgentUnavailable, match=r"closed the connection before a whole answer .*check the server"):
+            asyncio.run(agent.reply(AgentRequest(prompt="judge")))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(sleeps.delays) == 1  # retried once, as a transient failure
 
 
 def test_client_errors_are_not_retried() -> None:

@@ -55,7 +55,7 @@ TIMED_OUT = ("TimeoutError", "did not answer within")
 CAUSE_TEXT: dict[Fault | None, tuple[str, ...]] = {
     Fault.RATE_LIMIT: ("HTTP 429", *TIMED_OUT),
     Fault.SERVER_ERROR: ("HTTP 500", *TIMED_OUT),
-    Fault.TRUNCATED: ("cannot reach", *TIMED_OUT),
+    Fault.TRUNCATED: ("closed the connection before a whole answer", *TIMED_OUT),
     Fault.INVALID_JSON: ("not JSON", *TIMED_OUT),
     Fault.HANG: TIMED_OUT,
     None: TIMED_OUT,

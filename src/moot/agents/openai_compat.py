@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import httpx2  # openai's own HTTP client
 import openai
 from openai.types.chat import ChatCompletion
 
@@ -31,9 +32,6 @@ from moot.agents.base import (
     chat_messages,
     schema_instruction,
 )
-
-if TYPE_CHECKING:
-    import httpx2
 
 OPENAI_URL = "https://api.openai.com/v1"
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
@@ -139,6 +137,12 @@ class OpenAIAgent(Agent):
                 retryable=True,
             ) from exc
         except openai.APIConnectionError as exc:
+            if isinstance(exc.__cause__, httpx2.RemoteProtocolError):  # reached, but the answer broke off
+                raise AgentUnavailable(
+                    f"{self.base_url} closed the connection before a whole answer ({exc.__cause__}): "
+                    "check the server's log, or a proxy before it",
+                    retryable=True,
+                ) from exc
             raise AgentUnavailable(
                 f"cannot reach {self.base_url}: start the server or pass openai:MODEL@URL", retryable=True
             ) from exc
