@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from multiprocessing.synchronize import Barrier
 
-from moot.ledger import Lease, LeaseError, LeaseWrite, Ledger, Refusal, open_ledger
+from moot.ledger import DebateStatus, Lease, LeaseError, LeaseWrite, Ledger, Refusal, TurnDigest, open_ledger
 
 PROCESSES = 8  # the required minimum, used by the tests
 OPERATIONS = 500  # lease operations per process (claim, refresh, release, guarded write)
@@ -150,6 +150,45 @@ def lease_history_problems(writes: Sequence[LeaseWrite]) -> list[str]:
                 f"fencing {earlier} still wrote at {earlier_end} after fencing {later} began writing at {later_start}"
             )
     return problems
+
+
+def contention_problems(
+    reports: Sequence[WorkerReport], status: DebateStatus, writes: Sequence[LeaseWrite], turns: Sequence[TurnDigest]
+) -> list[str]:
+    """Everything that shows fencing failed to keep the writes of contending processes safe."""
+    problems: list[str] = lease_history_problems(writes)
+    acquired = sorted(n for r in reports for n in r.acquisitions)
+    if acquired != list(range(1, status.last_fencing_token + 1)):
+        problems.append(f"fencing numbers handed out are not 1..{status.last_fencing_token}, each once")
+    problems += [
+        f"{r.participant_id} got fencing numbers out of order: {r.acquisitions}"
+        for r in reports
+        if r.acquisitions != sorted(set(r.acquisitions))
+    ]
+    stale = sum(r.stale_writes_accepted for r in reports)
+    if stale:
+        problems.append(f"{stale} writes with an expired lease were accepted")
+    if [t.turn for t in turns] != list(range(1, len(turns) + 1)):
+        problems.append("the turns are not a gapless sequence from 1")
+    if [t.fencing_token for t in turns] != sorted(t.fencing_token for t in turns):
+        problems.append("a turn was written under a lower fencing number than the turn before it")
+    holder_of = {w.fencing_token: w.holder_participant_id for w in writes}
+    problems += [
+        f"turn {t.turn} was written by {t.participant_id}, not the holder of fencing {t.fencing_token}"
+        for t in turns
+        if holder_of.get(t.fencing_token) != t.participant_id
+    ]
+    if len(turns) != sum(r.writes for r in reports):
+        problems.append(
+            f"{len(turns)} turns in the ledger, but the workers saw {sum(r.writes for r in reports)} writes"
+        )
+    return problems
+
+
+def takeovers(status: DebateStatus, writes: Sequence[LeaseWrite]) -> list[int]:
+    """Fencing numbers that ended without a release: their holder stalled past expiry or lost the lease."""
+    released = {w.fencing_token for w in writes if w.action == "release"}
+    return [n for n in range(1, status.last_fencing_token) if n not in released]
 
 
 def append_events(target: str, run_id: str, count: int) -> list[int]:

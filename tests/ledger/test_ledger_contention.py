@@ -14,10 +14,12 @@ from ledger_helpers import Store, join
 from ledger_stress import (
     OPERATIONS,
     PROCESSES,
+    contention_problems,
     follow_while_appending,
     lease_history_problems,
     run_contention,
     run_openers,
+    takeovers,
 )
 
 from moot.ledger import LATEST_VERSION, LeaseWrite, Ledger
@@ -39,27 +41,12 @@ def test_contending_processes_never_overlap_and_fencing_strictly_increases(
     turns = ledger.turns(debate_id)
     operations = sum(r.operations for r in reports)
     assert all(r.operations >= OPERATIONS for r in reports)
-
-    # fencing numbers: every acquisition got the next one, none was handed out twice
-    acquired = sorted(n for r in reports for n in r.acquisitions)
-    assert acquired == list(range(1, status.last_fencing_token + 1))
-    for report in reports:
-        assert report.acquisitions == sorted(set(report.acquisitions))
-
-    # no two holders overlapped, by commit order and by time, and nobody wrote after expiry
-    assert lease_history_problems(writes) == []
-    assert sum(r.stale_writes_accepted for r in reports) == 0
-
-    # the turns are a gapless sequence written under non-decreasing fencing numbers by the fencing's holder
-    holder_of = {w.fencing_token: w.holder_participant_id for w in writes}
-    assert [t.turn for t in turns] == list(range(1, len(turns) + 1))
-    assert [t.fencing_token for t in turns] == sorted(t.fencing_token for t in turns)
-    assert all(holder_of[t.fencing_token] == t.participant_id for t in turns)
-    assert len(turns) == sum(r.writes for r in reports)
+    # fencing numbers each handed out once and in order, no two holders overlapping (by commit order and by
+    # time), no write after expiry, and the turns a gapless sequence written by the holder of their fencing
+    assert contention_problems(reports, status, writes, turns) == []
 
     # the run exercised what it claims to: contention, stalls, takeovers of expired leases
-    released = {w.fencing_token for w in writes if w.action == "release"}
-    taken_over = [n for n in range(1, status.last_fencing_token) if n not in released]
+    taken_over = takeovers(status, writes)
     assert sum(r.refused_claims for r in reports) > 0
     assert sum(r.stale_writes_refused for r in reports) > 0
     assert taken_over

@@ -14,9 +14,9 @@ import time
 from typing import Any
 
 import pytest
-from contention_helpers import contention_problems, postgres_schema, store, takeovers  # noqa: F401 (fixtures; puts tests/ledger on sys.path)
+from contention_helpers import postgres_schema, store  # noqa: F401 (fixtures; puts tests/ledger on sys.path)
 from ledger_helpers import Store, join
-from ledger_stress import run_contention
+from ledger_stress import contention_problems, run_contention, takeovers
 from reliability_helpers import record_result, scale
 
 PROCESSES = 16
