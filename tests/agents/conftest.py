@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from moot.agents.base import AgentUnavailable
+from moot.agents.llama_server import embedded_model_missing
 from moot.agents.llama_server import llama_server as serve_model
+from moot.agents.local import default_weights
 
 
 @pytest.fixture(autouse=True)
@@ -20,14 +21,10 @@ def _no_inherited_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def smollm_path() -> Path:
-    from moot.agents.local import default_weights, llama_cpp_available
-
-    if not llama_cpp_available():
-        pytest.skip("llama-cpp-python is not installed (pip install 'moot[local]')")
-    try:
-        return default_weights()
-    except AgentUnavailable as exc:
-        pytest.skip(str(exc))
+    missing = embedded_model_missing()
+    if missing is not None:
+        pytest.skip(missing)
+    return default_weights()
 
 
 @pytest.fixture(scope="session")
