@@ -1,7 +1,8 @@
 """Legal scripted debates for the duel, Agora and roundtable, for benchmarks that need whole debates without a model.
 
-The engine tests' reply builders live under tests/ and are not importable from here, so only the reply texts
-are copied, sized like what a capable model writes within moot's limits, so that token counts mean something.
+The duel reply has the shape of tests/engine_duel/conftest.py's ``guided()``, but its own texts: the tests'
+are short placeholders, these are sized like what a capable model writes within moot's limits, so that the
+token counts mean something (and changing them changes bench/RESULTS.md's token figures).
 The critique script is bench/scripted.py's. Each script is a list of (role, reply) in speaking order.
 """
 
