@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from moot.agents import resolve_agent
+from moot.agents import FunctionAgent, resolve_agent
 from moot.artifacts import check_path
 from moot.engine.critique import CritiqueDriver, CritiqueOptions
 from moot.engine.loop import Engine
@@ -13,8 +13,12 @@ from moot.engine.loop import Engine
 
 def test_a_critique_dialogue_runs_on_an_openai_compatible_server(llama_server: str, tmp_path: Path) -> None:
     driver = CritiqueDriver.start(tmp_path, CritiqueOptions(topic="Adopt a monorepo", max_rounds=1), "2026-11-22 09:00")
-    agent = resolve_agent(f"openai:smollm2@{llama_server}")
-    result = asyncio.run(Engine(driver, {"proposer": agent, "critic": agent}).run())
+    model = resolve_agent(f"openai:smollm2@{llama_server}")
+    # Greedy decoding and a fixed clock make the run repeatable: at the server's default temperature (0.8)
+    # the 135M model now and then fails a turn three times running, which is the model's doing, not moot's.
+    agent = FunctionAgent(lambda request: model.reply(request.model_copy(update={"temperature": 0.0})))
+    clock = iter(f"2026-11-22 09:{minute:02d}" for minute in range(1, 60))
+    result = asyncio.run(Engine(driver, {"proposer": agent, "critic": agent}, clock=lambda: next(clock)).run())
     assert result.summary.turns == 2 and result.outcome is not None  # MAX_ROUNDS or an agreement
     assert result.completion_tokens > 0
     assert check_path(driver.record_path).exit_code == 0
