@@ -46,7 +46,13 @@ AGORA_EVIDENCE = {"source": "build logs", "content": "CI takes 6 minutes per rep
 
 def legal_reply(protocol: str, role: str, schema: dict[str, Any], prompt: str) -> str:
     """The JSON turn ``role`` gives now; ``prompt`` is the whole request text (system and prompt)."""
-    reply = {"critique": _critique, "duel": _duel, "agora": _agora, "roundtable": _roundtable}[protocol]
+    reply = {
+        "critique": _critique,
+        "duel": _duel,
+        "agora": _agora,
+        "roundtable": _roundtable,
+        "council": _council,
+    }[protocol]
     return json.dumps(reply(role, schema, prompt))
 
 
@@ -145,6 +151,33 @@ def _roundtable(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any
         "prompt_for_next_speaker": "Name the risk you see first.",
         "consensus_reached": False,
     }
+
+
+def _council(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """An answer (stage 1), a ranking in label order (stage 2), a synthesis naming the top member (stage 3)."""
+    properties = schema["properties"]
+    if "ranking" in properties:
+        labels = properties["ranking"]["items"]["properties"]["answer"]["enum"]
+        return {"ranking": [{"answer": label, "reason": f"{label} weighs the trade-offs I care about."} for label in labels]}
+    if "dissent" in properties:
+        top = _word(r"name the top-ranked member, ([\w-]+)\.", prompt)
+        others = properties["dissent"]["items"]["properties"]["member"]["enum"]
+        return {
+            "answer": "Keep one shared cache with a per-tenant floor, as the top-ranked answer says.",
+            "basis": f"The reviews ranked {top} first; its floor is the core of this answer.",
+            "dissent": [
+                {"member": m, "position": "separate caches per tenant", "why_not_adopted": "it doubles memory"}
+                for m in others
+            ],
+        }
+    return {"answer": f"A shared cache with a per-tenant floor, as {role} sees it: isolation bounds the worst case."}
+
+
+def _word(pattern: str, prompt: str) -> str:
+    found = re.search(pattern, prompt)
+    if found is None:
+        raise ValueError(f"the prompt has no {pattern!r}")
+    return found.group(1)
 
 
 def _sleep_before_reply(prompt: str) -> None:

@@ -17,6 +17,7 @@ TITLE_PREFIXES = {
     "# Dialogue:": "critique",
     "# Socratic Duel:": "duel",
     "# Agora Debate:": "agora",
+    "# Council:": "council",
 }
 
 

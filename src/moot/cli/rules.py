@@ -36,7 +36,9 @@ def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
 
 
 def rules_command(
-    protocol: Annotated[str | None, typer.Argument(help="critique, duel, agora or roundtable (default: all).")] = None,
+    protocol: Annotated[
+        str | None, typer.Argument(help="critique, duel, agora, roundtable or council (default: all).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rules as JSON.")] = False,
 ) -> None:
     """List the rules moot enforces: the ids that `moot check` and refused turns report."""

@@ -74,7 +74,9 @@ def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult]
     ``after`` may continue the debate (the person agreed to more rounds): it returns True to run again.
     """
     settings = load_settings(flags.root)
-    choice = AgentChoice(parse_agent_options(flags.agent or []), flags.agents)
+    # A record that names its participants' models (the Council's) is resumed with them, unless overridden.
+    recorded: dict[str, str] = {} if flags.agents else getattr(driver, "agent_specs", dict)()
+    choice = AgentChoice({**recorded, **parse_agent_options(flags.agent or [])}, flags.agents)
     limits = limits_from(
         settings,
         repairs=flags.repairs,
@@ -266,6 +268,36 @@ def run_roundtable(
     execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
 
+@run_app.command("council")
+def run_council(
+    question: Annotated[str, typer.Option("--question", help="What the council answers.")],
+    member: Annotated[
+        list[str],
+        typer.Option("--member", help="NAME=SPEC per member (repeatable, at least two), e.g. alice=openai:gpt-4o."),
+    ],
+    chairman: Annotated[
+        str | None, typer.Option("--chairman", help="A separate chairman's agent SPEC (default: the first member).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="The seed of the review shuffles.")] = None,
+    root: RootOpt = Path("."),
+    as_json: JsonOpt = False,
+    follow: FollowOpt = False,
+    repairs: RepairsOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_wall: MaxWallOpt = None,
+) -> None:
+    """A Council: members answer sealed, rank each other's answers anonymously, and a chairman synthesizes."""
+    from moot.engine.council import CouncilDriver, CouncilOptions, parse_member
+
+    members = tuple(parse_member(value) for value in member)
+    if len(members) < 2:
+        raise UserError("a council needs at least two members; give --member NAME=SPEC twice or more.")
+    options = CouncilOptions(question=question, members=members, chairman=chairman, seed=seed)
+    driver = CouncilDriver.start(root, options, now_minutes())
+    execute(driver, RunFlags(root, None, None, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+
+
 def resume_command(
     path: Annotated[Path, typer.Argument(help="The record of an interrupted debate (file or meeting directory).")],
     context: Annotated[str | None, typer.Option("--context", help="Context for the first role (critique).")] = None,
@@ -294,7 +326,7 @@ def resume_command(
 def _work_root(record: Path) -> Path:
     """The work root of a record: the directory holding .dialogues/, debates/ or .roundtable/."""
     for parent in record.resolve().parents:
-        if parent.name in {".dialogues", "debates", ".roundtable", ".agora"}:
+        if parent.name in {".dialogues", "debates", ".roundtable", ".agora", ".council"}:
             return parent.parent
     return record.resolve().parent
 

@@ -12,6 +12,7 @@ DRIVERS = {
     "duel": ("moot.engine.duel", "DuelDriver"),
     "agora": ("moot.engine.agora", "AgoraDriver"),
     "roundtable": ("moot.engine.roundtable", "RoundtableDriver"),
+    "council": ("moot.engine.council", "CouncilDriver"),
 }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from moot.agents.base import Agent, AgentError, AgentReply
 from moot.artifacts.base import append_log_line
 from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.engine.sealed import open_phase, run_phase
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary
 
 
@@ -120,12 +121,18 @@ class Engine:
     async def run(self) -> RunResult:
         started = time.monotonic()
         result = RunResult(self.driver.protocol, self.driver.record_path, self.driver.summary())
-        while (role := self.driver.next_speaker()) is not None:
+        while True:
+            phase = open_phase(self.driver)  # the roles of a sealed phase are asked at once
+            role = phase.roles[0] if phase is not None else self.driver.next_speaker()
+            if role is None:
+                break
             reason = self._budget_exceeded(result, started)
             if reason is not None:
                 self.driver.fail(role, reason, self.clock())
                 break
-            if not await self._take_turn(role, result):
+            if phase is not None:
+                await run_phase(self, phase, result)
+            elif not await self._take_turn(role, result):
                 break
         result.elapsed_s = time.monotonic() - started
         result.summary = self.driver.summary()

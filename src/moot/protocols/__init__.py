@@ -1,11 +1,11 @@
-"""The four seed protocols as pure state machines. Nothing here does I/O or reads a clock."""
+"""The four seed protocols and the Council as pure state machines. Nothing here does I/O or reads a clock."""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
-PROTOCOL_NAMES = ("critique", "duel", "agora", "roundtable")
+PROTOCOL_NAMES = ("critique", "duel", "agora", "roundtable", "council")
 
 
 def protocol_module(name: str) -> ModuleType:
