@@ -44,11 +44,14 @@ from moot.protocols.council import (
     shown_to,
 )
 
-ANSWER_CHARS = 4000
-REASON_CHARS = 400
-ANSWER_MAX_TOKENS = 1200
-REVIEW_MAX_TOKENS = 900
-SYNTHESIS_MAX_TOKENS = 1600
+# A concise answer of about 130 words. llama.cpp turns each maxLength into a grammar rule repeated that many
+# times: at 1500 characters it refuses the grammar, and at 1000 building it already takes longer than a reply.
+# The token caps leave room for the JSON around the text (about 4 characters a token).
+ANSWER_CHARS = 800
+REASON_CHARS = 240
+ANSWER_MAX_TOKENS = 400
+REVIEW_MAX_TOKENS = 400
+SYNTHESIS_MAX_TOKENS = 700
 SEED_BOUND = 2**32
 
 

@@ -405,7 +405,7 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
         found: list[Violation] = []
         answered = [answer.member for answer in state.valid_answers()]
         if name in review.shown:
-            found.append(RULES.violation("COUNCIL_SELF_RANKING", f"{name} is shown their own answer."))
+            found.append(RULES.violation("COUNCIL_SELF_RANKING", f"{name} is shown, and ranks, their own answer."))
         if list(review.shown) != review_order(self.config.seed, name, answered):
             found.append(
                 RULES.violation(
@@ -427,8 +427,6 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             found.append(
                 RULES.violation("COUNCIL_EVERY_ANSWER_REVIEWED", f"{name} gives no reason for a ranked answer.")
             )
-        if self.config.names and name in review.ranked_members():
-            found.append(RULES.violation("COUNCIL_SELF_RANKING", f"{name} ranks their own answer."))
         leaks = unmasked(" ".join(review.reasons), self.config)
         if leaks:
             found.append(RULES.violation("COUNCIL_ANONYMITY", f"{name}'s review names {', '.join(leaks)}."))
@@ -447,7 +445,7 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             found.append(
                 RULES.violation(
                     "COUNCIL_STAGE_ORDER",
-                    f"the synthesis is by {synthesis.chairman}, not the chairman {self.config.chairman}.",
+                    f"the synthesis is by {synthesis.chairman}, but {self.config.chairman} chairs the council.",
                 )
             )
         reviewed = {member for review in state.reviews if review.valid for member in review.ranked_members()}
