@@ -49,9 +49,7 @@ def test_the_shuffle_is_fixed_by_the_seed_and_differs_between_reviewers() -> Non
     assert review_order(5, "ada", NAMES) == review_order(5, "ada", NAMES)
     orders = {tuple(review_order(seed, "ada", NAMES)) for seed in range(20)}
     assert len(orders) > 1 and all("ada" not in order for order in orders)
-    assert {tuple(sorted(review_order(5, r, NAMES))) for r in NAMES} == {
-        tuple(sorted(set(NAMES) - {r})) for r in NAMES
-    }
+    assert {tuple(sorted(review_order(5, r, NAMES))) for r in NAMES} == {tuple(sorted(set(NAMES) - {r})) for r in NAMES}
 
 
 def test_redaction_takes_out_names_and_models_but_not_ordinary_words() -> None:
@@ -80,7 +78,12 @@ def test_opposed_reviewers_give_a_low_w() -> None:
     for reviewer, ranked in prefer.items():
         shown = review_order(cfg.seed, reviewer, cfg.names)
         reviews.append(
-            Review(reviewer=reviewer, shown=tuple(shown), ranking=tuple(label(shown.index(m)) for m in ranked), reasons=("r", "r"))
+            Review(
+                reviewer=reviewer,
+                shown=tuple(shown),
+                ranking=tuple(label(shown.index(m)) for m in ranked),
+                reasons=("r", "r"),
+            )
         )
     state = CouncilState(answers=answered(cfg.names).answers, reviews=tuple(reviews))
     assert kendall_w(state) == pytest.approx(0.0)

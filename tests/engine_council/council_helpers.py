@@ -48,7 +48,9 @@ def legal(request: AgentRequest) -> str:
         {
             "answer": "Share one cache with a per-tenant floor; regulated tenants get their own.",
             "basis": f"The reviews ranked {match[1]} first; its floor is the core of the answer.",
-            "dissent": [{"member": m, "position": "separate caches", "why_not_adopted": "it doubles memory"} for m in others],
+            "dissent": [
+                {"member": m, "position": "separate caches", "why_not_adopted": "it doubles memory"} for m in others
+            ],
         }
     )
 

@@ -23,7 +23,10 @@ def test_a_council_of_three_ends_synthesized_and_its_record_checks(tmp_path: Pat
     result = run(driver, agents)
     assert result.outcome is not None and result.outcome.name == "SYNTHESIZED" and result.outcome.consensus
     assert result.summary.turns == 7 and result.summary.detail["agreement"] is not None
-    assert driver.record_path == tmp_path / ".council" / "should-all-tenants-share-one-cache-or-should-each-tenant-get-its-own.md"
+    assert (
+        driver.record_path
+        == tmp_path / ".council" / "should-all-tenants-share-one-cache-or-should-each-tenant-get-its-own.md"
+    )
     checks_clean(driver.record_path)
     asked = {role: [stage(r) for r in agent.requests] for role, agent in agents.items()}
     assert asked == {"ada": [1, 2], "bo": [1, 2], "cy": [1, 2], "chairman": [3]}
@@ -96,7 +99,9 @@ def test_the_record_shows_no_answer_until_all_are_in_and_resume_asks_only_the_mi
     text = driver.record_path.read_text(encoding="utf-8")
     assert "## Stage 1" not in text and ANSWERS["ada"] not in text  # nothing revealed early
     committed = read_commitments(driver.record_path, "stage-1")
-    assert sorted(committed) == ["ada", "bo"] and all(c.digest and c.digest.startswith("sha256:") for c in committed.values())
+    assert sorted(committed) == ["ada", "bo"] and all(
+        c.digest and c.digest.startswith("sha256:") for c in committed.values()
+    )
     checks_clean(driver.record_path)
 
     resumed = CouncilDriver.resume(driver.record_path)
@@ -191,4 +196,3 @@ def test_bad_members_are_refused_before_anything_is_written(tmp_path: Path) -> N
     with pytest.raises(UserError, match="2 to 26 members"):
         start(tmp_path, members=(("ada", "local"),))
     assert not (tmp_path / ".council").exists()
-

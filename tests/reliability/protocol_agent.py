@@ -158,7 +158,9 @@ def _council(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
     properties = schema["properties"]
     if "ranking" in properties:
         labels = properties["ranking"]["items"]["properties"]["answer"]["enum"]
-        return {"ranking": [{"answer": label, "reason": f"{label} weighs the trade-offs I care about."} for label in labels]}
+        return {
+            "ranking": [{"answer": label, "reason": f"{label} weighs the trade-offs I care about."} for label in labels]
+        }
     if "dissent" in properties:
         top = _word(r"name the top-ranked member, ([\w-]+)\.", prompt)
         others = properties["dissent"]["items"]["properties"]["member"]["enum"]

@@ -45,7 +45,7 @@ from moot.protocols.council import (
 )
 
 # A concise answer of about 130 words. llama.cpp turns each maxLength into a grammar rule repeated that many
-# times: at 1500 characters it refuses the grammar, and at 1000 building it already takes longer than a reply.
+# times and refuses the grammar at 1500 characters (the embedded model's bound, kept small for every model).
 # The token caps leave room for the JSON around the text (about 4 characters a token).
 ANSWER_CHARS = 800
 REASON_CHARS = 240

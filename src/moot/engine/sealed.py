@@ -164,16 +164,17 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
 
             reason = _agent_failure(role, exc)
             engine.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
-            commit_answer(record, Commitment(phase.name, role, engine.clock(), failure=reason))
+            await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
             return
         result.prompt_tokens += reply.prompt_tokens
         result.completion_tokens += reply.completion_tokens
         now = engine.clock()
         candidate = _read(engine, role, reply.text, now)
-        engine._record_usage(result, number, role, reply, attempt, accepted=not candidate.errors)
-        if not candidate.errors and candidate.turn is not None:
+        accepted = not candidate.errors and candidate.turn is not None
+        await asyncio.to_thread(engine._record_usage, result, number, role, reply, attempt, accepted=accepted)
+        if accepted:
             digest = sealed_digest(driver.sealed_text(candidate.turn))
-            commit_answer(record, Commitment(phase.name, role, now, reply=reply.text, digest=digest))
+            await _commit(record, Commitment(phase.name, role, now, reply=reply.text, digest=digest))
             result.turns += 1
             tokens = reply.prompt_tokens + reply.completion_tokens
             engine.emit("turn_accepted", role, turn=number, attempt=attempt, tokens=tokens, phase=phase.name)
@@ -182,7 +183,12 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
         engine.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules)
         request = engine.driver.repair_prompt(request, reply.text, candidate.errors)
     reason = f"{role} gave no valid answer in {engine.limits.repairs + 1} attempts (last: {', '.join(rules)})"
-    commit_answer(record, Commitment(phase.name, role, engine.clock(), failure=reason))
+    await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
+
+
+async def _commit(record: Path, commitment: Commitment) -> None:
+    """Commit in a worker thread: the fsyncs of answers that arrive together overlap instead of queueing."""
+    await asyncio.to_thread(commit_answer, record, commitment)
 
 
 def _read(engine: Engine, role: str, text: str, now: str) -> Candidate:
