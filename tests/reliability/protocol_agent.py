@@ -10,7 +10,7 @@ Two uses:
 - ``cmd:python protocol_agent.py`` (the crash test): moot's CommandAgent sends the prompt on stdin
   and MOOT_PROTOCOL, MOOT_ROLE and MOOT_JSON_SCHEMA in the environment (src/moot/agents/cmd.py).
   ``MOOT_TEST_AGENT_SLEEP=MAX_S:SEED`` makes it sleep a pseudo-random 0..MAX_S seconds first (a
-  function of the seed and the prompt), so a kill can land inside an agent call.
+  function of the seed, the role and the prompt), so a kill can land inside an agent call.
 - ``legal_reply(request)`` from a FunctionAgent (the soak test), in-process.
 
 Standard library only: the script starts in tens of milliseconds, once per turn.
@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 SLEEP_ENV = "MOOT_TEST_AGENT_SLEEP"
+ASKED_ENV = "MOOT_TEST_AGENT_ASKED"  # a file that gets one line per request: the role, then the reply's keys
 
 # The duel refuses a novel argument that repeats an earlier one, so each turn (at most 6) has its own.
 DUEL_NOVEL = (
@@ -187,14 +188,18 @@ def _sleep_before_reply(prompt: str) -> None:
     if not setting:
         return
     max_s, _, seed = setting.partition(":")
-    digest = hashlib.sha256(f"{seed}\n{prompt}".encode()).hexdigest()
+    # The role too: a council's members get the same prompt, and must not all answer at the same moment.
+    digest = hashlib.sha256(f"{seed}\n{os.environ.get('MOOT_ROLE', '')}\n{prompt}".encode()).hexdigest()
     time.sleep(random.Random(digest).uniform(0, float(max_s)))
 
 
 def main() -> None:
     prompt = sys.stdin.read()
-    _sleep_before_reply(prompt)
     schema = json.loads(os.environ["MOOT_JSON_SCHEMA"])
+    if os.environ.get(ASKED_ENV):  # as soon as asked, so a kill of moot while this one sleeps still counts it
+        with open(os.environ[ASKED_ENV], "a", encoding="utf-8") as asked:
+            asked.write(" ".join([os.environ["MOOT_ROLE"], *sorted(schema["properties"])]) + "\n")
+    _sleep_before_reply(prompt)
     print(legal_reply(os.environ["MOOT_PROTOCOL"], os.environ["MOOT_ROLE"], schema, prompt))
 
 

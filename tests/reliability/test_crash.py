@@ -12,6 +12,7 @@ The kill moments come from a seeded RNG; the seed is printed and is in every fai
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -31,11 +32,12 @@ from crash_helpers import (
     finished_report,
     prepare_root,
     read_turns,
+    sealed_problems,
     run_or_resume_args,
     start_moot,
     wait_for_a_new_turn,
 )
-from protocol_agent import SLEEP_ENV
+from protocol_agent import ASKED_ENV, SLEEP_ENV
 from reliability_helpers import LONG, record_result, scale
 
 from moot.artifacts import check_path
@@ -53,11 +55,14 @@ RUN_TIMEOUT_S = 300  # an unkilled scripted run that takes longer has hung
 LOCAL_RUN_TIMEOUT_S = 1200
 
 # What each debate runs; each ends by the protocol's own rule well before any budget.
+COUNCIL_MEMBERS = [arg for name in ("ada", "bo", "cy", "dee") for arg in ("--member", f"{name}={SCRIPTED_AGENT}")]
 SCRIPTED_RUNS = {
     "critique": ["--topic", "Adopt a monorepo", "--max-rounds", "4"],  # 8 turns, DONE
     "duel": [SOURCE_NAME],  # 6 turns, ACCEPTED_CONSENSUS
     "agora": ["--topic", "Adopt a monorepo", "--max-turns", "12", "--research", "1"],  # a mediator, CONSENSUS
     "roundtable": ["--topic", "Cache design", "--speakers", "architect,reviewer,security", "--max-rounds", "2"],
+    # Two sealed stages of four members asked at once, then the chairman: SYNTHESIZED after 9 entries.
+    "council": ["--question", "Should tenants share one cache?", *COUNCIL_MEMBERS, "--seed", "5"],
 }
 LOCAL_RUNS = {  # small, so a debate on the embedded model takes minutes, not tens of minutes
     "critique": ["--topic", "Adopt a monorepo", "--max-rounds", "1"],
@@ -252,3 +257,45 @@ def test_a_kill_while_a_meeting_is_created_leaves_no_half_meeting(tmp_path: Path
     assert again.returncode in (0, 1), stderr
     record = find_record("roundtable", tmp_path)
     assert record == meeting_dir(tmp_path, "cache-design") and check_path(record).exit_code == 0
+
+
+def test_a_kill_inside_a_sealed_phase_resumes_losing_nothing_asking_nothing_twice_revealing_nothing_early(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL ``moot run council`` once some members' sealed answers are committed and others are still being
+    asked; the record shows none of them yet, and ``moot resume`` asks only the others and reveals them all."""
+    asked = tmp_path / "asked.txt"
+    env = {SLEEP_ENV: f"1.5:{SEED}", ASKED_ENV: str(asked)}  # answers land over 1.5 s, so a kill can fall between
+    root = prepare_root(tmp_path / "council")
+    process = start_moot(root, ["run", "council", *SCRIPTED_RUNS["council"]], None, env)
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    committed: dict[str, str] = {}
+    while process.poll() is None and time.monotonic() < deadline and not committed:
+        record = find_record("council", root)
+        sidecar = record and record.with_name(f".{record.name}.sealed.jsonl")
+        if sidecar and sidecar.exists():
+            rows = [json.loads(line) for line in sidecar.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
+            committed = {row["role"]: row["reply"] for row in rows if row["phase"] == "stage-1"}
+        time.sleep(0.02)
+    process.kill()
+    process.communicate()
+    time.sleep(0.5)  # the agents it had started log their request first thing
+    assert 0 < len(committed) < 4, f"the kill missed the sealed phase: {sorted(committed)} committed, seed {SEED}"
+    record = find_record("council", root)
+    assert record is not None
+    assert "## Stage" not in record.read_text(encoding="utf-8")  # nothing revealed before every answer is in
+    assert check_path(record).exit_code == 0
+    asks_before = asked.read_text(encoding="utf-8").splitlines()
+
+    resumed = start_moot(root, ["resume", str(record)], None, env)
+    stdout, stderr = resumed.communicate(timeout=RUN_TIMEOUT_S)
+    report = finished_report(resumed, stdout, stderr)
+    assert report["outcome"] == "SYNTHESIZED" and report["turns"] == 9
+    asks_after = asked.read_text(encoding="utf-8").splitlines()[len(asks_before) :]
+    answers_asked = [line.split()[0] for line in asks_after if line.split()[1:] == ["answer"]]  # stage 1 only
+    assert not set(answers_asked) & set(committed), f"committed members asked again: {answers_asked}"
+    assert sorted(answers_asked) == sorted({"ada", "bo", "cy", "dee"} - set(committed))
+    text = record.read_text(encoding="utf-8")
+    for reply in committed.values():  # each committed answer is in the record exactly as it was committed
+        assert text.count("> " + json.loads(reply)["answer"]) == 1
+    assert check_path(record).exit_code == 0 and sealed_problems("council", record) == []
