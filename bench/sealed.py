@@ -98,7 +98,8 @@ def run(quick: bool) -> BenchResult:
         ],
         [
             f"{runs} runs; the phase's ratio is taken per run (worst run {fmt_ratio(worst)}); goal ≤ {GOAL:g}×.",
-            "Measured alone with `python -m bench --only sealed`; the other sections are from the full run above.",
+            "The phase's own cost: each answer's commit (append + fsync, in a worker thread) and one reveal "
+            "(the record and its chain rewritten, each with fsyncs).",
         ],
     )
     summary = (

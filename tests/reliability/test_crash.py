@@ -32,8 +32,8 @@ from crash_helpers import (
     finished_report,
     prepare_root,
     read_turns,
-    sealed_problems,
     run_or_resume_args,
+    sealed_problems,
     start_moot,
     wait_for_a_new_turn,
 )

@@ -279,7 +279,9 @@ class CouncilDriver(Driver, SealedPhases):
     def read_reply(self, role: str, text: str, now: str) -> Candidate:
         stage = self.machine.stage(self.state)
         try:
-            data = json.loads(text)
+            # strict=False takes a raw line break inside a string: answers run to paragraphs, and a grammar-bound
+            # model (llama.cpp) writes the break itself rather than \n.
+            data = json.loads(text, strict=False)
         except (ValueError, RecursionError):
             return Candidate(
                 None, [reply_format_violation("the reply is not a JSON object; answer with one JSON object.")]
