@@ -247,6 +247,9 @@ def run_roundtable(
     speakers: Annotated[str, typer.Option("--speakers", help="The speakers in order, A,B,C.")] = "architect,reviewer",
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Round limit.")] = 3,
     name: Annotated[str | None, typer.Option("--name", help="The meeting's directory name.")] = None,
+    sealed: Annotated[
+        bool, typer.Option("--sealed", help="Ask every speaker's round-1 position at once, none seeing another's.")
+    ] = False,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -263,7 +266,9 @@ def run_roundtable(
     if topic is None and agenda is None:
         raise UserError("give --topic or --agenda so the meeting has something to discuss.")
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
-    options = RoundtableOptions(speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds)
+    options = RoundtableOptions(
+        speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds, sealed=sealed
+    )
     driver = RoundtableDriver.start(root, options, now_minutes())
     execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 

@@ -32,10 +32,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SealedPhase:
-    """A phase of sealed answers: ``name`` is unique within its record; ``roles`` are asked together."""
+    """A phase of sealed answers: ``name`` is unique within its record; ``roles`` are asked together.
+
+    ``retry_failures``: a role whose committed entry is a failure is asked again by a later run (the
+    Roundtable's speakers); otherwise a failure is that role's final entry (the Council's members).
+    """
 
     name: str
     roles: tuple[str, ...]
+    retry_failures: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,10 @@ def sealed_path(record: Path) -> Path:
 
 
 def read_commitments(record: Path, phase: str) -> dict[str, Commitment]:
-    """The committed entries of ``phase``, by role (the first per role wins; a torn last line is skipped)."""
+    """The committed entries of ``phase``, by role: a role's first answer, else its latest failure.
+
+    A torn last line (a kill inside the append) is skipped.
+    """
     path = sealed_path(record)
     if not path.is_file():
         return {}
@@ -81,7 +89,10 @@ def read_commitments(record: Path, phase: str) -> dict[str, Commitment]:
         fields = {key: row.get(key) for key in ("reply", "digest", "failure")}
         if not all(value is None or isinstance(value, str) for value in fields.values()):
             continue
-        found.setdefault(row["role"], Commitment(phase, row["role"], str(row.get("at", "")), **fields))
+        entry = Commitment(phase, row["role"], str(row.get("at", "")), **fields)
+        earlier = found.get(entry.role)
+        if earlier is None or earlier.failure is not None:
+            found[entry.role] = entry
     return found
 
 
@@ -119,7 +130,11 @@ async def run_phase(engine: Engine, phase: SealedPhase, result: RunResult) -> No
     assert isinstance(driver, SealedPhases)
     record = engine.driver.record_path
     committed = read_commitments(record, phase.name)
-    missing = [role for role in phase.roles if role not in committed]
+    missing = [
+        role
+        for role in phase.roles
+        if role not in committed or (phase.retry_failures and committed[role].failure is not None)
+    ]
     together = [role for role in missing if not engine.agents[role].interactive]
     # People answer one at a time (one terminal); models and programs are asked at once.
     await asyncio.gather(*(_ask(engine, phase, role, result) for role in together))
