@@ -211,6 +211,9 @@ def run_agora(
     evidence_source: Annotated[
         str | None, typer.Option("--evidence-source", help="A file the research drones read.")
     ] = None,
+    sealed: Annotated[
+        bool, typer.Option("--sealed", help="Ask every drone's opening proposal at once, none seeing another's.")
+    ] = False,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -235,6 +238,7 @@ def run_agora(
         research=research,
         evidence_source=evidence_source,
         models=models,
+        sealed=sealed,
     )
     driver = AgoraDriver.start(root, options, now_minutes())
     execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))

@@ -26,6 +26,7 @@ from moot.agents.base import AgentRequest
 from moot.artifacts import agora as record
 from moot.artifacts.base import atomic_write_text, read_text
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
+from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import UserError
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
@@ -95,6 +96,7 @@ class AgoraOptions:
     research: int = 0  # research drones asked for evidence before the debate
     evidence_source: str | None = None  # a file the research drones read (its text, truncated)
     models: Sequence[Sequence[str]] = ()  # (role, agent spec) pairs, shown in the summary only
+    sealed: bool = False  # every drone's opening proposal is asked at once, none seeing another's
 
 
 # --- the research stage ------------------------------------------------------------------------
@@ -300,7 +302,10 @@ def _pool_text(pool: Sequence[Evidence]) -> str:
 # --- the driver --------------------------------------------------------------------------------
 
 
-class AgoraDriver(Driver):
+SEALED_OPENING = "openings"
+
+
+class AgoraDriver(Driver, SealedPhases):
     protocol = "agora"
     options_type = AgoraOptions
 
@@ -349,6 +354,8 @@ class AgoraDriver(Driver):
             record.create(path, config, started)
         except FileExistsError as exc:  # created by someone else meanwhile
             raise UserError(f"{path} already exists; resume it with `moot resume {path}`.") from exc
+        if options.sealed:  # the sealed answers' sidecar, present from the start, marks the openings as sealed
+            atomic_write_text(sealed_path(path), "")
         return cls(path, {str(role): str(spec) for role, spec in options.models})
 
     # --- state ---
@@ -371,6 +378,7 @@ class AgoraDriver(Driver):
         self.machine: AgoraProtocol = machine
         self.state: AgoraState = state
         self.research = self._load_research()
+        self.sealed = sealed_path(self.record_path).is_file()
 
     def _load_research(self) -> ResearchFile | None:
         path = research_path(self.record_path)
@@ -398,6 +406,36 @@ class AgoraDriver(Driver):
             return RESEARCHER
         return self.machine.next_speaker(self.state)
 
+    # --- the sealed openings ---
+
+    def sealed_phase(self) -> SealedPhase | None:
+        """With --sealed, the first round is one sealed phase: every drone that has not opened yet proposes,
+        all asked at once. A drone that failed is asked again by ``moot resume``."""
+        roles = self.config.roles
+        if not self.sealed or self.failure is not None or self._research_pending() or self.state.turns >= len(roles):
+            return None
+        return SealedPhase(SEALED_OPENING, tuple(roles[self.state.turns :]), retry_failures=True)
+
+    def _opening_number(self, role: str) -> int | None:
+        """The turn a drone's sealed opening will be, while the openings are open."""
+        phase = self.sealed_phase()
+        if phase is None or role not in phase.roles:
+            return None
+        return self.state.turns + 1 + phase.roles.index(role)
+
+    def sealed_text(self, turn: Any) -> str:
+        opening: AgoraTurn = turn
+        return opening.model_dump_json()
+
+    def reveal(self, phase: SealedPhase, answers: Mapping[str, Any], failures: Mapping[str, str], now: str) -> None:
+        """The openings as turns 1…n in speaking order, right after the last is in; with any failure, none."""
+        if failures:
+            role = next(r for r in phase.roles if r in failures)
+            self.fail(role, failures[role], now)
+            return
+        for role in phase.roles:
+            self.commit(answers[role])
+
     # --- asking ---
 
     def request_for(self, role: str) -> AgentRequest:
@@ -421,7 +459,7 @@ class AgoraDriver(Driver):
         """The seed's context injection, line for line; the mediator hears every side instead of one opponent."""
         lines = [
             f"DIALOGUE: {self.config.dialogue_id}",
-            f"TURN: {self.state.turns + 1}",
+            f"TURN: {self._opening_number(role) or self.state.turns + 1}",
             f"YOUR ROLE: {role}",
             f"YOUR POSITION: {self.config.position_of(role)}",
             f"TOPIC: {self.config.topic}",
@@ -459,6 +497,8 @@ class AgoraDriver(Driver):
         )
         if role == MEDIATOR and MEDIATOR not in self.state.proposals.values():
             return ["propose"], others or self._recent_turns()
+        if self._opening_number(role) is not None:
+            return ["propose"], []  # a sealed opening: each drone's own proposal, nothing to name yet
         if others:
             return list(SIGNALS), others
         if self.state.turns:
@@ -533,8 +573,16 @@ class AgoraDriver(Driver):
         reply = record.parse_reply(text)
         if isinstance(reply, list):
             return Candidate(None, reply)
-        turn = make_turn(reply, self.state.turns + 1, role)
-        return Candidate(turn, self.machine.validate(self.state, turn))
+        number = self._opening_number(role)
+        if number is None:
+            turn = make_turn(reply, self.state.turns + 1, role)
+            return Candidate(turn, self.machine.validate(self.state, turn))
+        if reply.signal != "propose":
+            return Candidate(None, [reply_format_violation("a sealed opening is a propose; send signal propose.")])
+        # Its place comes when all openings are revealed: check its content now as if it opened the debate.
+        first = self.config.roles[self.state.turns]
+        as_first = make_turn(reply, self.state.turns + 1, first)
+        return Candidate(make_turn(reply, number, role), self.machine.validate(self.state, as_first))
 
     def _read_research(self, text: str) -> Candidate:
         assert self.research is not None
