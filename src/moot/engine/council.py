@@ -105,6 +105,16 @@ def _text(max_chars: int) -> dict[str, Any]:
     return {"type": "string", "minLength": 1, "maxLength": max_chars}
 
 
+def _naming(member: str, max_side: int) -> dict[str, Any]:
+    """One line that names ``member`` as a word: a grammar-bound model then cannot forget to cite the ranking.
+
+    A pattern, as the Agora's text fields are: quotes, backslashes and control characters are left out, so
+    each character is one character of the reply. Member names hold no pattern syntax (letters, digits, - and _).
+    """
+    side = rf'[^"\\\x00-\x1f]{{0,{max_side}}}'
+    return {"type": "string", "pattern": rf"^({side} )?{member}[ .,;:!]{side}$"}
+
+
 class CouncilDriver(Driver, SealedPhases):
     protocol = "council"
     options_type = CouncilOptions
@@ -260,7 +270,7 @@ class CouncilDriver(Driver, SealedPhases):
             "type": "object",
             "properties": {
                 "answer": _text(ANSWER_CHARS),
-                "basis": _text(REASON_CHARS),
+                "basis": _naming(aggregate[0][0], REASON_CHARS // 2),
                 "dissent": {"type": "array", "items": dissent_item, "minItems": len(others), "maxItems": len(others)},
             },
             "required": ["answer", "basis", "dissent"],
