@@ -48,7 +48,9 @@ def test_a_council_of_embedded_models_ends_and_its_record_checks(tmp_path: Path,
 
 @pytest.mark.slow
 def test_sealed_openings_on_the_embedded_model_end_and_their_records_check(tmp_path: Path, local: object) -> None:
-    agora = AgoraDriver.start(tmp_path, AgoraOptions(topic="Tabs or spaces", max_turns=4, sealed=True), "2026-11-24 21:00")
+    agora = AgoraDriver.start(
+        tmp_path, AgoraOptions(topic="Tabs or spaces", max_turns=4, sealed=True), "2026-11-24 21:00"
+    )
     result = asyncio.run(Engine(agora, dict.fromkeys(agora.roles(), local), LIMITS).run())  # type: ignore[arg-type]
     assert result.summary.turns >= 2, result.outcome  # both openings were revealed
     clean(agora.record_path)
