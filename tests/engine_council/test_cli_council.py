@@ -45,3 +45,12 @@ def test_bad_members_are_one_sentence_and_exit_2(tmp_path: Path) -> None:
         assert done.returncode == 2 and done.stderr.startswith("moot: ") and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / ".council").exists()
+
+
+def test_a_batch_line_convenes_a_council_with_its_members_models(tmp_path: Path) -> None:
+    line = {"protocol": "council", "question": "Share one cache?", "members": [["ada", SCRIPTED], ["bo", SCRIPTED]]}
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    done = moot("run", "--batch", str(batch), cwd=tmp_path)
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome["outcome"] == "SYNTHESIZED", (outcome, done.stderr)

@@ -32,7 +32,7 @@ async def _run_line(number: int, spec: dict[str, Any], gate: asyncio.Semaphore, 
             root = Path(keys.get("root", "."))
             driver = build_driver(spec, root, started)
             settings = load_settings(root)
-            choice = AgentChoice(keys.get("agent", {}), keys.get("agents"))
+            choice = AgentChoice.for_driver(driver, keys.get("agent", {}), keys.get("agents"))
             agents = resolve_agents(driver.roles(), choice, settings)
             result = await run_driver(driver, agents, limits_from(settings, repairs=keys.get("repairs")))
         except UserError as exc:

@@ -74,9 +74,7 @@ def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult]
     ``after`` may continue the debate (the person agreed to more rounds): it returns True to run again.
     """
     settings = load_settings(flags.root)
-    # A record that names its participants' models (the Council's) is resumed with them, unless overridden.
-    recorded: dict[str, str] = {} if flags.agents else getattr(driver, "agent_specs", dict)()
-    choice = AgentChoice({**recorded, **parse_agent_options(flags.agent or [])}, flags.agents)
+    choice = AgentChoice.for_driver(driver, parse_agent_options(flags.agent or []), flags.agents)
     limits = limits_from(
         settings,
         repairs=flags.repairs,
