@@ -196,3 +196,16 @@ def test_bad_members_are_refused_before_anything_is_written(tmp_path: Path) -> N
     with pytest.raises(UserError, match="2 to 26 members"):
         start(tmp_path, members=(("ada", "local"),))
     assert not (tmp_path / ".council").exists()
+
+
+def test_an_answer_edited_after_the_reveal_is_caught_by_its_commitment_and_the_chain(tmp_path: Path) -> None:
+    from moot.artifacts import check_path
+
+    driver = start(tmp_path)
+    run(driver, agents_for(driver))
+    text = driver.record_path.read_text(encoding="utf-8")
+    driver.record_path.write_text(
+        text.replace("separate caches for every tenant", "one cache for all"), encoding="utf-8"
+    )
+    rules = {v.rule for v in check_path(driver.record_path).errors}
+    assert {"COUNCIL_SEALED", "PRIOR_TURN_MODIFIED"} <= rules
