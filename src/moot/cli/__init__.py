@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from moot import __version__
+from moot import __version__, registry
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
 from moot.cli.rules import rules_command
@@ -32,7 +32,13 @@ app.command("show")(show_command)
 app.command("agents")(agents_command)
 app.command("rules")(rules_command)
 
-# --- agent tools (issue: coordination): register their commands/sub-apps below this line ---
+# Every registered protocol brings `moot run NAME` and, if it has agent tools, `moot NAME …`.
+for _plugin in registry.protocols().values():
+    run_app.command(_plugin.name)(registry.load(_plugin.command))
+    if _plugin.tool_commands is not None:
+        app.add_typer(registry.load(_plugin.tool_commands), name=_plugin.name)
+
+# --- agent tools: register their commands/sub-apps below this line ---
 from moot.cli.tools import register as _register_agent_tools  # noqa: E402
 
 _register_agent_tools(app)
