@@ -116,40 +116,53 @@ def _ordered(points: Iterable[EntryPoint]) -> list[EntryPoint]:
     return sorted(points, key=lambda p: (p.dist is None or p.dist.name != OWN_DISTRIBUTION, p.name))
 
 
+NOT_INSTALLED = "no protocol is registered: moot's entry points are missing; reinstall moot (pip install -e .)."
+
+
+def unloadable(name: str, ref: str, exc: BaseException) -> str:
+    """The sentence for a protocol whose part ``ref`` cannot be imported; moot runs on without it."""
+    return f"the protocol {name} ({ref}) cannot be loaded ({exc!r}); fix or uninstall the package that provides it."
+
+
 @functools.cache
-def protocols() -> dict[str, ProtocolPlugin]:
-    """Every registered protocol by name, moot's own first."""
+def _registry() -> tuple[dict[str, ProtocolPlugin], tuple[str, ...]]:
     from importlib.metadata import entry_points  # read only when a protocol is first looked up
 
-    from moot.errors import UserError
-
     found: dict[str, ProtocolPlugin] = {}
+    problems: list[str] = []
     for point in _ordered(entry_points(group=ENTRY_POINT_GROUP)):
         if point.name in found:
             continue
         try:
             plugin = point.load()
         except Exception as exc:
-            raise UserError(
-                f"the protocol plugin {point.name} ({point.value}) cannot be loaded ({exc!r}); fix or uninstall "
-                "the package that provides it."
-            ) from exc
+            problems.append(unloadable(point.name, point.value, exc))
+            continue
         if not isinstance(plugin, ProtocolPlugin) or plugin.name != point.name:
-            raise UserError(
+            problems.append(
                 f"the entry point {point.name} = {point.value} is not a ProtocolPlugin named {point.name!r}; fix or "
                 "uninstall the package that provides it."
             )
+            continue
         found[point.name] = plugin
     if not found:
-        raise UserError(
-            "no protocol is registered: moot's entry points are missing; reinstall moot (pip install -e .)."
-        )
-    return found
+        problems.append(NOT_INSTALLED)
+    return found, tuple(problems)
+
+
+def protocols() -> dict[str, ProtocolPlugin]:
+    """Every registered protocol that loads, by name, moot's own first."""
+    return _registry()[0]
+
+
+def problems() -> tuple[str, ...]:
+    """Why registered protocols were left out, one sentence each (empty when all loaded)."""
+    return _registry()[1]
 
 
 def names_sentence() -> str:
     """The protocols' names as a phrase for help texts: ``critique, duel, agora or roundtable``."""
-    *rest, last = protocols()
+    *rest, last = protocols() or [""]
     return f"{', '.join(rest)} or {last}" if rest else last
 
 
@@ -157,6 +170,8 @@ def get(name: object) -> ProtocolPlugin:
     """The protocol called ``name``; an unknown name is a user error that lists the known ones."""
     from moot.errors import UserError
 
+    if not protocols():
+        raise UserError(NOT_INSTALLED)
     plugin = protocols().get(name) if isinstance(name, str) else None
     if plugin is None:
         raise UserError(f"protocol {name!r} is unknown; use one of {', '.join(protocols())}.")

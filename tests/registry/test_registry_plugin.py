@@ -110,3 +110,14 @@ def test_without_the_entry_point_moot_knows_no_pingpong(tmp_path: Path, plugin_e
     refused = moot("rules", "pingpong", cwd=tmp_path, env=plain)
     assert refused.returncode == 2
     assert "protocol 'pingpong' is unknown; use one of agora, critique, duel, roundtable." in refused.stderr
+
+
+def test_a_plugin_that_cannot_load_is_left_out_with_a_sentence_and_moot_still_works(tmp_path: Path) -> None:
+    info = tmp_path / "site" / "broken-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[moot.protocols]\nbroken = nowhere.at_all:PLUGIN\n", encoding="utf-8")
+    done = moot("rules", "duel", "--json", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "site")})
+    assert done.returncode == 0 and {row["protocol"] for row in json.loads(done.stdout)} >= {"duel"}
+    assert "the protocol broken (nowhere.at_all:PLUGIN) cannot be loaded" in done.stderr
+    assert "fix or uninstall the package that provides it." in done.stderr
