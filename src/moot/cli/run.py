@@ -7,6 +7,7 @@ a participant that could not produce a valid turn); 2 a usage or input error; 3 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -24,7 +25,6 @@ from moot.engine.driver import Driver
 from moot.engine.loop import RunResult
 from moot.engine.session import AgentChoice, limits_from, parse_agent_options, resolve_agents, run_driver
 from moot.errors import UserError
-from moot.protocols.duel import MAX_TURNS as DUEL_MAX_TURNS
 
 run_app = typer.Typer(
     help="Run a debate: moot asks every participant for its turn, enforces the protocol and writes the record.",
@@ -178,8 +178,8 @@ def run_duel(
     ] = None,
     roles: Annotated[str, typer.Option("--roles", help="The two participants, A,B.")] = "advocate,skeptic",
     max_turns: Annotated[
-        int, typer.Option("--max-turns", min=2, max=DUEL_MAX_TURNS, help=f"At most {DUEL_MAX_TURNS}, as the seed says.")
-    ] = DUEL_MAX_TURNS,
+        int | None, typer.Option("--max-turns", help="Turn limit (default and most: the seed's cap).")
+    ] = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -195,7 +195,9 @@ def run_duel(
 
     pair = _two_roles(roles)
     models = _specs(list(pair), root, agent, agents)
-    options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]), max_turns=max_turns)
+    options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]))
+    if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
+        options = dataclasses.replace(options, max_turns=max_turns)
     driver = DuelDriver.start(root, options, now_minutes())
     execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
