@@ -5,7 +5,7 @@ the workspace folders and the MCP tools all read it; nothing else lists the prot
 A package adds a protocol with one entry point (see README, "Writing a protocol")::
 
     [project.entry-points."moot.protocols"]
-    pingpong = "pingpong.plugin:PLUGIN"
+    pingpong = "pingpong:PLUGIN"
 
 The entry point loads only the plugin, which is plain data; each part it names as ``"module:attribute"`` is
 imported when it is first used, so ``moot --help`` imports no protocol.
@@ -44,7 +44,7 @@ def load(ref: str) -> Any:
 
 @dataclass(frozen=True)
 class ProtocolPlugin:
-    """One protocol. Every ``str`` part below except the names is a ``"module:attribute"`` reference.
+    """One protocol. The parts that name code (``rules`` to ``mcp_tools``) are ``"module:attribute"`` references.
 
     - ``name``: the protocol's name (``moot run NAME``, ``moot rules NAME``, the records' ``protocol``).
     - ``folder``: where its records live under the work root (``debates``, ``.dialogues``, …).

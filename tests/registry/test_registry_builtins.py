@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,13 @@ def test_a_duel_record_claiming_more_than_six_turns_is_a_metadata_error(tmp_path
     report = check_path(record)
     assert report.exit_code == 1
     assert any(v.rule == "DUEL_METADATA" and "'8'" in v.message for v in report.violations)
+
+
+def test_the_cli_starts_without_importing_any_protocol() -> None:
+    """Entry points load plain data; a protocol's modules load only when one of its commands runs."""
+    probe = (
+        "import sys, moot.cli; "
+        "print(sorted(m for m in sys.modules if m.rsplit('.', 1)[-1] in {'critique', 'duel', 'agora', 'roundtable'}))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert loaded.stdout.strip() == "[]"
