@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from moot import registry
 from moot.artifacts import check_path
 
 MOOT = [sys.executable, "-m", "moot"]
@@ -44,7 +45,7 @@ def find_record(protocol: str, root: Path) -> Path | None:
         # A hidden directory is a meeting a kill left half-built in staging, not a record.
         found = [d for d in (root / ".roundtable").glob("[!.]*") if (d / "turn.json").exists()]
     else:
-        folder = {"critique": ".dialogues", "duel": "debates", "agora": ".agora", "council": ".council"}[protocol]
+        folder = registry.get(protocol).folder
         found = list((root / folder).glob("*.md"))
     assert len(found) <= 1, f"more than one record under {root}: {found}"
     return found[0] if found else None

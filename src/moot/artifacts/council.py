@@ -22,6 +22,7 @@ from moot.artifacts.base import (
     unreadable,
 )
 from moot.artifacts.chain import record_chain, verify_chain
+from moot.builtin_protocols import COUNCIL
 from moot.protocols.base import ProtocolViolationError, Violation, sealed_digest
 from moot.protocols.council import (
     CHAIRMAN,
@@ -41,8 +42,8 @@ from moot.protocols.council import (
     rounded_w,
 )
 
-COUNCIL_DIR = ".council"
-TITLE = "# Council:"
+COUNCIL_DIR = COUNCIL.folder
+TITLE = str(COUNCIL.title)
 TITLE_CHARS = 80
 OUTCOME_HEADING = "## Outcome"
 NOT_MEASURABLE = "not measurable"
