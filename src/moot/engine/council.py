@@ -296,6 +296,11 @@ class CouncilDriver(Driver, SealedPhases):
             return Candidate(
                 None, [reply_format_violation("the reply is not a JSON object; answer with one JSON object.")]
             )
+        try:  # a \ud800 escape decodes to a lone surrogate, which no UTF-8 record can hold
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            surrogate = "the reply holds a lone surrogate (an escape from \\ud800 to \\udfff); send plain text."
+            return Candidate(None, [reply_format_violation(surrogate)])
         try:
             turn = self._turn(stage, role, data, now)
         except ValidationError as exc:
