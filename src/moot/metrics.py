@@ -249,12 +249,13 @@ def agora_positions(turns: Sequence[AgoraTurn]) -> tuple[list[Stated], list[Stat
 def answers_by_round(rounds: Sequence[Mapping[str, str | None]], answer: str | None = None) -> Conformity:
     """Eval answers: ``rounds[r][agent]`` is the answer the agent gave in round r (all sealed within a round).
 
-    An answer that could not be read (None) is the position "?".
+    An answer that could not be read (None) is no position: the agent keeps its previous one.
     """
     stated = [
-        Stated(agent, value if value is not None else "?", step, turn=step)
+        Stated(agent, value, step, turn=step)
         for step, answers in enumerate(rounds)
         for agent, value in answers.items()
+        if value is not None
     ]
     return conformity(stated, answer=answer)
 

@@ -22,7 +22,8 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     centre = p + z * z / (2 * n)
     spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     denominator = 1 + z * z / n
-    return (max(0.0, (centre - spread) / denominator), min(1.0, (centre + spread) / denominator))
+    # The interval holds p exactly; rounding alone could leave 6/6 with an upper bound of 0.9999999999999999.
+    return (max(0.0, min(p, (centre - spread) / denominator)), min(1.0, max(p, (centre + spread) / denominator)))
 
 
 @dataclass(frozen=True)
