@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-
 SOLVER = Path(__file__).with_name("eval_solver.py")
 AGENT = f"cmd:{sys.executable} {SOLVER}"
 TEAM = ["--agent", f"good={AGENT}", "--agent", f"bad={AGENT}", "--agent", f"bad2={AGENT}"]

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
+from moot.errors import UserError
 from moot.eval.report import markdown, summarise
 from moot.eval.stats import mcnemar, wilson
 from moot.eval.strategies import majority, parse_strategy
 from moot.eval.tasks import Task
-from moot.errors import UserError
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_strategies_parse(text: str, kind: str, samples: int, agents: int, round
 
 @pytest.mark.parametrize("text", ["sc:0", "debate:1x2", "debate:3", "best-of:3"])
 def test_bad_strategies_name_the_fix(text: str) -> None:
-    with pytest.raises(UserError, match="e.g."):
+    with pytest.raises(UserError, match=r"e\.g\."):
         parse_strategy(text)
 
 
