@@ -95,10 +95,11 @@ def _ci(row: Mapping[str, Any]) -> str:
 
 
 def markdown(summary: Mapping[str, Any]) -> str:
+    agents = ", ".join(f"{name}={spec}" for name, spec in summary["agents"].items())
     lines = [
         f"# moot eval: {summary['tasks']}",
         "",
-        f"{summary['n_tasks']} tasks · seed {summary['seed']} · agents {summary['agents']} · "
+        f"{summary['n_tasks']} tasks · seed {summary['seed']} · agents {agents} · "
         f"temperature {summary['temperature']} · max {summary['max_tokens']} tokens per answer",
         "",
         f"| strategy | accuracy [Wilson 95%] | mean tokens | mean time (s) | flips c→i / i→c | McNemar vs {summary['baseline']} |",
