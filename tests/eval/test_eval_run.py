@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from moot.eval.store import Store
+
 SOLVER = Path(__file__).with_name("eval_solver.py")
 AGENT = f"cmd:{sys.executable} {SOLVER}"
 TEAM = ["--agent", f"good={AGENT}", "--agent", f"bad={AGENT}", "--agent", f"bad2={AGENT}"]
@@ -103,3 +105,15 @@ def test_eval_resumes_after_sigkill_without_asking_a_recorded_call_again(tmp_pat
     # 6 single + 12 sc:2 + 18 vote + 36 debate calls in all: the rerun asked exactly the ones not recorded.
     asked_after = len(log.read_text().splitlines()) - asked_before
     assert asked_after == CALLS - recorded_calls
+
+
+def test_a_line_torn_by_a_kill_is_cut_off_and_the_next_append_reads_back(tmp_path: Path) -> None:
+    whole = {"kind": "call", "strategy": "single", "task": "t1", "call": "s1", "answer": "3"}
+    (tmp_path / "results.jsonl").write_text(json.dumps(whole) + "\n" + '{"kind": "call", "strat')
+    store = Store(tmp_path)
+    store.open({"tasks": "x"})
+    assert list(store.calls) == [("single", "t1", "s1")]
+    store.append({**whole, "task": "t2"})
+    reopened = Store(tmp_path)
+    reopened.open({"tasks": "x"})
+    assert list(reopened.calls) == [("single", "t1", "s1"), ("single", "t2", "s1")]
