@@ -117,3 +117,14 @@ def test_a_line_torn_by_a_kill_is_cut_off_and_the_next_append_reads_back(tmp_pat
     reopened = Store(tmp_path)
     reopened.open({"tasks": "x"})
     assert list(reopened.calls) == [("single", "t1", "s1"), ("single", "t2", "s1")]
+
+
+def test_without_matplotlib_everything_but_the_plot_is_written(tmp_path: Path) -> None:
+    args = ["eval", "--tasks", "arithmetic", "--limit", "2", "--strategy", "single", "--agents", AGENT]
+    blocked = f"import sys; sys.modules['matplotlib'] = None; from moot.cli import main; main({args!r})"
+    done = subprocess.run([sys.executable, "-c", blocked], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "no plot: pip install 'moot[eval]'" in done.stdout and "| single |" in done.stdout
+    out = tmp_path / "moot-eval"
+    assert (out / "report.json").is_file() and (out / "report.md").is_file()
+    assert not (out / "accuracy-tokens.svg").exists()

@@ -7,7 +7,6 @@ everything else works without it.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -131,7 +130,11 @@ def markdown(summary: Mapping[str, Any]) -> str:
 
 
 def plotting_available() -> bool:
-    return importlib.util.find_spec("matplotlib") is not None
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def plot(summary: Mapping[str, Any], path: Path) -> None:
