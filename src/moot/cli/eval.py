@@ -11,8 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from moot.engine.session import parse_agent_options
-from moot.eval import EvalOptions, run_eval
-from moot.eval.tasks import DEFAULT_LEVEL
+from moot.eval.tasks import DEFAULT_LEVEL, DEFAULT_LIMIT
 
 
 def eval_command(
@@ -33,7 +32,7 @@ def eval_command(
         ),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Use the first N tasks (arithmetic: 100).")
+        int | None, typer.Option("--limit", min=1, help=f"Use the first N tasks (arithmetic: {DEFAULT_LIMIT}).")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seeds the generated tasks and every sample.")] = 0,
     difficulty: Annotated[
@@ -55,6 +54,8 @@ def eval_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ) -> None:
     """Run a task set under several strategies; report accuracy, tokens, flips and McNemar against self-consistency."""
+    from moot.eval.run import EvalOptions, run_eval  # reads protocols' positions: only when an eval runs
+
     pool = parse_agent_options(agent or []) or {"agent": agents or "local"}
     options = EvalOptions(
         tasks=tasks,

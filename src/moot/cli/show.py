@@ -16,7 +16,6 @@ from moot.artifacts import check_path, detect
 from moot.artifacts.base import ExitCode, read_text
 from moot.cli.check import report_json, report_text
 from moot.errors import UserError
-from moot.metrics import describe, record_conformity
 
 
 def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
@@ -36,6 +35,8 @@ def show_command(
     ] = False,
 ) -> None:
     """Show a record readably, followed by its state (whose turn, round, outcome, violations) and conformity."""
+    from moot.metrics import describe, record_conformity  # imports protocols: only when a record is shown
+
     protocol, target, report = detect(path)
     if report is not None and report.exit_code is ExitCode.UNREADABLE:
         raise UserError(report.violations[0].message if report.violations else f"cannot show {path}.")

@@ -127,6 +127,7 @@ ARITHMETIC_LEVELS: dict[int, tuple[tuple[str, ...], int]] = {
     5: (("+", "*", "+", "-", "*"), 100),
 }
 DEFAULT_LEVEL = 4
+DEFAULT_LIMIT = 100  # generated tasks when --limit is not given
 
 
 def _value(numbers: list[int], operators: tuple[str, ...]) -> int:
