@@ -43,6 +43,12 @@ RepairsOpt = Annotated[int | None, typer.Option("--repairs", min=0, help="Retrie
 TurnTimeoutOpt = Annotated[float | None, typer.Option("--turn-timeout", min=1, help="Seconds per turn.")]
 MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget for the debate.")]
 MaxWallOpt = Annotated[float | None, typer.Option("--max-wall", min=1, help="Wall-time budget in seconds.")]
+MaxTurnTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-turn-tokens", min=1, help="Completion tokens per turn for every agent (default: each agent's)."
+    ),
+]
 
 
 def now_minutes() -> str:
@@ -66,6 +72,7 @@ class RunFlags:
     turn_timeout: float | None
     max_tokens: int | None
     max_wall: float | None
+    max_turn_tokens: int | None = None
 
 
 def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult], bool] | None = None) -> None:
@@ -81,6 +88,7 @@ def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult]
         turn_timeout_s=flags.turn_timeout,
         max_tokens=flags.max_tokens,
         max_wall_s=flags.max_wall,
+        max_turn_tokens=flags.max_turn_tokens,
     )
     progress = Progress(driver, follow=flags.follow, quiet=flags.as_json)
     while True:
@@ -138,6 +146,7 @@ def run_critique(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
 ) -> None:
     """A Critique Loop: two roles alternate until one proposes done and the other confirms."""
     from moot.cli.critique_prompts import after_critique, offer_gitignore
@@ -157,7 +166,7 @@ def run_critique(
     driver = CritiqueDriver.start(root, options, now_minutes())
     execute(
         driver,
-        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall),
+        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
         after=after_critique if interactive() else None,
     )
 
@@ -186,6 +195,7 @@ def run_duel(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
 ) -> None:
     """A Socratic Duel: two participants debate a source document in at most six turns."""
     from moot.engine.duel import DuelDriver, DuelOptions
@@ -194,7 +204,10 @@ def run_duel(
     models = _specs(list(pair), root, agent, agents)
     options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]), max_turns=max_turns)
     driver = DuelDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    execute(
+        driver,
+        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
+    )
 
 
 @run_app.command("agora")
@@ -218,6 +231,7 @@ def run_agora(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
 ) -> None:
     """An Agora debate: drones exchange signals until Nash consensus, or time out."""
     from moot.engine.agora import AgoraDriver, AgoraOptions, parse_position
@@ -235,7 +249,10 @@ def run_agora(
         models=models,
     )
     driver = AgoraDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    execute(
+        driver,
+        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
+    )
 
 
 @run_app.command("roundtable")
@@ -254,6 +271,7 @@ def run_roundtable(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
 ) -> None:
     """A Roundtable: speakers in order, then the moderator writes MINUTES.md and closes."""
     from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
@@ -263,7 +281,10 @@ def run_roundtable(
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
     options = RoundtableOptions(speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds)
     driver = RoundtableDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    execute(
+        driver,
+        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
+    )
 
 
 def resume_command(
@@ -277,6 +298,7 @@ def resume_command(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
 ) -> None:
     """Continue an interrupted debate from its record: no turn is lost or repeated."""
     from moot.artifacts import detect
@@ -288,7 +310,10 @@ def resume_command(
         raise UserError(f"cannot resume {path}: {problem}")
     driver = driver_class(protocol).resume(target, context=_read_context(context))
     root = _work_root(target)
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    execute(
+        driver,
+        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
+    )
 
 
 def _work_root(record: Path) -> Path:

@@ -26,6 +26,7 @@ from moot.agents.base import AgentRequest
 from moot.artifacts import agora as record
 from moot.artifacts.base import atomic_write_text, read_text
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
+from moot.engine.replies import find_object, parse_reply
 from moot.errors import UserError
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
@@ -530,7 +531,10 @@ class AgoraDriver(Driver):
     def read_reply(self, role: str, text: str, now: str) -> Candidate:
         if role == RESEARCHER:
             return self._read_research(text)
-        reply = record.parse_reply(text)
+        found = find_object(text)
+        if isinstance(found, str):
+            return Candidate(None, [reply_format_violation(found)])
+        reply = record.decode_reply(found.text, first_line=found.line)
         if isinstance(reply, list):
             return Candidate(None, reply)
         turn = make_turn(reply, self.state.turns + 1, role)
@@ -538,12 +542,9 @@ class AgoraDriver(Driver):
 
     def _read_research(self, text: str) -> Candidate:
         assert self.research is not None
-        body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
-        try:
-            reply = ResearchReply.model_validate_json(body, strict=False)
-        except ValidationError as exc:
-            problem = f'the reply is not the research JSON ({first_error(exc)}); send {{"evidence": [{{source, content, confidence}}]}}.'
-            return Candidate(None, [reply_format_violation(problem)])
+        reply, problem = parse_reply(text, ResearchReply)
+        if reply is None:
+            return Candidate(None, [problem] if problem else [])
         problems = _evidence_problems(reply.evidence)
         report = ResearchReport(drone=len(self.research.reports) + 1, evidence=reply.evidence)
         return Candidate(report, problems)

@@ -11,7 +11,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ class Limits:
     max_turns: int | None = None
     max_tokens: int | None = None
     max_wall_s: float | None = None
+    max_turn_tokens: int | None = None  # completion tokens per turn, for every agent (else each agent's bounds)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,11 @@ class Engine:
         self.driver = driver
         self.agents = agents
         self.limits = limits or Limits()
+        driver.turn_bounds = {
+            role: replace(bounds, max_tokens=self.limits.max_turn_tokens or bounds.max_tokens)
+            for role in driver.roles()
+            for bounds in (agents[role].turn_bounds,)
+        }
         self.subscribers = subscribers
         self.clock = clock
 

@@ -63,6 +63,7 @@ def limits_from(settings: Settings, **overrides: float | int | None) -> Limits:
         "turn_timeout_s": settings.turn_timeout_s,
         "max_tokens": settings.max_tokens,
         "max_wall_s": settings.max_wall_s,
+        "max_turn_tokens": settings.max_turn_tokens,
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
     return Limits(**values)  # type: ignore[arg-type]
