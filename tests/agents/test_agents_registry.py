@@ -75,7 +75,8 @@ def test_local_forms_resolve(smollm_path: Path) -> None:
 def test_provider_forms_resolve(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("openai")
     pytest.importorskip("anthropic")
-    from moot.agents.openai_compat import OLLAMA_URL, OllamaAgent, OpenAIAgent
+    from moot.agents.ollama import OLLAMA_URL
+    from moot.agents.openai_compat import OllamaAgent, OpenAIAgent
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")

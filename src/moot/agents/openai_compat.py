@@ -32,9 +32,9 @@ from moot.agents.base import (
     chat_messages,
     schema_instruction,
 )
+from moot.agents.ollama import ollama_host
 
 OPENAI_URL = "https://api.openai.com/v1"
-OLLAMA_URL = "http://127.0.0.1:11434/v1"
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
 
 
@@ -191,11 +191,11 @@ def from_spec(rest: str) -> OpenAIAgent:
 
 
 def ollama_from_spec(rest: str) -> OllamaAgent:
-    """``ollama:MODEL``: an OpenAI-compatible server on Ollama's default port, no key needed."""
+    """``ollama:MODEL``: an OpenAI-compatible server on Ollama's port, no key needed."""
     model = rest.strip()
     if not model:
         raise UnknownAgentSpec("ollama needs a model name: use ollama:MODEL, e.g. ollama:llama3.2")
-    return OllamaAgent(model, base_url=OLLAMA_URL, api_key="ollama")
+    return OllamaAgent(model, base_url=f"{ollama_host()}/v1", api_key="ollama")
 
 
 def _split_model_url(rest: str) -> tuple[str, str | None]:

@@ -80,12 +80,12 @@ def find_object(text: str) -> FoundObject | str:
     if not starts:
         shown = " ".join(region[first:].split())[:40]
         return f"the reply holds no JSON object (it begins {shown!r}); answer with one JSON object."
-    error: json.JSONDecodeError | None = None
+    error: tuple[json.JSONDecodeError, int] | None = None
     for index in starts:
         try:
             value, stop = _DECODER.raw_decode(region, index)
         except json.JSONDecodeError as exc:
-            error = error or exc
+            error = error or (exc, index)
             continue
         except RecursionError:
             return "the reply's JSON is nested too deeply to read; send a flat JSON object."
@@ -97,7 +97,7 @@ def find_object(text: str) -> FoundObject | str:
         line, _ = position(text, index)
         return FoundObject(value, escape_controls(region[index:stop]), line)
     assert error is not None
-    return _parse_problem(text, error, end)
+    return _parse_problem(text, error[0], error[1], end)
 
 
 def parse_reply(
@@ -148,14 +148,38 @@ def _another_object(text: str, after: int) -> int | None:
     return None
 
 
-def _parse_problem(text: str, error: json.JSONDecodeError, end: int) -> str:
-    line, column = position(text, error.pos)
-    if _skip_space(text, error.pos) >= len(text[:end].rstrip()):
+def _parse_problem(text: str, error: json.JSONDecodeError, start: int, end: int) -> str:
+    if _unclosed(text, start, end):
+        line, column = position(text, len(text[:end].rstrip()))
         return (
-            f"the reply's JSON object is incomplete: it ends at line {line}, column {column} (perhaps cut off at the "
-            "token limit); answer with a shorter, complete JSON object."
+            f"the reply's JSON object is incomplete: it ends at line {line}, column {column} with a string, object "
+            "or array still open (perhaps cut off at the token limit); answer with a shorter, complete JSON object."
         )
-    return f"the reply is not valid JSON: {error.msg} at line {line}, column {column}; fix it there."
+    line, column = position(text, error.pos)
+    return f"the reply is not valid JSON at line {line}, column {column}: {error.msg}; fix it there."
+
+
+def _unclosed(text: str, start: int, end: int) -> bool:
+    """Whether the JSON value starting at ``start`` is still open (a string, object or array) at ``end``."""
+    depth = 0
+    in_string = escaped = False
+    for char in text[start:end]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return False
+    return True
 
 
 def _kind(value: Any) -> str:
