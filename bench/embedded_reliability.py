@@ -31,7 +31,9 @@ BASELINE = "2e24fb3"
 REPO = Path(__file__).resolve().parent.parent
 FULL_RUNS = 20
 QUICK_RUNS = 2
-RUN_TIMEOUT_S = 2400.0  # a shared, loaded machine can be very slow; a run past this is reported as unfinished
+# A shared, loaded machine can be very slow: a turn may take this long (moot's default is 300 s), and a run
+# past it is reported as unfinished.
+RUN_TIMEOUT_S = 2400.0
 PROTOCOLS = ("critique", "duel")
 VALID = {
     "critique": {"DONE", "STUCK", "MAX_ROUNDS"},
@@ -114,7 +116,7 @@ def run_case(protocol: str, index: int, src: Path, work: Path) -> Outcome:
         source.write_text(f"# {topic}\n\n## Proposal\n{claim}\n\n## Why\nIt is simpler to run.\n", encoding="utf-8")
         args = ["run", "duel", str(source), "--max-turns", "2"]
     try:
-        done = moot([*args, "--json", "--root", str(root)], src, root)
+        done = moot([*args, "--json", "--root", str(root), "--turn-timeout", f"{RUN_TIMEOUT_S:g}"], src, root)
     except subprocess.TimeoutExpired:
         return Outcome(protocol, topic, None, None, False, False, UNFINISHED)
     try:
@@ -139,7 +141,7 @@ def measure(sides: dict[str, Path], runs: int, work: Path, workers: int = 1) -> 
     def one(case: tuple[int, str, str]) -> Outcome:
         index, protocol, side = case
         outcome = run_case(protocol, index, sides[side], work / side)
-        mark = "valid" if outcome.valid else f"INVALID ({outcome.problem})"
+        mark = "valid" if outcome.valid else f"INVALID ({outcome.problem}: {outcome.reason})"
         print(f"   {side} {protocol} {index + 1}/{runs}: {outcome.outcome} {mark}", flush=True)
         return outcome
 

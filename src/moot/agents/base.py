@@ -122,6 +122,10 @@ class Agent(ABC):
     async def reply(self, request: AgentRequest) -> AgentReply:
         """Answer one turn or raise an :class:`AgentError`."""
 
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """What a call with these token counts costs in USD: 0 for local models, None when unknown."""
+        return None
+
     async def aclose(self) -> None:
         """Release connections or processes; the default has nothing to release."""
         return None

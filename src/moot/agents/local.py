@@ -150,6 +150,9 @@ class LocalAgent(Agent):
         self.seed = seed
         self.model_id = f"local:{self.path.stem}"
 
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        return 0.0  # runs in this process
+
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
         try:

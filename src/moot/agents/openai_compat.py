@@ -33,6 +33,7 @@ from moot.agents.base import (
     schema_instruction,
 )
 from moot.agents.ollama import ollama_host
+from moot.agents.pricing import runs_locally, table_price_usd
 
 OPENAI_URL = "https://api.openai.com/v1"
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
@@ -67,6 +68,12 @@ class OpenAIAgent(Agent):
         self.json_schema_refused = False
         # Retries are ours (counted in the reply), so the SDK's own are off.
         self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, http_client=http_client)
+
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if runs_locally(self.base_url):
+            return 0.0
+        provider = "openai" if self.base_url == OPENAI_URL else None  # elsewhere the table matches by URL
+        return table_price_usd(self.model, prompt_tokens, completion_tokens, provider=provider, api_url=self.base_url)
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
@@ -169,6 +176,9 @@ class OllamaAgent(OpenAIAgent):
     """An Ollama server through its OpenAI-compatible API; only the reported name differs."""
 
     name = "ollama"
+
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        return 0.0  # a local model server
 
 
 def _refuses_json_schema(exc: openai.APIStatusError) -> bool:

@@ -11,6 +11,7 @@ from types import TracebackType
 from rich.console import Console
 from rich.status import Status
 
+from moot.agents.pricing import usd_text
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
 
@@ -98,4 +99,5 @@ def print_outcome(result: RunResult) -> None:
     tokens = result.prompt_tokens + result.completion_tokens
     out.print(
         f"  {tokens} tokens ({result.prompt_tokens} prompt, {result.completion_tokens} completion) in {result.elapsed_s:.1f} s"
+        f" · cost {usd_text(result.cost_usd)}"
     )

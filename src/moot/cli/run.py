@@ -21,7 +21,14 @@ from moot.cli.progress import Progress, print_outcome
 from moot.config import load_settings
 from moot.engine.driver import Driver
 from moot.engine.loop import RunResult
-from moot.engine.session import AgentChoice, limits_from, parse_agent_options, resolve_agents, run_driver
+from moot.engine.session import (
+    AgentChoice,
+    limits_from,
+    parse_agent_options,
+    require_prices,
+    resolve_agents,
+    run_driver,
+)
 from moot.errors import UserError
 
 run_app = typer.Typer(
@@ -43,6 +50,9 @@ RepairsOpt = Annotated[int | None, typer.Option("--repairs", min=0, help="Retrie
 TurnTimeoutOpt = Annotated[float | None, typer.Option("--turn-timeout", min=1, help="Seconds per turn.")]
 MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget for the debate.")]
 MaxWallOpt = Annotated[float | None, typer.Option("--max-wall", min=1, help="Wall-time budget in seconds.")]
+MaxCostOpt = Annotated[
+    float | None, typer.Option("--max-cost", min=0, help="Budget in USD (every agent needs a known price).")
+]
 MaxTurnTokensOpt = Annotated[
     int | None,
     typer.Option(
@@ -73,6 +83,7 @@ class RunFlags:
     max_tokens: int | None
     max_wall: float | None
     max_turn_tokens: int | None = None
+    max_cost: float | None = None
 
 
 def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult], bool] | None = None) -> None:
@@ -89,11 +100,14 @@ def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult]
         max_tokens=flags.max_tokens,
         max_wall_s=flags.max_wall,
         max_turn_tokens=flags.max_turn_tokens,
+        max_cost_usd=flags.max_cost,
     )
     progress = Progress(driver, follow=flags.follow, quiet=flags.as_json)
     while True:
         roles = driver.roles()
         chosen = resolve_agents(roles, choice, settings)
+        if limits.max_cost_usd is not None:
+            require_prices(chosen, choice, settings)
         with progress:
             result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,)))
         if after is None or flags.as_json or not after(driver, result):
@@ -147,6 +161,7 @@ def run_critique(
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
     max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
 ) -> None:
     """A Critique Loop: two roles alternate until one proposes done and the other confirms."""
     from moot.cli.critique_prompts import after_critique, offer_gitignore
@@ -166,7 +181,9 @@ def run_critique(
     driver = CritiqueDriver.start(root, options, now_minutes())
     execute(
         driver,
-        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
+        RunFlags(
+            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+        ),
         after=after_critique if interactive() else None,
     )
 
@@ -196,6 +213,7 @@ def run_duel(
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
     max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
 ) -> None:
     """A Socratic Duel: two participants debate a source document in at most six turns."""
     from moot.engine.duel import DuelDriver, DuelOptions
@@ -206,7 +224,9 @@ def run_duel(
     driver = DuelDriver.start(root, options, now_minutes())
     execute(
         driver,
-        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
+        RunFlags(
+            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+        ),
     )
 
 
@@ -232,6 +252,7 @@ def run_agora(
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
     max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
 ) -> None:
     """An Agora debate: drones exchange signals until Nash consensus, or time out."""
     from moot.engine.agora import AgoraDriver, AgoraOptions, parse_position
@@ -251,7 +272,9 @@ def run_agora(
     driver = AgoraDriver.start(root, options, now_minutes())
     execute(
         driver,
-        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
+        RunFlags(
+            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+        ),
     )
 
 
@@ -272,6 +295,7 @@ def run_roundtable(
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
     max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
 ) -> None:
     """A Roundtable: speakers in order, then the moderator writes MINUTES.md and closes."""
     from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
@@ -283,7 +307,9 @@ def run_roundtable(
     driver = RoundtableDriver.start(root, options, now_minutes())
     execute(
         driver,
-        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
+        RunFlags(
+            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+        ),
     )
 
 
@@ -299,6 +325,7 @@ def resume_command(
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
     max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
 ) -> None:
     """Continue an interrupted debate from its record: no turn is lost or repeated."""
     from moot.artifacts import detect
@@ -312,7 +339,9 @@ def resume_command(
     root = _work_root(target)
     execute(
         driver,
-        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens),
+        RunFlags(
+            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+        ),
     )
 
 

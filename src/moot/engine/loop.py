@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.agents.base import Agent, AgentError, AgentReply
+from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts.base import append_log_line
 from moot.engine.driver import Candidate, Driver, reply_format_violation
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary
@@ -32,6 +33,7 @@ class Limits:
     max_tokens: int | None = None
     max_wall_s: float | None = None
     max_turn_tokens: int | None = None  # completion tokens per turn, for every agent (else each agent's bounds)
+    max_cost_usd: float | None = None  # every agent must have a known price (see Agent.price_usd)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,11 @@ class RunResult:
     completion_tokens: int = 0
     elapsed_s: float = 0.0
     usage: list[dict[str, Any]] = field(default_factory=list)
+    costs: list[float | None] = field(default_factory=list)  # each attempt's USD price; None: unknown
+
+    @property
+    def cost_usd(self) -> float | None:
+        return total_usd(self.costs)
 
     @property
     def outcome(self) -> Outcome | None:
@@ -71,6 +78,7 @@ class RunResult:
             "turns_this_run": self.turns,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
             "elapsed_s": round(self.elapsed_s, 3),
         }
 
@@ -144,6 +152,8 @@ class Engine:
             return f"the run reached its cap of {limits.max_turns} turns"
         if limits.max_tokens is not None and result.prompt_tokens + result.completion_tokens >= limits.max_tokens:
             return f"the run spent its budget of {limits.max_tokens} tokens"
+        if limits.max_cost_usd is not None and sum(c or 0.0 for c in result.costs) >= limits.max_cost_usd:
+            return f"the run spent its budget of {usd_text(limits.max_cost_usd)}"
         if limits.max_wall_s is not None and time.monotonic() - started >= limits.max_wall_s:
             return f"the run used its {limits.max_wall_s:g} s of wall time"
         return None
@@ -164,6 +174,7 @@ class Engine:
                 return False
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
+            result.costs.append(self.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens))
             candidate = self._accept(role, reply.text)
             self._record_usage(result, number, role, reply, attempt, accepted=not candidate.errors)
             if not candidate.errors:
@@ -202,6 +213,7 @@ class Engine:
             "accepted": accepted,
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,
+            "cost_usd": result.costs[-1],
             "latency_s": round(reply.latency_s, 4),
             "agent_attempts": reply.attempts,
         }
