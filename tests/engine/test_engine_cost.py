@@ -88,3 +88,22 @@ def test_the_cli_shows_the_price_and_refuses_a_cost_budget_it_cannot_check(tmp_p
     refused = run_moot(*args, "--topic", "U", "--agents", "cmd:cat", "--max-cost", "1", cwd=tmp_path)
     assert refused.returncode == 2
     assert "--max-cost needs each agent's price" in refused.stderr and "cmd:cat" in refused.stderr
+
+
+def test_a_dry_run_prints_calls_tokens_and_price_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-used")  # nothing is sent: the dry run asks no agent
+    args = ["run", "critique", "--topic", "Adopt a monorepo", "--max-rounds", "2", "--dry-run"]
+    done = run_moot(*args, "--agent", "proposer=local", "--agent", "critic=openai:gpt-4o-mini", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "nothing was asked or written" in lines[0]
+    assert lines[1].split()[:2] == ["proposer", "local"] and "2 call(s)" in lines[1] and lines[1].endswith("$0")
+    assert lines[2].split()[:2] == ["critic", "openai:gpt-4o-mini"] and "≤8192 completion tokens, $0.0" in lines[2]
+    assert lines[3].startswith("  total: 4 call(s)")
+    assert list(tmp_path.iterdir()) == []
+
+    unknown = run_moot(*args, "--agents", "cmd:cat", cwd=tmp_path)
+    assert unknown.returncode == 0 and unknown.stdout.rstrip().endswith("unknown")
+    assert list(tmp_path.iterdir()) == []

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,10 +19,12 @@ from typing import Annotated
 
 import typer
 
+from moot.agents import Agent
+from moot.agents.pricing import total_usd, usd_text
 from moot.cli.progress import Progress, print_outcome
-from moot.config import load_settings
+from moot.config import Settings, load_settings
 from moot.engine.driver import Driver
-from moot.engine.loop import RunResult
+from moot.engine.loop import Limits, RunResult
 from moot.engine.session import (
     AgentChoice,
     limits_from,
@@ -53,12 +57,42 @@ MaxWallOpt = Annotated[float | None, typer.Option("--max-wall", min=1, help="Wal
 MaxCostOpt = Annotated[
     float | None, typer.Option("--max-cost", min=0, help="Budget in USD (every agent needs a known price).")
 ]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the expected calls, tokens and price; run and write nothing.")
+]
 MaxTurnTokensOpt = Annotated[
     int | None,
     typer.Option(
         "--max-turn-tokens", min=1, help="Completion tokens per turn for every agent (default: each agent's)."
     ),
 ]
+
+
+DRY_RUN_PREFIX = "moot-dry-run-"
+
+
+def start_root(root: Path, dry_run: bool) -> Path:
+    """Where the record is started: the work root, or for a dry run a temporary one removed afterwards."""
+    return Path(tempfile.mkdtemp(prefix=DRY_RUN_PREFIX)) if dry_run else root
+
+
+def print_estimate(
+    driver: Driver, agents: dict[str, Agent], choice: AgentChoice, settings: Settings, limits: Limits
+) -> None:
+    """The dry run's table: per role its agent, calls, tokens and price, and the total."""
+    from moot.engine.estimate import estimate
+
+    found = estimate(driver, agents, limits)
+    typer.echo(f"dry run of a {driver.protocol} debate: nothing was asked or written; at most, without repairs:")
+    for row in found:
+        typer.echo(
+            f"  {row.role:<12} {choice.spec_for(row.role, settings):<28} {row.calls} call(s), "
+            f"~{row.prompt_tokens} prompt + ≤{row.completion_tokens} completion tokens, {usd_text(row.cost_usd)}"
+        )
+    calls = sum(row.calls for row in found)
+    tokens = sum(row.prompt_tokens + row.completion_tokens for row in found)
+    cost = total_usd([row.cost_usd for row in found])
+    typer.echo(f"  total: {calls} call(s), ~{tokens} tokens, {usd_text(cost)}")
 
 
 def now_minutes() -> str:
@@ -84,6 +118,7 @@ class RunFlags:
     max_wall: float | None
     max_turn_tokens: int | None = None
     max_cost: float | None = None
+    dry_run: bool = False
 
 
 def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult], bool] | None = None) -> None:
@@ -102,6 +137,12 @@ def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult]
         max_turn_tokens=flags.max_turn_tokens,
         max_cost_usd=flags.max_cost,
     )
+    if flags.dry_run:
+        try:
+            print_estimate(driver, resolve_agents(driver.roles(), choice, settings), choice, settings, limits)
+        finally:
+            shutil.rmtree(next(p for p in driver.record_path.parents if p.name.startswith(DRY_RUN_PREFIX)))
+        raise typer.Exit(0)
     progress = Progress(driver, follow=flags.follow, quiet=flags.as_json)
     while True:
         roles = driver.roles()
@@ -162,6 +203,7 @@ def run_critique(
     max_wall: MaxWallOpt = None,
     max_turn_tokens: MaxTurnTokensOpt = None,
     max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """A Critique Loop: two roles alternate until one proposes done and the other confirms."""
     from moot.cli.critique_prompts import after_critique, offer_gitignore
@@ -176,13 +218,24 @@ def run_critique(
         max_rounds=max_rounds,
         context=_read_context(context),
     )
-    if not as_json and interactive():
+    if not as_json and not dry_run and interactive():
         offer_gitignore(root)
-    driver = CritiqueDriver.start(root, options, now_minutes())
+    driver = CritiqueDriver.start(start_root(root, dry_run), options, now_minutes())
     execute(
         driver,
         RunFlags(
-            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+            root,
+            agent,
+            agents,
+            as_json,
+            follow,
+            repairs,
+            turn_timeout,
+            max_tokens,
+            max_wall,
+            max_turn_tokens,
+            max_cost,
+            dry_run,
         ),
         after=after_critique if interactive() else None,
     )
@@ -214,6 +267,7 @@ def run_duel(
     max_wall: MaxWallOpt = None,
     max_turn_tokens: MaxTurnTokensOpt = None,
     max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """A Socratic Duel: two participants debate a source document in at most six turns."""
     from moot.engine.duel import DuelDriver, DuelOptions
@@ -221,11 +275,22 @@ def run_duel(
     pair = _two_roles(roles)
     models = _specs(list(pair), root, agent, agents)
     options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]), max_turns=max_turns)
-    driver = DuelDriver.start(root, options, now_minutes())
+    driver = DuelDriver.start(start_root(root, dry_run), options, now_minutes())
     execute(
         driver,
         RunFlags(
-            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+            root,
+            agent,
+            agents,
+            as_json,
+            follow,
+            repairs,
+            turn_timeout,
+            max_tokens,
+            max_wall,
+            max_turn_tokens,
+            max_cost,
+            dry_run,
         ),
     )
 
@@ -253,6 +318,7 @@ def run_agora(
     max_wall: MaxWallOpt = None,
     max_turn_tokens: MaxTurnTokensOpt = None,
     max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """An Agora debate: drones exchange signals until Nash consensus, or time out."""
     from moot.engine.agora import AgoraDriver, AgoraOptions, parse_position
@@ -269,11 +335,22 @@ def run_agora(
         evidence_source=evidence_source,
         models=models,
     )
-    driver = AgoraDriver.start(root, options, now_minutes())
+    driver = AgoraDriver.start(start_root(root, dry_run), options, now_minutes())
     execute(
         driver,
         RunFlags(
-            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+            root,
+            agent,
+            agents,
+            as_json,
+            follow,
+            repairs,
+            turn_timeout,
+            max_tokens,
+            max_wall,
+            max_turn_tokens,
+            max_cost,
+            dry_run,
         ),
     )
 
@@ -296,6 +373,7 @@ def run_roundtable(
     max_wall: MaxWallOpt = None,
     max_turn_tokens: MaxTurnTokensOpt = None,
     max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """A Roundtable: speakers in order, then the moderator writes MINUTES.md and closes."""
     from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
@@ -304,11 +382,22 @@ def run_roundtable(
         raise UserError("give --topic or --agenda so the meeting has something to discuss.")
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
     options = RoundtableOptions(speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds)
-    driver = RoundtableDriver.start(root, options, now_minutes())
+    driver = RoundtableDriver.start(start_root(root, dry_run), options, now_minutes())
     execute(
         driver,
         RunFlags(
-            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+            root,
+            agent,
+            agents,
+            as_json,
+            follow,
+            repairs,
+            turn_timeout,
+            max_tokens,
+            max_wall,
+            max_turn_tokens,
+            max_cost,
+            dry_run,
         ),
     )
 
@@ -340,7 +429,17 @@ def resume_command(
     execute(
         driver,
         RunFlags(
-            root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, max_turn_tokens, max_cost
+            root,
+            agent,
+            agents,
+            as_json,
+            follow,
+            repairs,
+            turn_timeout,
+            max_tokens,
+            max_wall,
+            max_turn_tokens,
+            max_cost,
         ),
     )
 
