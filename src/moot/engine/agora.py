@@ -254,9 +254,9 @@ When a SOURCE text is given, report only what it says; never fabricate. JSON onl
 def text_schema(max_chars: int) -> dict[str, Any]:
     """A one-line string of 1 to ``max_chars`` characters that starts with a visible character.
 
-    A pattern rather than maxLength: llama-cpp-python's grammar for JSON strings lets raw control
-    characters (a newline) through, which strict JSON then refuses; this class excludes them, and
-    quotes and backslashes too, so every character is one character of the reply.
+    A pattern rather than maxLength: it also keeps the text on one line, starts it with a visible
+    character and keeps quotes and backslashes out, so every character of the 100-token reply is one
+    character of the message (an escape would cost several).
     """
     return {"type": "string", "pattern": rf'^[^ "\\\x00-\x1f][^"\\\x00-\x1f]{{0,{max_chars - 1}}}$'}
 
