@@ -238,7 +238,7 @@ def test_a_speaker_that_fails_leaves_the_meeting_open_and_resumable(tmp_path: Pa
         return "not json" if request.role == "reviewer" else meeting.reply(request)
 
     result = run(driver, FunctionAgent(reviewer_never_answers), repairs=1)
-    assert result["outcome"] == "failed" and result["consensus"] is False
+    assert result["outcome"] == "RUN_HALTED" and result["consensus"] is False
     assert "reviewer gave no valid turn in 2 attempts (last: REPLY_FORMAT)" in str(result["reason"])
     logged = json.loads((driver.record_path / FAILURES_FILE).read_text(encoding="utf-8"))
     assert logged["role"] == "reviewer" and "REPLY_FORMAT" in logged["reason"]

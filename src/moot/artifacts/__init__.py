@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from moot.artifacts.base import FILE_RULES, CheckReport, read_text, unreadable
+from moot.artifacts.run_state import current_halt
 
 # First line of a file record -> the protocol that wrote it.
 TITLE_PREFIXES = {
@@ -82,4 +83,12 @@ def check_path(path: Path) -> CheckReport:
     if report is not None or protocol is None:
         assert report is not None
         return report
-    return format_module(protocol).check(target)
+    report = format_module(protocol).check(target)
+    summary = report.summary
+    if summary is not None and summary.outcome is None:
+        # A run moot halted without a protocol outcome is reported beside the state, never as an outcome.
+        halted = current_halt(target, summary.turns)
+        if halted is not None:
+            detail = {**summary.detail, "run_halted": halted}
+            report = report.model_copy(update={"summary": summary.model_copy(update={"detail": detail})})
+    return report

@@ -40,7 +40,7 @@ def after_critique(driver: Driver, result: RunResult) -> bool:
             driver.extend(EXTENSION_ROUNDS)
             return True
         return False
-    if outcome.name == "STUCK" and driver.failure is None:
+    if outcome.name == "STUCK":
         note = typer.prompt(
             "The participants are stuck (see the last turn). Your answer for them (empty to stop)",
             default="",

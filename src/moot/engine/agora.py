@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.agents.base import AgentRequest
 from moot.artifacts import agora as record
 from moot.artifacts.base import atomic_write_text, read_text
+from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.errors import UserError
 from moot.protocols.agora import (
@@ -48,7 +49,7 @@ from moot.protocols.agora import (
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 
 RESEARCHER = "researcher"
-FAILED = "FAILED"  # the run's outcome when a participant cannot go on; the record itself stays open
+FAILED = RUN_HALTED  # the run's outcome when a participant cannot go on; the record itself stays open
 
 # The seed's cap: "Max 100 tokens per response". With SmolLM2's tokenizer the reply JSON without its
 # free text costs 36 tokens, 53 with one evidence item; English at these caps comes to 69 and 82

@@ -459,11 +459,14 @@ class DuelDriver(Driver):
         self._load()  # writes the Terminal Conclusion when this turn reached an outcome
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
-        """The seed's INVALIDATED: validation failed, recorded in the Terminal Conclusion with the reason."""
+        """The seed's TIMEOUT ("bounded waiting expires without valid continuation"), in the Terminal Conclusion.
+
+        Not INVALIDATED, which the seed keeps for a broken source, record or turn sequence.
+        """
         reason = " ".join(reason.split()) or f"{role} gave no valid turn"
-        failure = Outcome(name=OutcomeName.INVALIDATED.value, reason=reason)
+        failure = Outcome(name=OutcomeName.TIMEOUT.value, reason=reason)
         conclusion = draft_conclusion(
-            self.config, self.state.turns, closed_at=now, outcome=OutcomeName.INVALIDATED, reason=reason
+            self.config, self.state.turns, closed_at=now, outcome=OutcomeName.TIMEOUT, reason=reason
         )
         try:
             record.write_conclusion(self.record_path, conclusion)

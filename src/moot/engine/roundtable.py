@@ -30,6 +30,7 @@ from typing import Any
 from moot.agents.base import AgentRequest
 from moot.artifacts import roundtable as record
 from moot.artifacts.base import append_log_line, read_text, slugify
+from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_violation
 
 # Shared with the duel's driver: context budgeting for the embedded model and lenient JSON reading.
@@ -367,7 +368,7 @@ class RoundtableDriver(Driver):
                 name="closed", reason=f"moot closed the meeting after the moderator failed: {reason}"
             )
         else:
-            self.failure = Outcome(name="failed", reason=f"{reason}; `moot resume` asks {role} again")
+            self.failure = Outcome(name=RUN_HALTED, reason=f"{reason}; `moot resume` asks {role} again")
         return self.failure
 
     def _failure_minutes(self, reason: str) -> Minutes:
