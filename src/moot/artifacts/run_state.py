@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +76,25 @@ def current_halt(record: Path, turns: int) -> dict[str, Any] | None:
 def halt_text(halted: dict[str, Any]) -> str:
     cause = HALT_CAUSES.get(str(halted.get("cause")), str(halted.get("cause")))
     return f"{RUN_HALTED} at {halted.get('at', '?')} — {cause}: {halted.get('reason', '')}"
+
+
+def remove_record(record: Path, *, stop_at: Path | None = None) -> None:
+    """Delete a record with every file moot keeps beside it (``.NAME.*``: chain, attempt log, run
+    state, evidence), then the folders that held only it, up to ``stop_at``.
+
+    For ``--force`` and for a start whose agents fail their checks: nothing of it is left behind.
+    """
+    if record.is_dir() and not record.is_symlink():
+        shutil.rmtree(record)
+    else:
+        record.unlink(missing_ok=True)
+        for sibling in record.parent.glob(f".{record.name}.*"):
+            sibling.unlink(missing_ok=True)
+    folder = record.parent
+    stop = (stop_at or folder.parent).resolve()
+    while folder.resolve() != stop and folder.resolve().is_relative_to(stop):
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            break
+        folder = folder.parent

@@ -13,6 +13,8 @@ import typer
 from moot import __version__
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
+from moot.cli.log import log_command
+from moot.cli.ls import ls_command
 from moot.cli.rules import rules_command
 from moot.cli.run import resume_command, run_app
 from moot.cli.show import show_command
@@ -22,7 +24,7 @@ app = typer.Typer(
     name="moot",
     help="Structured deliberations between LLMs, coding agents and people, with the protocol rules enforced.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
 )
 app.command("check")(check_command)
@@ -31,6 +33,8 @@ app.command("resume")(resume_command)
 app.command("show")(show_command)
 app.command("agents")(agents_command)
 app.command("rules")(rules_command)
+app.command("log")(log_command)
+app.command("ls")(ls_command)
 
 # --- agent tools (issue: coordination): register their commands/sub-apps below this line ---
 from moot.cli.tools import register as _register_agent_tools  # noqa: E402

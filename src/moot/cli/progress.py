@@ -10,7 +10,9 @@ from types import TracebackType
 
 from rich.console import Console
 from rich.status import Status
+from rich.text import Text
 
+from moot.cli.log import attempt_text, read_attempts
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
 
@@ -18,13 +20,18 @@ from moot.engine.loop import Event, RunResult
 class Progress:
     """A rich status line fed by the engine's events (``turn k of max · who · tokens · elapsed``)."""
 
-    def __init__(self, driver: Driver, *, follow: bool, quiet: bool) -> None:
+    def __init__(self, driver: Driver, *, follow: bool, quiet: bool, debug: bool = False) -> None:
         self.driver = driver
         self.follow = follow
         self.quiet = quiet
+        self.debug = debug
         self.err = Console(stderr=True, highlight=False)
         self.out = Console(highlight=False)
-        self.tokens = 0
+        # A resumed run counts on from what its earlier runs spent.
+        self.tokens = sum(
+            int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
+            for row in read_attempts(driver.record_path)
+        )
         self.started = time.monotonic()
         self.status: Status | None = None
         path = driver.record_path
@@ -52,6 +59,8 @@ class Progress:
         return f"{turn} · {event.role or '—'} {what} · {self.tokens} tokens · {elapsed:.0f} s"
 
     def on_event(self, event: Event) -> None:
+        if event.type == "attempt" and self.debug:
+            self.err.print(attempt_text({"role": event.role, **event.data}), markup=False)
         if event.type == "turn_accepted":
             self.tokens += int(event.data.get("tokens", 0))
             if self.follow:
@@ -85,12 +94,15 @@ class Progress:
         self.shown = len(text)
 
 
-def print_outcome(result: RunResult) -> None:
-    """The readable summary at the end of a run."""
+def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
+    """The readable summary at the end of a run (``quiet``: its first line and the record only)."""
     out = Console(highlight=False)
     outcome = result.outcome
     name = outcome.name if outcome is not None else "OPEN"
     style = "green" if outcome is not None and outcome.consensus else "yellow"
+    if quiet:
+        out.print(Text.assemble((name, f"bold {style}"), f" {result.record_path}"))
+        return
     out.print(f"[bold {style}]{name}[/] — {result.protocol}, {result.summary.turns} turn(s)")
     if outcome is not None:
         out.print(f"  {outcome.reason}", markup=False)

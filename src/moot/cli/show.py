@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,7 @@ from rich.rule import Rule
 
 from moot.artifacts import check_path, detect
 from moot.artifacts.base import ExitCode, read_text
-from moot.cli.check import report_text
+from moot.cli.check import report_json, report_text
 from moot.errors import UserError
 
 
@@ -33,12 +34,20 @@ def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
 def show_command(
     path: Annotated[Path, typer.Argument(help="A record file, or a roundtable meeting directory.")],
     plain: Annotated[bool, typer.Option("--plain", help="Print the raw text instead of rendered Markdown.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: the check report and the documents' text.")
+    ] = False,
 ) -> None:
     """Show a record readably, followed by its state (whose turn, round, outcome, violations)."""
     protocol, target, report = detect(path)
     if report is not None and report.exit_code is ExitCode.UNREADABLE:
         raise UserError(report.violations[0].message if report.violations else f"cannot show {path}.")
     assert protocol is not None
+    if as_json:
+        documents = [{"name": title, "text": text} for title, text in _documents(protocol, target)]
+        shown = {**report_json(check_path(target)), "documents": documents}
+        typer.echo(json.dumps(shown, ensure_ascii=False, indent=2))
+        return
     console = Console()
     for title, text in _documents(protocol, target):
         console.print(Rule(title))

@@ -27,7 +27,7 @@ from moot.artifacts import agora as record
 from moot.artifacts.base import atomic_write_text, read_text
 from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
     DEFAULT_MAX_TURNS,
@@ -340,7 +340,9 @@ class AgoraDriver(Driver):
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
         path = root / ".agora" / f"{slug}.md"
         if path.exists() or path.is_symlink():
-            raise UserError(f"{path} already exists; resume it with `moot resume {path}` or choose another topic.")
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
+            )
         if options.research:
             # The sidecar first: a record without its pool would start debating without evidence.
             excerpts = _read_source(options.evidence_source, options.research) if options.evidence_source else ()
@@ -349,7 +351,7 @@ class AgoraDriver(Driver):
         try:
             record.create(path, config, started)
         except FileExistsError as exc:  # created by someone else meanwhile
-            raise UserError(f"{path} already exists; resume it with `moot resume {path}`.") from exc
+            raise RecordExists(path, f"{path} already exists; resume it with `moot resume {path}`.") from exc
         return cls(path, {str(role): str(spec) for role, spec in options.models})
 
     # --- state ---

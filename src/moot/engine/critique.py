@@ -17,7 +17,7 @@ from moot.artifacts import critique as record
 from moot.artifacts.base import read_text
 from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, Severity, Summary, Violation
 from moot.protocols.critique import (
     RULES,
@@ -105,8 +105,8 @@ class CritiqueDriver(Driver):
         try:
             record.create(path, config)
         except FileExistsError as exc:
-            raise UserError(
-                f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
             ) from exc
         return cls(path, options.context)
 

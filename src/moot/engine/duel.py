@@ -32,7 +32,7 @@ from moot.agents.base import AgentRequest
 from moot.artifacts import duel as record
 from moot.artifacts.base import read_text
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.duel import (
     DuelConfig,
@@ -230,8 +230,8 @@ class DuelDriver(Driver):
         try:
             record.create(path, config, participants)
         except FileExistsError as exc:
-            raise UserError(
-                f"{path} already exists; resume it with `moot resume {path}` or choose another --topic."
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another --topic."
             ) from exc
         except ProtocolViolationError as exc:
             raise UserError(f"cannot start the duel: {exc.violations[0].message}") from exc

@@ -149,7 +149,13 @@ class Engine:
         return result
 
     def _halt_entry(self, cause: str, role: str | None, reason: str) -> dict[str, Any]:
-        return {"cause": cause, "role": role, "reason": reason, "at": self.clock(), "turns": self.driver.summary().turns}
+        return {
+            "cause": cause,
+            "role": role,
+            "reason": reason,
+            "at": self.clock(),
+            "turns": self.driver.summary().turns,
+        }
 
     def _halt(self, cause: str, role: str, reason: str) -> None:
         """End the run without a protocol outcome: the driver records what its format allows, the sidecar the rest."""
@@ -161,7 +167,8 @@ class Engine:
     def _write_state(self, halted: dict[str, Any] | None) -> None:
         """The run sidecar: the agent specs this run uses (merged over earlier runs') and how it halted."""
         state = read_run_state(self.driver.record_path)
-        agents = state.get("agents") if isinstance(state.get("agents"), dict) else {}
+        earlier = state.get("agents")
+        agents: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
         write_run_state(self.driver.record_path, {"agents": {**agents, **self.specs}, "halted": halted})
 
     def _budget_exceeded(self, result: RunResult, started: float) -> str | None:
@@ -221,7 +228,14 @@ class Engine:
         return candidate
 
     def _attempt_row(self, number: int, role: str, attempt: int, **fields: Any) -> dict[str, Any]:
-        return {"turn": number, "role": role, "agent": self.specs.get(role), "attempt": attempt, "accepted": False, **fields}
+        return {
+            "turn": number,
+            "role": role,
+            "agent": self.specs.get(role),
+            "attempt": attempt,
+            "accepted": False,
+            **fields,
+        }
 
     def _reply_row(
         self, number: int, role: str, reply: AgentReply, attempt: int, candidate: Candidate

@@ -35,7 +35,7 @@ from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_v
 
 # Shared with the duel's driver: context budgeting for the embedded model and lenient JSON reading.
 from moot.engine.duel import clip_to_tokens, estimate_tokens, parse_reply
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.roundtable import (
     AGENDA_FILE,
@@ -183,9 +183,10 @@ class RoundtableDriver(Driver):
         except ValueError as exc:  # an unsafe meeting name: it would leave .roundtable/
             raise UserError(str(exc)) from exc
         except FileExistsError as exc:
-            raise UserError(
-                f"the meeting {name!r} already exists; resume it with `moot resume {root / record.ROUNDTABLE_DIR / name}` "
-                "or choose another --name."
+            existing = root / record.ROUNDTABLE_DIR / name
+            raise RecordExists(
+                existing,
+                f"the meeting {name!r} already exists; resume it with `moot resume {existing}` or choose another --name.",
             ) from exc
         except ProtocolViolationError as exc:
             raise UserError(f"cannot start the meeting: {exc.violations[0].message}") from exc
