@@ -220,3 +220,51 @@ def test_resume_progress_counts_the_tokens_already_spent(tmp_path: Path) -> None
     log.write_text("".join(json.dumps(r) + "\n" for r in rows))
     progress = Progress(CritiqueDriver.resume(tmp_path / ".dialogues/t.md"), follow=False, quiet=True)
     assert progress.tokens == 150
+
+
+def test_a_person_takes_part_through_a_terminal_to_a_valid_record(tmp_path: Path) -> None:
+    """The proposer is a person typing in a real pseudo-terminal; the critic is a script."""
+    critic = write_script(
+        tmp_path / "critic.jsonl",
+        [reply("CI time grows with every service; how do you keep builds fast?"), reply("Agreed.", "DONE", "One repo.")],
+    )
+    child = _spawn(
+        ["run", "critique", "--topic", "Adopt a monorepo", "--agent", "proposer=human", "--agent", f"critic=script:{critic}"],
+        tmp_path,
+    )
+    child.expect("turn for proposer")
+    child.expect("› message")
+    child.sendline("Move every service into **one** repository.")
+    child.sendline("One CI pipeline for all of them.")
+    child.sendline(".")
+    child.expect("› status: AWAITING \\(the only choice now\\)")  # turn 1: AWAITING is all the seed allows
+    # Turn 3: the critic's question is shown before the person writes.
+    child.expect("turn for proposer")
+    child.expect("› message")
+    assert "how do you keep builds fast?" in child.before
+    child.sendline("Build only what changed, from the dependency graph.")
+    child.sendline(".")
+    child.expect("choose 1-3")
+    assert "2) PROPOSING_DONE" in child.before
+    child.sendline("2")
+    child.expect(pexpect.EOF)
+    child.close()
+    transcript = child.before
+    assert "$defs" not in transcript and "JSON Schema" not in transcript and '"properties"' not in transcript
+    assert child.exitstatus == 0, transcript
+    record = (tmp_path / ".dialogues" / "adopt-a-monorepo.md").read_text()
+    assert "Move every service into **one** repository.\nOne CI pipeline for all of them." in record
+    assert "Status: PROPOSING_DONE" in record and record.rstrip().endswith("Status: DONE")
+    assert check_path(tmp_path / ".dialogues" / "adopt-a-monorepo.md").exit_code == 0
+
+
+def test_ctrl_c_while_a_person_types_ends_at_once(tmp_path: Path) -> None:
+    child = _spawn(["run", "critique", "--topic", "T", "--agents", "human"], tmp_path)
+    child.expect("› message")
+    child.send("half a sentence")
+    started = time.monotonic()
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert time.monotonic() - started < 5 and child.exitstatus == 130
+    assert "moot resume .dialogues/t.md" in child.before

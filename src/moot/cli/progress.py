@@ -25,6 +25,7 @@ class Progress:
         self.follow = follow
         self.quiet = quiet
         self.debug = debug
+        self.interactive_roles: set[str] = set()  # roles a person answers (set by the caller)
         self.err = Console(stderr=True, highlight=False)
         self.out = Console(highlight=False)
         # A resumed run counts on from what its earlier runs spent.
@@ -38,19 +39,29 @@ class Progress:
         self.shown = path.stat().st_size if path.is_file() else 0  # --follow prints only what is new
         self.shown_files = {p.name for p in path.iterdir()} if path.is_dir() else set()
 
+    @property
+    def live(self) -> bool:
+        return not self.quiet and self.err.is_terminal
+
+    def _start_status(self) -> None:
+        self.status = self.err.status("starting…")
+        self.status.start()
+
+    def _stop_status(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
     def __enter__(self) -> Progress:
         self.started = time.monotonic()
-        if not self.quiet and self.err.is_terminal:
-            self.status = self.err.status("starting…")
-            self.status.start()
+        if self.live:
+            self._start_status()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
+        self._stop_status()
 
     def _line(self, event: Event, what: str) -> str:
         limit = self.driver.summary().detail.get("max_turns")
@@ -67,6 +78,10 @@ class Progress:
                 self._show_new_text()
         if self.quiet:
             return
+        if event.type == "turn_started" and event.role in self.interactive_roles:
+            # A person types now: nothing may draw over their input, so the live line stops until they are done.
+            self._stop_status()
+            return
         if event.type == "turn_started":
             text = self._line(event, "is speaking")
         elif event.type == "turn_rejected":
@@ -76,6 +91,8 @@ class Progress:
             text = self._line(event, "spoke")
         else:
             return
+        if self.status is None and self.live and event.type != "turn_rejected":
+            self._start_status()
         if self.status is not None:
             self.status.update(text)
         elif event.type != "turn_started":

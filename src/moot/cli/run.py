@@ -145,6 +145,7 @@ def execute(
         progress = Progress(
             driver, follow=flags.follow, quiet=flags.as_json or flags.quiet, debug=_debug_requested(flags.debug)
         )
+        progress.interactive_roles = {role for role, agent in chosen.items() if agent.interactive}
         while True:
             roles = driver.roles()
             specs = {role: choice.spec_for(role, settings) for role in roles}
