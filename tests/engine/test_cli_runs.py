@@ -268,3 +268,26 @@ def test_ctrl_c_while_a_person_types_ends_at_once(tmp_path: Path) -> None:
     child.close()
     assert time.monotonic() - started < 5 and child.exitstatus == 130
     assert "moot resume .dialogues/t.md" in child.before
+
+
+def test_rules_piped_prints_every_id_whole(tmp_path: Path) -> None:
+    from moot.cli.rules import rule_books
+
+    piped = run_moot("rules", cwd=tmp_path)
+    ids = [line.split("\t")[1] for line in piped.stdout.splitlines()]
+    assert ids == [rule.id for _, book in rule_books(None) for rule in book]
+
+
+def test_batch_shows_a_progress_bar_on_a_terminal_and_keeps_json_lines(tmp_path: Path, agreeing_script: Path) -> None:
+    batch = tmp_path / "batch.jsonl"
+    lines = [
+        {"protocol": "critique", "topic": f"Topic {n}", "agents": f"script:{agreeing_script}", "root": f"r{n}"}
+        for n in range(3)
+    ]
+    batch.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    child = _spawn(["run", "--batch", str(batch), "--concurrency", "2"], tmp_path)
+    child.expect(pexpect.EOF)
+    assert "debates" in child.before and "3/3" in child.before
+    (tmp_path / "again").mkdir()
+    piped = run_moot("run", "--batch", str(batch), cwd=tmp_path / "again")
+    assert len([json.loads(line) for line in piped.stdout.splitlines()]) == 3 and "3/3" not in piped.stderr

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as BatchBar
 
 from moot.config import load_settings
 from moot.engine.session import AgentChoice, limits_from, resolve_agents, run_driver
@@ -44,10 +47,16 @@ async def _run_all(specs: list[tuple[int, dict[str, Any]]], concurrency: int, st
     gate = asyncio.Semaphore(concurrency)
     tasks = [asyncio.create_task(_run_line(number, spec, gate, started)) for number, spec in specs]
     results = []
-    for task in asyncio.as_completed(tasks):
-        row = await task
-        typer.echo(json.dumps(row, ensure_ascii=False))
-        results.append(row)
+    # A bar on a terminal's stderr; stdout keeps one JSON line per debate.
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with BatchBar(*columns, console=console, disable=not console.is_terminal) as bar:
+        done = bar.add_task("debates", total=len(tasks))
+        for task in asyncio.as_completed(tasks):
+            row = await task
+            typer.echo(json.dumps(row, ensure_ascii=False))
+            results.append(row)
+            bar.advance(done)
     return results
 
 
