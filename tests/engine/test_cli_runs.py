@@ -111,9 +111,11 @@ def test_a_start_that_fails_exits_2_and_writes_nothing(
 
 
 class _Models(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the http.server hook
-        body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "me"}]}).encode()
-        self.send_response(200)
+    def do_GET(self) -> None:
+        refused = self.headers.get("Authorization") == "Bearer wrong-key"
+        answer = {"error": {"message": "Incorrect API key provided"}} if refused else {"object": "list", "data": []}
+        body = json.dumps(answer).encode()
+        self.send_response(401 if refused else 200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -126,6 +128,7 @@ class _Models(BaseHTTPRequestHandler):
 def test_the_probe_passes_a_reachable_server_and_refuses_a_rejected_key(tmp_path: Path) -> None:
     import asyncio
 
+    from moot.agents import AgentError
     from moot.agents.openai_compat import OpenAIAgent
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Models)
@@ -133,6 +136,8 @@ def test_the_probe_passes_a_reachable_server_and_refuses_a_rejected_key(tmp_path
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         asyncio.run(OpenAIAgent("m", base_url=url).probe())  # answers: no error
+        with pytest.raises(AgentError, match="401"):
+            asyncio.run(OpenAIAgent("m", base_url=url, api_key="wrong-key").probe())
     finally:
         server.shutdown()
 
