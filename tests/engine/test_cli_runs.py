@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +17,11 @@ import pytest
 from engine_helpers import MOOT, reply, run_moot, write_script
 
 from moot.artifacts import check_path
+
+
+def critique_t(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``moot run critique --topic T ARGS`` in ``root``: the dialogue is .dialogues/t.md."""
+    return run_moot("run", "critique", "--topic", "T", *args, cwd=root)
 
 
 def tree(root: Path) -> set[str]:
@@ -48,7 +54,9 @@ def test_every_attempt_is_logged_and_moot_log_shows_it(tmp_path: Path) -> None:
 
 def test_a_halted_run_is_reported_by_check_show_and_ls_and_resume_continues_with_its_agents(tmp_path: Path) -> None:
     broken = write_script(tmp_path / "broken.jsonl", ["nope", "nope", "nope"])
-    done = run_moot("run", "critique", "--topic", "T", "--max-rounds", "1", "--agents", f"script:{broken}", cwd=tmp_path)
+    done = run_moot(
+        "run", "critique", "--topic", "T", "--max-rounds", "1", "--agents", f"script:{broken}", cwd=tmp_path
+    )
     assert done.returncode == 1 and "RUN_HALTED" in done.stdout and "STUCK" not in done.stdout
 
     checked = run_moot("check", ".dialogues/t.md", cwd=tmp_path)
@@ -150,10 +158,7 @@ def test_force_replaces_a_finished_record_and_without_it_the_user_is_told_to_res
     again = run_moot("run", "critique", "--topic", "T", "--agents", f"script:{agreeing_script}", cwd=tmp_path)
     assert again.returncode == 2 and "moot resume .dialogues/t.md" in again.stderr and "--force" in again.stderr
     short = write_script(tmp_path / "short.jsonl", [reply("Only this.")])
-    forced = run_moot(
-        "run", "critique", "--topic", "T", "--max-rounds", "1", "--agents", f"script:{short}", "--force", "--json",
-        cwd=tmp_path,
-    )
+    forced = critique_t(tmp_path, "--max-rounds", "1", "--agents", f"script:{short}", "--force", "--json")
     assert json.loads(forced.stdout)["turns_this_run"] == 1
     text = (tmp_path / ".dialogues" / "t.md").read_text()
     assert "Only this." in text and "Build only what changed" not in text
@@ -193,7 +198,9 @@ def test_colour_on_a_terminal_unless_no_color_and_quiet_prints_one_line(tmp_path
     plain = _spawn(["run", "critique", "--topic", "B", "--agents", f"script:{agreeing_script}"], tmp_path, NO_COLOR="1")
     plain.expect(pexpect.EOF)
     assert "DONE" in plain.before and "\x1b[1;32m" not in plain.before and "\x1b[32m" not in plain.before
-    quiet = run_moot("run", "critique", "--topic", "C", "--quiet", "--agents", f"script:{agreeing_script}", cwd=tmp_path)
+    quiet = run_moot(
+        "run", "critique", "--topic", "C", "--quiet", "--agents", f"script:{agreeing_script}", cwd=tmp_path
+    )
     assert quiet.returncode == 0 and quiet.stdout.strip() == "DONE .dialogues/c.md" and quiet.stderr == ""
 
 
@@ -206,7 +213,9 @@ def test_shell_completion_is_offered(tmp_path: Path) -> None:
 def test_ls_lists_every_protocols_records(tmp_path: Path, agreeing_script: Path) -> None:
     run_moot("run", "critique", "--topic", "T", "--agents", f"script:{agreeing_script}", cwd=tmp_path)
     listed = run_moot("ls", str(tmp_path), cwd=tmp_path)
-    assert listed.returncode == 0 and "t.md" in listed.stdout and "critique" in listed.stdout and "DONE" in listed.stdout
+    assert (
+        listed.returncode == 0 and "t.md" in listed.stdout and "critique" in listed.stdout and "DONE" in listed.stdout
+    )
     assert run_moot("ls", str(tmp_path / "nope"), cwd=tmp_path).returncode == 2
 
 
@@ -215,9 +224,8 @@ def test_resume_progress_counts_the_tokens_already_spent(tmp_path: Path) -> None
     from moot.engine.critique import CritiqueDriver
     from moot.engine.loop import usage_path
 
-    done = run_moot("run", "critique", "--topic", "T", "--max-rounds", "1", "--agents", "script:" + str(
-        write_script(tmp_path / "s.jsonl", [reply("A."), "nope", "nope", "nope"])
-    ), cwd=tmp_path)
+    script = write_script(tmp_path / "s.jsonl", [reply("A."), "nope", "nope", "nope"])
+    done = critique_t(tmp_path, "--max-rounds", "1", "--agents", f"script:{script}")
     assert done.returncode == 1
     log = usage_path(tmp_path / ".dialogues/t.md")
     rows = [json.loads(line) for line in log.read_text().splitlines()]
@@ -231,10 +239,22 @@ def test_a_person_takes_part_through_a_terminal_to_a_valid_record(tmp_path: Path
     """The proposer is a person typing in a real pseudo-terminal; the critic is a script."""
     critic = write_script(
         tmp_path / "critic.jsonl",
-        [reply("CI time grows with every service; how do you keep builds fast?"), reply("Agreed.", "DONE", "One repo.")],
+        [
+            reply("CI time grows with every service; how do you keep builds fast?"),
+            reply("Agreed.", "DONE", "One repo."),
+        ],
     )
     child = _spawn(
-        ["run", "critique", "--topic", "Adopt a monorepo", "--agent", "proposer=human", "--agent", f"critic=script:{critic}"],
+        [
+            "run",
+            "critique",
+            "--topic",
+            "Adopt a monorepo",
+            "--agent",
+            "proposer=human",
+            "--agent",
+            f"critic=script:{critic}",
+        ],
         tmp_path,
     )
     child.expect("turn for proposer")
@@ -296,3 +316,14 @@ def test_batch_shows_a_progress_bar_on_a_terminal_and_keeps_json_lines(tmp_path:
     (tmp_path / "again").mkdir()
     piped = run_moot("run", "--batch", str(batch), cwd=tmp_path / "again")
     assert len([json.loads(line) for line in piped.stdout.splitlines()]) == 3 and "3/3" not in piped.stderr
+
+
+def test_the_anthropic_probe_names_an_unreachable_server() -> None:
+    import asyncio
+
+    from moot.agents import AgentUnavailable
+    from moot.agents.anthropic_agent import AnthropicAgent
+
+    agent = AnthropicAgent("claude-x", api_key="k", base_url="http://127.0.0.1:9")
+    with pytest.raises(AgentUnavailable, match="cannot reach http://127.0.0.1:9"):
+        asyncio.run(agent.probe())

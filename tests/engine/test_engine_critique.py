@@ -127,7 +127,11 @@ def test_a_participant_that_never_gives_a_valid_turn_ends_the_run_with_the_reaso
     assert RUN_HALTED in report_text(report) and f"moot resume {driver.record_path}" in report_text(report)
     # Every attempt is kept with its raw reply and the violations that refused it.
     rows = [json.loads(line) for line in usage_path(driver.record_path).read_text().splitlines()]
-    assert [(r["attempt"], r["reply"], r["accepted"]) for r in rows] == [(1, "nope", False), (2, "nope", False), (3, "nope", False)]
+    assert [(r["attempt"], r["reply"], r["accepted"]) for r in rows] == [
+        (1, "nope", False),
+        (2, "nope", False),
+        (3, "nope", False),
+    ]
     assert all(r["violations"][0]["rule"] == "REPLY_FORMAT" and r["violations"][0]["message"] for r in rows)
 
 

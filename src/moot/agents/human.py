@@ -118,7 +118,9 @@ class HumanAgent(Agent):
             return options[0]
         listed = "  ".join(f"{n}) {option}" for n, option in enumerate(options, start=1))
         while True:
-            self._say(f"{ASK}{label}{' — ' + description if description else ''}\n  {listed}\n  choose 1-{len(options)}: ")
+            self._say(
+                f"{ASK}{label}{' — ' + description if description else ''}\n  {listed}\n  choose 1-{len(options)}: "
+            )
             typed = (await self._line()).strip()
             if typed.isdigit() and 1 <= int(typed) <= len(options):
                 return options[int(typed) - 1]

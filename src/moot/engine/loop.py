@@ -193,7 +193,16 @@ class Engine:
                 reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
             except Exception as exc:
                 reason = _agent_failure(role, exc)
-                row = self._attempt_row(number, role, attempt, error=reason, latency_s=time.monotonic() - asked)
+                row = self._attempt_row(
+                    number,
+                    role,
+                    attempt,
+                    error=reason,
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    latency_s=time.monotonic() - asked,
+                    agent_attempts=getattr(exc, "attempts", 1),
+                )
                 self._log_attempt(result, row)
                 self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
                 self._halt("agent_failed", role, reason)
