@@ -153,3 +153,20 @@ def test_human_refuses_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr("sys.stdin", io.StringIO("piped text"))
     with pytest.raises(AgentUnavailable, match=r"needs a terminal on stdin: .*script:FILE"):
         resolve_agent("human")
+
+
+def test_human_gives_an_agora_signal_confidence_and_message_in_words(tmp_path: Path) -> None:
+    from moot.engine.agora import AgoraDriver, AgoraOptions
+
+    driver = AgoraDriver.start(tmp_path, AgoraOptions(topic="Strategy or Decorator?"), "2026-11-24 10:00")
+    role = driver.next_speaker()
+    assert role is not None
+    answers = ["1", "Strategy keeps each rule in one class.\n.", "0.72", "0.7"]  # 0.72 is not a step
+    shown = io.StringIO()
+    agent = HumanAgent(input_stream=io.StringIO("\n".join(answers) + "\n"), output_stream=shown)
+    reply = asyncio.run(agent.reply(driver.request_for(role)))
+    turn = json.loads(reply.text)
+    assert turn["signal"] == "propose" and turn["confidence"] == 0.7 and turn["target"] is None
+    assert turn["evidence"] == [] and "the nearest is 0.7" in shown.getvalue()
+    candidate = driver.read_reply(role, reply.text, "2026-11-24 10:01")
+    assert candidate.turn is not None and not candidate.errors, candidate.violations

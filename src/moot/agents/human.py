@@ -94,9 +94,14 @@ class HumanAgent(Agent):
         schema = _resolve(schema, root)
         label = name or "answer"
         description = schema.get("description", "")
-        if "enum" in schema:
-            return await self._choice(label, description, [str(v) for v in schema["enum"]])
         kind = schema.get("type")
+        if kind == "null":
+            return None  # nothing to say now (an Agora target before anyone proposed)
+        if "enum" in schema:
+            values = list(schema["enum"])
+            if values and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+                return await self._number(label, description, float, allowed=values)
+            return await self._choice(label, description, values)
         if kind == "object":
             return {
                 key: await self._value(sub, root, f"{name}.{key}" if name else key)
@@ -112,7 +117,7 @@ class HumanAgent(Agent):
             return ""  # a field that can only be empty now, like a critique summary before DONE
         return await self._text(f"{label}" + (f" — {description}" if description else ""))
 
-    async def _choice(self, label: str, description: str, options: list[str]) -> str:
+    async def _choice(self, label: str, description: str, options: list[Any]) -> Any:
         if len(options) == 1:
             self._say(f"{ASK}{label}: {options[0]} (the only choice now)\n")
             return options[0]
@@ -124,7 +129,7 @@ class HumanAgent(Agent):
             typed = (await self._line()).strip()
             if typed.isdigit() and 1 <= int(typed) <= len(options):
                 return options[int(typed) - 1]
-            by_name = [o for o in options if o.lower() == typed.lower()]
+            by_name = [o for o in options if str(o).lower() == typed.lower()]
             if by_name:
                 return by_name[0]
 
@@ -135,17 +140,32 @@ class HumanAgent(Agent):
             if typed in ("y", "yes", "n", "no"):
                 return typed.startswith("y")
 
-    async def _number(self, label: str, description: str, kind: type[int] | type[float]) -> int | float:
+    async def _number(
+        self, label: str, description: str, kind: type[int] | type[float], allowed: list[Any] | None = None
+    ) -> int | float:
+        shown = ""
+        if allowed:
+            step = f", in steps of {allowed[1] - allowed[0]:g}" if len(allowed) > 1 else ""
+            shown = f" ({allowed[0]} to {allowed[-1]}{step})"
         while True:
-            self._say(f"{ASK}{label}{' — ' + description if description else ''}: ")
+            self._say(f"{ASK}{label}{' — ' + description if description else ''}{shown}: ")
             typed = (await self._line()).strip()
             try:
-                return kind(typed)
+                value = kind(typed)
             except ValueError:
                 self._say(f"  '{typed}' is not a number; type one, like 0.7.\n")
+                continue
+            if allowed is None:
+                return value
+            closest = min(allowed, key=lambda option: abs(option - value))
+            if abs(closest - value) < 1e-9:
+                return closest  # type: ignore[no-any-return]
+            self._say(f"  {typed} is not one of the values allowed; the nearest is {closest}.\n")
 
     async def _list(self, schema: dict[str, Any], root: dict[str, Any], label: str, description: str) -> list[Any]:
         low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
+        if high == 0:
+            return []  # no items are allowed now (Agora evidence outside research)
         bounds = f"{low} to {high}" if high is not None else f"at least {low}"
         while True:
             self._say(f"{ASK}{label}{' — ' + description if description else ''}\n  how many ({bounds})? ")
