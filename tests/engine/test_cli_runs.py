@@ -325,5 +325,5 @@ def test_the_anthropic_probe_names_an_unreachable_server() -> None:
     from moot.agents.anthropic_agent import AnthropicAgent
 
     agent = AnthropicAgent("claude-x", api_key="k", base_url="http://127.0.0.1:9")
-    with pytest.raises(AgentUnavailable, match="cannot reach http://127.0.0.1:9"):
+    with pytest.raises(AgentUnavailable, match=r"cannot reach http://127\.0\.0\.1:9"):
         asyncio.run(agent.probe())

@@ -169,7 +169,9 @@ class Engine:
         state = read_run_state(self.driver.record_path)
         earlier = state.get("agents")
         agents: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
-        write_run_state(self.driver.record_path, {"agents": {**agents, **self.specs}, "halted": halted})
+        wanted = {"agents": {**agents, **self.specs}, "halted": halted}
+        if wanted != {"agents": agents, "halted": state.get("halted")}:  # a durable write only for news
+            write_run_state(self.driver.record_path, wanted)
 
     def _budget_exceeded(self, result: RunResult, started: float) -> str | None:
         limits = self.limits
