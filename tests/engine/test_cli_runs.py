@@ -327,3 +327,11 @@ def test_the_anthropic_probe_names_an_unreachable_server() -> None:
     agent = AnthropicAgent("claude-x", api_key="k", base_url="http://127.0.0.1:9")
     with pytest.raises(AgentUnavailable, match=r"cannot reach http://127\.0\.0\.1:9"):
         asyncio.run(agent.probe())
+
+
+def test_debug_before_run_prints_the_attempts_too(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.jsonl", ["not a turn", reply("A."), reply("B.")])
+    done = run_moot(
+        "--debug", "run", "critique", "--topic", "T", "--max-rounds", "1", "--agents", f"script:{script}", cwd=tmp_path
+    )
+    assert done.returncode == 1 and "| not a turn" in done.stderr and "REPLY_FORMAT" in done.stderr

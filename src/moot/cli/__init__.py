@@ -60,6 +60,10 @@ def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     """moot — structured second opinions with enforced protocols."""
+    if debug:
+        from moot.cli import run
+
+        run.debug_everything = True
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -71,7 +71,7 @@ class Progress:
 
     def on_event(self, event: Event) -> None:
         if event.type == "attempt" and self.debug:
-            self.err.print(attempt_text({"role": event.role, **event.data}), markup=False)
+            self.err.print(attempt_text({"role": event.role, **event.data}), markup=False, soft_wrap=True)
         if event.type == "turn_accepted":
             self.tokens += int(event.data.get("tokens", 0))
             if self.follow:

@@ -15,7 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from moot.artifacts.run_state import remove_record, stored_agents
@@ -101,10 +100,8 @@ def start_record(start: Callable[[], Driver], flags: RunFlags, *, force: bool) -
         return start()
 
 
-def _debug_requested(flag: bool) -> bool:
-    """--debug after ``moot run PROTOCOL``, or before it (``moot --debug run …``)."""
-    ctx = click.get_current_context(silent=True)
-    return flag or bool(ctx is not None and ctx.find_root().params.get("debug"))
+# ``moot --debug run …`` (the root's flag) asks for the attempts as well as the tracebacks.
+debug_everything = False
 
 
 def execute(
@@ -143,7 +140,7 @@ def execute(
                 remove_record(path, stop_at=flags.root)
             raise
         progress = Progress(
-            driver, follow=flags.follow, quiet=flags.as_json or flags.quiet, debug=_debug_requested(flags.debug)
+            driver, follow=flags.follow, quiet=flags.as_json or flags.quiet, debug=flags.debug or debug_everything
         )
         progress.interactive_roles = {role for role, agent in chosen.items() if agent.interactive}
         while True:
