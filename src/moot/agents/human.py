@@ -54,7 +54,7 @@ class HumanAgent(Agent):
             input_stream = sys.stdin
         self._input = input_stream
         # A real terminal is read straight from its descriptor in the event loop (Ctrl-C cancels at once).
-        self._fd = input_stream.fileno() if input_stream is sys.stdin and input_stream.isatty() else None
+        self._fd = _terminal_fd(input_stream) if input_stream is sys.stdin else None
         self._pending: list[str] = []
         self._eof = False
         # Prompts go to stderr by default so that stdout stays clean for whatever moot prints there.
@@ -201,6 +201,14 @@ class HumanAgent(Agent):
             else:
                 self._pending.extend(chunk.splitlines(keepends=True))
         return self._pending.pop(0) if self._pending else ""
+
+
+def _terminal_fd(stream: TextIO) -> int | None:
+    """The descriptor of a stream that is a real terminal, else None (a replaced or wrapped stdin)."""
+    try:
+        return stream.fileno() if stream.isatty() else None
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
 
 
 async def _read_ready(fd: int) -> str:
