@@ -210,12 +210,15 @@ def test_shell_completion_is_offered(tmp_path: Path) -> None:
     assert "--install-completion" in run_moot("--help", cwd=tmp_path).stdout
 
 
-def test_ls_lists_every_protocols_records(tmp_path: Path, agreeing_script: Path) -> None:
+def test_ls_lists_the_records_of_each_protocol_whole_when_piped(tmp_path: Path, agreeing_script: Path) -> None:
     run_moot("run", "critique", "--topic", "T", "--agents", f"script:{agreeing_script}", cwd=tmp_path)
+    (tmp_path / "doc.md").write_text("# Use SQLite\n\n## Why\nIt is one file.\n", encoding="utf-8")
+    run_moot("run", "duel", "doc.md", "--agents", "cmd:false", cwd=tmp_path)
     listed = run_moot("ls", str(tmp_path), cwd=tmp_path)
-    assert (
-        listed.returncode == 0 and "t.md" in listed.stdout and "critique" in listed.stdout and "DONE" in listed.stdout
-    )
+    rows = [line.split("\t") for line in listed.stdout.splitlines()]
+    assert listed.returncode == 0 and len(rows) == 2
+    assert rows[0] == [str(tmp_path / ".dialogues" / "t.md"), "critique", "DONE", "DONE", "4", "0"]
+    assert rows[1][1:4] == ["duel", "TIMEOUT", "TIMEOUT"] and rows[1][0].startswith(str(tmp_path / "debates"))
     assert run_moot("ls", str(tmp_path / "nope"), cwd=tmp_path).returncode == 2
 
 

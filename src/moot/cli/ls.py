@@ -64,21 +64,29 @@ def ls_command(
     if not rows:
         typer.echo(f"no records under {root} (looked in {', '.join(RECORD_FOLDERS)}).")
         return
-    table = Table(box=None, pad_edge=False)
-    for column in ("record", "protocol", "status", "outcome", "turns", "tokens"):
-        table.add_column(
-            column, justify="right" if column in {"turns", "tokens"} else "left", no_wrap=column != "record"
-        )
+    lines = []
     for row in rows:
         outcome = row["outcome"] or (f"halted: {row['run_halted']}" if row["run_halted"] else "—")
         if row["verdict"] != "valid":
             outcome = f"{outcome} ({row['verdict']})"
-        table.add_row(
-            row["path"],
-            row["protocol"] or "?",
-            row["status"] or "?",
-            outcome,
-            str(row["turns"] or 0),
-            str(row["tokens"]),
+        lines.append(
+            [
+                row["path"],
+                row["protocol"] or "?",
+                row["status"] or "?",
+                outcome,
+                str(row["turns"] or 0),
+                str(row["tokens"]),
+            ]
         )
-    Console(highlight=False).print(table)
+    console = Console(highlight=False)
+    if not console.is_terminal:  # piped: whole tab-separated lines, never cut to a guessed width
+        for line in lines:
+            typer.echo("\t".join(line))
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("record", "protocol", "status", "outcome", "turns", "tokens"):
+        table.add_column(column, justify="right" if column in {"turns", "tokens"} else "left", overflow="fold")
+    for line in lines:
+        table.add_row(*line)
+    console.print(table)
