@@ -10,25 +10,26 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from moot import registry
 from moot.artifacts import check_path
 from moot.cli.log import read_attempts
 from moot.errors import UserError
 
-# Where each protocol's records live under a work root (a roundtable meeting is a directory).
-RECORD_FOLDERS = {".dialogues": "critique", "debates": "duel", ".agora": "agora", ".roundtable": "roundtable"}
-
 
 def find_records(root: Path) -> list[Path]:
-    """Every record under ``root``'s record folders, in name order per folder."""
+    """Every record in ``root``'s protocol folders (files, or directories for a protocol with a marker)."""
     found: list[Path] = []
-    for folder, protocol in RECORD_FOLDERS.items():
-        directory = root / folder
+    for plugin in registry.protocols().values():
+        directory = root / plugin.folder
         if not directory.is_dir():
             continue
-        if protocol == "roundtable":
-            found.extend(sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")))
-        else:
-            found.extend(sorted(p for p in directory.glob("*.md") if not p.name.startswith(".")))
+        for path in sorted(directory.iterdir()):
+            if path.name.startswith("."):
+                continue
+            folder_record = plugin.marker is not None and path.is_dir() and (path / plugin.marker).exists()
+            file_record = plugin.title is not None and path.is_file() and path.suffix == ".md"
+            if folder_record or file_record:
+                found.append(path)
     return found
 
 
@@ -62,7 +63,7 @@ def ls_command(
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     if not rows:
-        typer.echo(f"no records under {root} (looked in {', '.join(RECORD_FOLDERS)}).")
+        typer.echo(f"no records under {root} (looked in {', '.join(sorted(registry.folders()))}).")
         return
     lines = []
     for row in rows:
