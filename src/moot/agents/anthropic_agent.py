@@ -16,6 +16,7 @@ import anthropic
 
 from moot.agents._http import error_for_status
 from moot.agents.base import (
+    PROBE_TIMEOUT_S,
     Agent,
     AgentBadReply,
     AgentReply,
@@ -63,6 +64,18 @@ class AnthropicAgent(Agent):
 
     def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         return table_price_usd(self.model, prompt_tokens, completion_tokens, provider="anthropic")
+
+    async def probe(self) -> None:
+        """List one model: it costs nothing and proves both the connection and the key."""
+        try:
+            await self._client.with_options(timeout=PROBE_TIMEOUT_S).models.list(limit=1)
+        except anthropic.APIConnectionError as exc:  # also the probe's timeout
+            raise AgentUnavailable(f"cannot reach {self.where}: check the network connection") from exc
+        except anthropic.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise AgentUnavailable(
+                    f"{self.where} refused the key (HTTP {exc.status_code}): check ANTHROPIC_API_KEY"
+                ) from exc
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
