@@ -17,7 +17,7 @@ from pathlib import Path
 from bench import machine, report
 from bench.common import BenchResult
 
-BENCHMARKS = ["overhead", "concurrency", "model_efficiency", "tokens", "leases", "startup"]
+BENCHMARKS = ["overhead", "concurrency", "model_efficiency", "tokens", "leases", "startup", "embedded_reliability"]
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -5,6 +5,8 @@ Example ``moot.toml``::
     agents = "local"              # the agent spec every role gets unless --agent/--agents says otherwise
     repairs = 2                   # how often an invalid turn goes back to its author
     turn_timeout_s = 300
+    max_turn_tokens = 2000        # completion tokens per turn (default: each agent's own bounds)
+    max_cost_usd = 0.50           # budget in USD per debate (prices from the genai-prices table)
 
     [agent]                       # per-role agent specs
     critic = "openai:gpt-4o-mini"
@@ -34,6 +36,8 @@ class Settings(BaseModel):
     turn_timeout_s: float = Field(default=300.0, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
     max_wall_s: float | None = Field(default=None, gt=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)  # needs a known price for every agent
+    max_turn_tokens: int | None = Field(default=None, gt=0)  # per turn, for every agent; else each agent's bounds
 
     def agent_for(self, role: str, overrides: dict[str, str], every_role: str | None) -> str:
         """The spec for ``role``: --agent ROLE=SPEC, then --agents, then [agent], then ``agents``."""

@@ -27,6 +27,7 @@ from moot.agents.base import (
     UnknownAgentSpec,
     call_with_retries,
 )
+from moot.agents.pricing import table_price_usd
 
 if TYPE_CHECKING:
     import httpx2
@@ -60,6 +61,9 @@ class AnthropicAgent(Agent):
         # Retries are ours (counted in the reply), so the SDK's own are off.
         self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, http_client=http_client)
         self.where = str(self._client.base_url).rstrip("/")
+
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        return table_price_usd(self.model, prompt_tokens, completion_tokens, provider="anthropic")
 
     async def probe(self) -> None:
         """List one model: it costs nothing and proves both the connection and the key."""

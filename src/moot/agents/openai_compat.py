@@ -33,9 +33,10 @@ from moot.agents.base import (
     chat_messages,
     schema_instruction,
 )
+from moot.agents.ollama import ollama_host
+from moot.agents.pricing import runs_locally, table_price_usd
 
 OPENAI_URL = "https://api.openai.com/v1"
-OLLAMA_URL = "http://127.0.0.1:11434/v1"
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
 
 
@@ -68,6 +69,12 @@ class OpenAIAgent(Agent):
         self.json_schema_refused = False
         # Retries are ours (counted in the reply), so the SDK's own are off.
         self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, http_client=http_client)
+
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if runs_locally(self.base_url):
+            return 0.0
+        provider = "openai" if self.base_url == OPENAI_URL else None  # elsewhere the table matches by URL
+        return table_price_usd(self.model, prompt_tokens, completion_tokens, provider=provider, api_url=self.base_url)
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
@@ -188,6 +195,9 @@ class OllamaAgent(OpenAIAgent):
 
     name = "ollama"
 
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        return 0.0  # a local model server
+
 
 def _refuses_json_schema(exc: openai.APIStatusError) -> bool:
     """Whether an error answer is about the json_schema response format rather than anything else.
@@ -209,11 +219,11 @@ def from_spec(rest: str) -> OpenAIAgent:
 
 
 def ollama_from_spec(rest: str) -> OllamaAgent:
-    """``ollama:MODEL``: an OpenAI-compatible server on Ollama's default port, no key needed."""
+    """``ollama:MODEL``: an OpenAI-compatible server on Ollama's port, no key needed."""
     model = rest.strip()
     if not model:
         raise UnknownAgentSpec("ollama needs a model name: use ollama:MODEL, e.g. ollama:llama3.2")
-    return OllamaAgent(model, base_url=OLLAMA_URL, api_key="ollama")
+    return OllamaAgent(model, base_url=f"{ollama_host()}/v1", api_key="ollama")
 
 
 def _split_model_url(rest: str) -> tuple[str, str | None]:

@@ -150,7 +150,9 @@ def _openai_readiness() -> tuple[bool, str]:
 def _ollama_readiness() -> tuple[bool, str]:
     if not _installed("openai"):
         return False, f"the openai SDK is not installed: run {_OPENAI_INSTALL}"
-    return True, "talks to an Ollama server at http://127.0.0.1:11434 (not checked)"
+    from moot.agents.ollama import ollama_host, ollama_models
+
+    return ollama_models(ollama_host())
 
 
 def _anthropic_readiness() -> tuple[bool, str]:

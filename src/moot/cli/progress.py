@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
+from moot.agents.pricing import usd_text
 from moot.cli.log import attempt_text, read_attempts
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
@@ -127,4 +128,5 @@ def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
     tokens = result.prompt_tokens + result.completion_tokens
     out.print(
         f"  {tokens} tokens ({result.prompt_tokens} prompt, {result.completion_tokens} completion) in {result.elapsed_s:.1f} s"
+        f" · cost {usd_text(result.cost_usd)}"
     )

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,16 +21,19 @@ from typing import Annotated
 import typer
 
 from moot import registry
+from moot.agents import Agent
+from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts.run_state import remove_record, stored_agents
 from moot.cli.progress import Progress, print_outcome
-from moot.config import load_settings
+from moot.config import Settings, load_settings
 from moot.engine.driver import Driver
-from moot.engine.loop import RunResult
+from moot.engine.loop import Limits, RunResult
 from moot.engine.session import (
     AgentChoice,
     limits_from,
     parse_agent_options,
     probe_agents,
+    require_prices,
     resolve_agents,
     run_driver,
 )
@@ -54,6 +59,45 @@ RepairsOpt = Annotated[int | None, typer.Option("--repairs", min=0, help="Retrie
 TurnTimeoutOpt = Annotated[float | None, typer.Option("--turn-timeout", min=1, help="Seconds per turn.")]
 MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget for the debate.")]
 MaxWallOpt = Annotated[float | None, typer.Option("--max-wall", min=1, help="Wall-time budget in seconds.")]
+MaxCostOpt = Annotated[
+    float | None, typer.Option("--max-cost", min=0, help="Budget in USD (every agent needs a known price).")
+]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the expected calls, tokens and price; run and write nothing.")
+]
+MaxTurnTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-turn-tokens", min=1, help="Completion tokens per turn for every agent (default: each agent's)."
+    ),
+]
+
+
+DRY_RUN_PREFIX = "moot-dry-run-"
+
+
+def start_root(root: Path, dry_run: bool) -> Path:
+    """Where the record is started: the work root, or for a dry run a temporary one removed afterwards."""
+    return Path(tempfile.mkdtemp(prefix=DRY_RUN_PREFIX)) if dry_run else root
+
+
+def print_estimate(
+    driver: Driver, agents: dict[str, Agent], choice: AgentChoice, settings: Settings, limits: Limits
+) -> None:
+    """The dry run's table: per role its agent, calls, tokens and price, and the total."""
+    from moot.engine.estimate import estimate
+
+    found = estimate(driver, agents, limits)
+    typer.echo(f"dry run of a {driver.protocol} debate: nothing was asked or written; at most, without repairs:")
+    for row in found:
+        typer.echo(
+            f"  {row.role:<12} {choice.spec_for(row.role, settings):<28} {row.calls} call(s), "
+            f"~{row.prompt_tokens} prompt + ≤{row.completion_tokens} completion tokens, {usd_text(row.cost_usd)}"
+        )
+    calls = sum(row.calls for row in found)
+    tokens = sum(row.prompt_tokens + row.completion_tokens for row in found)
+    cost = total_usd([row.cost_usd for row in found])
+    typer.echo(f"  total: {calls} call(s), ~{tokens} tokens, {usd_text(cost)}")
 
 
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Print every attempt (raw reply, violations) as it happens.")]
@@ -82,6 +126,9 @@ class RunFlags:
     turn_timeout: float | None
     max_tokens: int | None
     max_wall: float | None
+    max_turn_tokens: int | None = None
+    max_cost: float | None = None
+    dry_run: bool = False
     debug: bool = False
     quiet: bool = False
 
@@ -133,9 +180,19 @@ def execute(
             turn_timeout_s=flags.turn_timeout,
             max_tokens=flags.max_tokens,
             max_wall_s=flags.max_wall,
+            max_turn_tokens=flags.max_turn_tokens,
+            max_cost_usd=flags.max_cost,
         )
+        if flags.dry_run:
+            try:
+                print_estimate(driver, resolve_agents(driver.roles(), choice, settings), choice, settings, limits)
+            finally:
+                shutil.rmtree(next(p for p in path.parents if p.name.startswith(DRY_RUN_PREFIX)))
+            raise typer.Exit(0)
         try:
             chosen = resolve_agents(driver.roles(), choice, settings)
+            if limits.max_cost_usd is not None:
+                require_prices(chosen, choice, settings)
             asyncio.run(probe_agents(chosen))
         except UserError:
             if created:
@@ -203,6 +260,9 @@ def run_critique(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
     debug: DebugOpt = False,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
@@ -220,9 +280,14 @@ def run_critique(
         max_rounds=max_rounds,
         context=_read_context(context),
     )
-    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
-    driver = start_record(lambda: CritiqueDriver.start(root, options, now_minutes()), flags, force=force)
-    if not as_json and interactive():
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
+    )  # fmt: skip
+    driver = start_record(
+        lambda: CritiqueDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+    )
+    if not as_json and not dry_run and interactive():
         offer_gitignore(root)
     execute(
         driver,
@@ -256,6 +321,9 @@ def run_duel(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
     debug: DebugOpt = False,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
@@ -268,8 +336,13 @@ def run_duel(
     options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]))
     if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
         options = dataclasses.replace(options, max_turns=max_turns)
-    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
-    driver = start_record(lambda: DuelDriver.start(root, options, now_minutes()), flags, force=force)
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
+    )  # fmt: skip
+    driver = start_record(
+        lambda: DuelDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+    )
     execute(driver, flags)
 
 
@@ -293,6 +366,9 @@ def run_agora(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
     debug: DebugOpt = False,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
@@ -312,8 +388,13 @@ def run_agora(
         evidence_source=evidence_source,
         models=models,
     )
-    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
-    driver = start_record(lambda: AgoraDriver.start(root, options, now_minutes()), flags, force=force)
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
+    )  # fmt: skip
+    driver = start_record(
+        lambda: AgoraDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+    )
     execute(driver, flags)
 
 
@@ -332,6 +413,9 @@ def run_roundtable(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
     debug: DebugOpt = False,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
@@ -343,8 +427,13 @@ def run_roundtable(
         raise UserError("give --topic or --agenda so the meeting has something to discuss.")
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
     options = RoundtableOptions(speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds)
-    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
-    driver = start_record(lambda: RoundtableDriver.start(root, options, now_minutes()), flags, force=force)
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
+    )  # fmt: skip
+    driver = start_record(
+        lambda: RoundtableDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+    )
     execute(driver, flags)
 
 
@@ -359,6 +448,8 @@ def resume_command(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
     debug: DebugOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -375,7 +466,10 @@ def resume_command(
         ended = f"it ended with {outcome.name} ({outcome.reason})" if outcome is not None else "it has ended"
         raise UserError(f"nothing to resume in {target}: {ended}; start a new debate instead.")
     root = _work_root(target)
-    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, debug=debug, quiet=quiet,
+    )  # fmt: skip
     execute(driver, flags, created=False)
 
 

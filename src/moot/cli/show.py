@@ -12,9 +12,11 @@ from rich.markdown import Markdown
 from rich.rule import Rule
 
 from moot import registry
+from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts import check_path, detect
 from moot.artifacts.base import ExitCode, read_text
 from moot.cli.check import report_json, report_text
+from moot.engine.loop import usage_path
 from moot.errors import UserError
 
 
@@ -25,6 +27,22 @@ def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
         return shown
     text, _ = read_text(target)
     return [(target.name, text or "")]
+
+
+def usage_line(path: Path) -> str | None:
+    """What the runs of a record spent, from its usage log: attempts, tokens and price (unknown if any is)."""
+    text, _ = read_text(path)
+    rows = []
+    for line in (text or "").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut by a crash
+    if not rows:
+        return None
+    tokens = sum(int(row.get("prompt_tokens", 0)) + int(row.get("completion_tokens", 0)) for row in rows)
+    cost = total_usd([row.get("cost_usd") for row in rows])
+    return f"usage: {len(rows)} attempt(s), {tokens} tokens, cost {usd_text(cost)}"
 
 
 def show_command(
@@ -61,6 +79,9 @@ def show_command(
             console.print(Markdown(text))
     console.print(Rule("state"))
     console.print(report_text(check_path(target)), markup=False, highlight=False)
+    usage = usage_line(usage_path(target))
+    if usage:
+        console.print(usage, markup=False, highlight=False)
     for what, analysis in analyses.items():
         console.print(Rule(f"conformity: {what}"))
         console.print("\n".join(describe(analysis)), markup=False, highlight=False)

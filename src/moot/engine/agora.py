@@ -28,6 +28,7 @@ from moot.artifacts.base import atomic_write_text, read_text
 from moot.artifacts.run_state import RUN_HALTED
 from moot.builtin_protocols import AGORA
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
+from moot.engine.replies import find_object, parse_reply
 from moot.errors import RecordExists, UserError
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
@@ -255,9 +256,9 @@ When a SOURCE text is given, report only what it says; never fabricate. JSON onl
 def text_schema(max_chars: int) -> dict[str, Any]:
     """A one-line string of 1 to ``max_chars`` characters that starts with a visible character.
 
-    A pattern rather than maxLength: llama-cpp-python's grammar for JSON strings lets raw control
-    characters (a newline) through, which strict JSON then refuses; this class excludes them, and
-    quotes and backslashes too, so every character is one character of the reply.
+    A pattern rather than maxLength: it also keeps the text on one line, starts it with a visible
+    character and keeps quotes and backslashes out, so every character of the 100-token reply is one
+    character of the message (an escape would cost several).
     """
     return {"type": "string", "pattern": rf'^[^ "\\\x00-\x1f][^"\\\x00-\x1f]{{0,{max_chars - 1}}}$'}
 
@@ -534,7 +535,10 @@ class AgoraDriver(Driver):
     def read_reply(self, role: str, text: str, now: str) -> Candidate:
         if role == RESEARCHER:
             return self._read_research(text)
-        reply = record.parse_reply(text)
+        found = find_object(text)
+        if isinstance(found, str):
+            return Candidate(None, [reply_format_violation(found)])
+        reply = record.decode_reply(found.text, first_line=found.line)
         if isinstance(reply, list):
             return Candidate(None, reply)
         turn = make_turn(reply, self.state.turns + 1, role)
@@ -542,12 +546,9 @@ class AgoraDriver(Driver):
 
     def _read_research(self, text: str) -> Candidate:
         assert self.research is not None
-        body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
-        try:
-            reply = ResearchReply.model_validate_json(body, strict=False)
-        except ValidationError as exc:
-            problem = f'the reply is not the research JSON ({first_error(exc)}); send {{"evidence": [{{source, content, confidence}}]}}.'
-            return Candidate(None, [reply_format_violation(problem)])
+        reply, problem = parse_reply(text, ResearchReply)
+        if reply is None:
+            return Candidate(None, [problem] if problem else [])
         problems = _evidence_problems(reply.evidence)
         report = ResearchReport(drone=len(self.research.reports) + 1, evidence=reply.evidence)
         return Candidate(report, problems)

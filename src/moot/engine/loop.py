@@ -14,12 +14,13 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from moot.agents.base import Agent, AgentError, AgentReply
+from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts.base import append_log_line
 from moot.artifacts.run_state import read_run_state, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, reply_format_violation
@@ -35,6 +36,8 @@ class Limits:
     max_turns: int | None = None
     max_tokens: int | None = None
     max_wall_s: float | None = None
+    max_turn_tokens: int | None = None  # completion tokens per turn, for every agent (else each agent's bounds)
+    max_cost_usd: float | None = None  # every agent must have a known price (see Agent.price_usd)
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,11 @@ class RunResult:
     completion_tokens: int = 0
     elapsed_s: float = 0.0
     usage: list[dict[str, Any]] = field(default_factory=list)
+    costs: list[float | None] = field(default_factory=list)  # each attempt's USD price; None: unknown
+
+    @property
+    def cost_usd(self) -> float | None:
+        return total_usd(self.costs)
 
     @property
     def outcome(self) -> Outcome | None:
@@ -74,6 +82,7 @@ class RunResult:
             "turns_this_run": self.turns,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
             "elapsed_s": round(self.elapsed_s, 3),
         }
 
@@ -118,6 +127,11 @@ class Engine:
         self.driver = driver
         self.agents = agents
         self.limits = limits or Limits()
+        driver.turn_bounds = {
+            role: replace(bounds, max_tokens=self.limits.max_turn_tokens or bounds.max_tokens)
+            for role in driver.roles()
+            for bounds in (agents[role].turn_bounds,)
+        }
         self.subscribers = subscribers
         self.clock = clock
         self.specs = {role: safe_spec(spec) for role, spec in (specs or {}).items()}
@@ -179,6 +193,8 @@ class Engine:
             return f"the run reached its cap of {limits.max_turns} turns"
         if limits.max_tokens is not None and result.prompt_tokens + result.completion_tokens >= limits.max_tokens:
             return f"the run spent its budget of {limits.max_tokens} tokens"
+        if limits.max_cost_usd is not None and sum(c or 0.0 for c in result.costs) >= limits.max_cost_usd:
+            return f"the run spent its budget of {usd_text(limits.max_cost_usd)}"
         if limits.max_wall_s is not None and time.monotonic() - started >= limits.max_wall_s:
             return f"the run used its {limits.max_wall_s:g} s of wall time"
         return None
@@ -211,8 +227,9 @@ class Engine:
                 return False
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
+            result.costs.append(self.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens))
             candidate = self._accept(role, reply.text)
-            self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate))
+            self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
             if not candidate.errors:
                 result.turns += 1
                 tokens = reply.prompt_tokens + reply.completion_tokens
@@ -249,13 +266,14 @@ class Engine:
         }
 
     def _reply_row(
-        self, number: int, role: str, reply: AgentReply, attempt: int, candidate: Candidate
+        self, number: int, role: str, reply: AgentReply, attempt: int, candidate: Candidate, cost_usd: float | None
     ) -> dict[str, Any]:
         row = self._attempt_row(number, role, attempt, model=reply.model, accepted=not candidate.errors)
         row.update(
             {
                 "prompt_tokens": reply.prompt_tokens,
                 "completion_tokens": reply.completion_tokens,
+                "cost_usd": cost_usd,
                 "latency_s": round(reply.latency_s, 4),
                 "agent_attempts": reply.attempts,
                 "finish_reason": reply.finish_reason,

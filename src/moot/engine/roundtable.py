@@ -34,7 +34,8 @@ from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_violation
 
 # Shared with the duel's driver: context budgeting for the embedded model and lenient JSON reading.
-from moot.engine.duel import clip_to_tokens, estimate_tokens, parse_reply
+from moot.engine.duel import clip_to_tokens, estimate_tokens
+from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.roundtable import (
@@ -61,13 +62,12 @@ LATEST_SPEECHES = 3  # the guide: "the latest 2-3 speech files"
 INSTRUCTION_TOKENS = 120  # prompt_for_speaker is "a short expectation or question"
 FAILURES_FILE = ".moot.failures.jsonl"  # hidden: the checker ignores it, like the digest chain
 
-# The embedded model has a 2048-token context: the reply's budget is kept free and the prompt is
-# fitted into the rest (the agenda and each speech are cut to their share).
-CONTEXT_TOKENS = 2048
+# The reply's budget is kept free in the participant's context and the prompt is fitted into the rest
+# (the agenda and each speech are cut to their share).
 TEMPLATE_TOKENS = 48
 AGENDA_SHARE = 0.35
 
-# Bounded strings keep a small model from running past max_tokens in the middle of the JSON. A CJK
+# A small model's caps: bounded strings keep it from running past max_tokens in the middle of the JSON. A CJK
 # character costs about two tokens of SmolLM2's tokenizer, so Chinese meetings get shorter fields.
 SPEECH_LIMITS: dict[str, dict[str, int]] = {
     "en": {"position": 240, "analysis": 400, "responses_and_questions": 240, "prompt_for_next_speaker": 160},
@@ -77,7 +77,7 @@ MINUTES_LIMITS: dict[str, dict[str, int]] = {
     "en": {"summary": 400, "consensus": 240, "unresolved": 240, "action_items": 240},
     "zh": {"summary": 110, "consensus": 60, "unresolved": 60, "action_items": 60},
 }
-REPLY_MAX_TOKENS = {"en": 480, "zh": 560}
+COMPACT_REPLY_TOKENS = {"en": 480, "zh": 560}
 
 TEXT: dict[str, dict[str, str]] = {
     "en": {
@@ -260,21 +260,23 @@ class RoundtableDriver(Driver):
             next=self._next_role(),
             consensus=text["consensus_open" if everyone_spoke else "consensus_closed"],
         )
-        schema = _schema(RoundtableReply, SPEECH_LIMITS[self.language])
+        schema = _schema(RoundtableReply, SPEECH_LIMITS[self.language], self.bounds(role).compact)
         if not everyone_spoke:
             schema["properties"]["consensus_reached"]["enum"] = [False]
         return self._fit(self._request(role, system, schema), "")
 
     def _moderator_request(self, role: str) -> AgentRequest:
         system = TEXT[self.language]["moderator"].format(meeting=self.state.turn.conference)
-        return self._fit(self._request(role, system, _schema(Minutes, MINUTES_LIMITS[self.language])), "")
+        return self._fit(
+            self._request(role, system, _schema(Minutes, MINUTES_LIMITS[self.language], self.bounds(role).compact)), ""
+        )
 
     def _request(self, role: str, system: str, schema: dict[str, Any]) -> AgentRequest:
         return AgentRequest(
             prompt="",
             system=system,
             json_schema=schema,
-            max_tokens=REPLY_MAX_TOKENS[self.language],
+            max_tokens=self.bounds(role).turn_tokens(COMPACT_REPLY_TOKENS[self.language]),
             role=role,
             protocol=self.protocol,
         )
@@ -283,7 +285,7 @@ class RoundtableDriver(Driver):
         """Fill in the prompt: the agenda, the instruction and the speeches, cut to the context left."""
         text = TEXT[self.language]
         turn = self.state.turn
-        budget = CONTEXT_TOKENS - TEMPLATE_TOKENS - (request.max_tokens or 0)
+        budget = self.bounds(request.role).context_tokens - TEMPLATE_TOKENS - (request.max_tokens or 0)
         budget -= estimate_tokens(request.system or "") + estimate_tokens(extra) + INSTRUCTION_TOKENS
         budget -= 60  # labels and separators
         agenda = clip_to_tokens(self.agenda or "", int(max(0, budget) * AGENDA_SHARE))
@@ -437,10 +439,10 @@ def _agenda_text(options: RoundtableOptions) -> str:
     return "\n\n".join(parts)
 
 
-def _schema(model: type[RoundtableReply] | type[Minutes], limits: dict[str, int]) -> dict[str, Any]:
-    """The model's JSON Schema with bounded, non-empty strings, every property required."""
+def _schema(model: type[RoundtableReply] | type[Minutes], limits: dict[str, int], compact: bool) -> dict[str, Any]:
+    """The model's JSON Schema with non-empty strings (bounded for a small model), every property required."""
     schema = json_schema_of(model)
     for name, limit in limits.items():
-        schema["properties"][name].update({"minLength": 1, "maxLength": limit})
+        schema["properties"][name].update({"minLength": 1, **({"maxLength": limit} if compact else {})})
     schema["required"] = list(schema["properties"])
     return schema

@@ -58,12 +58,26 @@ def resolve_agents(roles: list[str], choice: AgentChoice, settings: Settings) ->
     return agents
 
 
+def require_prices(agents: Mapping[str, Agent], choice: AgentChoice, settings: Settings) -> None:
+    """A cost budget needs every agent's price: refuse, before anything runs, an agent whose price is unknown."""
+    unknown = sorted(
+        {choice.spec_for(role, settings) for role, agent in agents.items() if agent.price_usd(1, 1) is None}
+    )
+    if unknown:
+        raise UserError(
+            f"--max-cost needs each agent's price, and the price table does not know {', '.join(unknown)}; "
+            "use --max-tokens as the budget instead."
+        )
+
+
 def limits_from(settings: Settings, **overrides: float | int | None) -> Limits:
     values = {
         "repairs": settings.repairs,
         "turn_timeout_s": settings.turn_timeout_s,
         "max_tokens": settings.max_tokens,
         "max_wall_s": settings.max_wall_s,
+        "max_turn_tokens": settings.max_turn_tokens,
+        "max_cost_usd": settings.max_cost_usd,
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
     return Limits(**values)  # type: ignore[arg-type]
