@@ -211,16 +211,20 @@ def _document(path: Path) -> record.DuelDocument:
     return document
 
 
+def _unreadable(path: Path) -> list[Violation]:
+    """Why the record at ``path`` cannot be parsed at all (too large, not UTF-8, not a duel); [] if it can."""
+    if not path.exists():
+        return []
+    text, problems = read_text(path)
+    if text is not None:
+        document, problems = record.parse_document(text, str(path))
+        if document is not None:
+            return []
+    return problems
+
+
 def _table(status: DebateStatus) -> list[Participant]:
     return [table_participant(p) for p in status.participants]
-
-
-def _sync_participants(path: Path, document: record.DuelDocument, table: list[Participant]) -> None:
-    """Add every joined participant the artifact's table lacks (a peer may join after it was created)."""
-    listed = {p.name for p in document.record.participants}
-    for participant in table:
-        if participant.name not in listed:
-            record.add_participant(path, participant)
 
 
 # --- the tools ----------------------------------------------------------------------------------
@@ -451,21 +455,25 @@ def append(
         )
     fencing = found.last_fencing_token if fencing_token is None else fencing_token
     created = already = False
+    # Every check runs before the one write (the new record, or the turn with any missing participant
+    # row): a refusal leaves the record, its chain and the ledger as they were.
     with ws.ledger.guarded_write(duel_id, me.id, token, fencing) as guard:
-        if not path.exists():
-            _check_first_turn(config, table, turn, turn_file)
-            record.create(path, config, table)
-            created = True
-        document = _document(path)
-        reconciled = reconcile(guard, document.turn_texts, where=str(path))
-        turns = document.record.turns
+        document = _document(path) if path.exists() else None
+        texts = document.turn_texts if document is not None else []
+        turns = document.record.turns if document is not None else []
+        reconciled = reconcile(guard, texts, where=str(path))
         if turns and turns[-1] == turn:
             already = True  # the same turn again: a retry after a crash or a lost reply
-            digest = chain_rows(document.turn_texts)[-1].digest
+            digest = chain_rows(texts)[-1].digest
         else:
-            _sync_participants(path, document, table)
+            if document is None:
+                _check_first_turn(config, table, turn, turn_file)
             try:
-                record.append_turn(path, turn)
+                if document is None:
+                    record.create(path, config, table, turn)
+                    created = True
+                else:
+                    record.append_turn(path, turn, table)
             except ProtocolViolationError as refused:
                 raise refused_by(_relocate(refused.violations, len(turns) + 1, turn_file)) from None
             digest = record_last(guard, _document(path).turn_texts).digest
@@ -553,6 +561,18 @@ def _write_conclusion(
     config = duel_config(found.debate)
     table = _table(found)
     with ws.ledger.guarded_write(found.debate.id, me.id, token, fencing) as guard:
+        unreadable = _unreadable(path)
+        if unreadable:
+            if outcome != OutcomeName.INVALIDATED.value:
+                raise refused_by(unreadable)
+            # Nothing can be parsed, so nothing is checked: the conclusion goes after the record's bytes.
+            given = " ".join((reason or "").split())
+            conclusion = draft_conclusion(
+                config, [], closed_at=ws.now(), outcome=OutcomeName.INVALIDATED, reason=given or unreadable[0].message
+            )
+            record.conclude_unreadable(path, conclusion)
+            guard.conclude(outcome, reason=conclusion.reason, summary=conclusion.summary)
+            return conclusion
         document = _document(path) if path.exists() else None
         damaged = False
         if document is not None:
@@ -587,9 +607,7 @@ def _write_conclusion(
                 raise refused_by([v.at(file=str(path)) for v in problems])
         if document is None:
             record.create(path, config, table)
-        elif not damaged:
-            _sync_participants(path, document, table)
-        record.write_conclusion(path, conclusion)
+        record.write_conclusion(path, conclusion, table)
         guard.conclude(outcome, reason=conclusion.reason, summary=conclusion.summary)
     return conclusion
 
