@@ -261,6 +261,7 @@ def join(
         model=identity.model,
         run_id=run_id,
         artifact_dir=DEBATES_DIR,
+        artifact_taken=lambda relative: os.path.lexists(ws.root / relative),
     )
     debate = joined.debate
     return Joined(
