@@ -423,13 +423,15 @@ class SqlLedger(Ledger):
         lease = view.lease
         if lease is not None and view.now < from_iso(lease.expires_at):
             remaining = math.ceil((from_iso(lease.expires_at) - view.now).total_seconds())
+            mine = lease.holder_id == view.participant_id  # only the lease's expiry ends a lost token's lock
             return Refusal(
                 view.debate_id,
                 "lease_held",
                 lease.holder_id,
                 lease.expires_at,
-                max(1, min(retry, remaining)),
+                max(1, remaining if mine else min(retry, remaining)),
                 view.participant_count,
+                claimed_by_holder=mine,
             )
         if view.participant_count < MIN_PARTICIPANTS and not for_timeout:
             return Refusal(view.debate_id, "waiting_for_participant", None, None, retry, view.participant_count)

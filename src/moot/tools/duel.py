@@ -43,7 +43,7 @@ from moot.protocols.duel import (
     draft_conclusion,
 )
 from moot.tools.duel_text import check_names, duel_config, parse_turn, table_participant
-from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
+from moot.tools.errors import BadInput, Refused, ToolError, refused_by, shown, tool, translated
 from moot.tools.models import (
     LockGranted,
     LockView,
@@ -264,6 +264,14 @@ def join(
         artifact_taken=lambda relative: os.path.lexists(ws.root / relative),
     )
     debate = joined.debate
+    me = joined.participant
+    if joined.rejoined and (me.harness, me.model) != (identity.harness, identity.model):
+        raise Refused(
+            f"{shown(me.name)!r} joined duel {debate.id} as ({shown(me.harness)} / {shown(me.model)}), not "
+            f"({shown(identity.harness)} / {shown(identity.model)}); rejoin with that --harness and --model-id, "
+            "or join under another --participant-name.",
+            rule="TOOLS_IDENTITY",
+        )
     return Joined(
         duel_id=debate.id,
         participant_id=joined.participant.id,

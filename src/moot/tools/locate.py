@@ -23,11 +23,10 @@ from pathlib import Path
 from moot.artifacts.base import append_log_line
 from moot.ledger import Clock, NotFoundError
 from moot.ledger.factory import ledger_path
-from moot.tools.errors import BadInput
+from moot.tools.errors import BadInput, shown
 from moot.tools.workspace import DATABASE_ENV, Workspace, open_workspace
 
 INDEX_NAME = "debates.jsonl"
-_MAX_NAME = 60  # characters of an id echoed back in a message
 
 
 def index_path() -> Path:
@@ -70,11 +69,6 @@ def _knows(root: Path, debate_id: str, clock: Clock | None) -> Workspace | None:
         workspace.close()
         return None
     return workspace
-
-
-def shown(text: str) -> str:
-    """``text`` cut for a message: an id or name from outside is never echoed in full."""
-    return text if len(text) <= _MAX_NAME else text[: _MAX_NAME - 1] + "…"
 
 
 def open_for_debate(
