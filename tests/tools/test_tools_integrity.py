@@ -6,8 +6,6 @@ the ways a person, a full disk or another tool damages it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tools_helpers import Cli, Duel, start_duel
 
 from moot.artifacts import check_path
