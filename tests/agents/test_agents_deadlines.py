@@ -22,6 +22,7 @@ pytest.importorskip("openai", reason="the openai SDK is not installed (pip insta
 from agents_helpers import VERDICT_SCHEMA, chat_completion, scripted_http_server
 
 from moot.agents import AgentError, AgentRequest, OpenAIAgent, RetryPolicy
+from moot.agents._http import RequestDeadline
 
 ANSWER = '{"verdict": "agree", "reason": "fine"}'
 
@@ -101,3 +102,9 @@ def test_a_refused_json_schema_is_remembered_for_the_server_across_debates() -> 
     formats = [seen.body["response_format"]["type"] for seen in received]
     assert formats == ["json_schema", "json_object", "json_object"]
     assert second.json_schema_refused and reply.attempts == 1
+
+
+def test_a_long_turn_leaves_its_requests_all_but_a_minute_for_a_slow_server() -> None:
+    # A local model on a busy machine may need most of a 300 s turn: its request is not cut at half of it.
+    assert RequestDeadline(AgentRequest(prompt="x", timeout_s=300)).request_s == 240
+    assert RequestDeadline(AgentRequest(prompt="x", timeout_s=60)).request_s == 30

@@ -32,8 +32,8 @@ class Fault(StrEnum):
     OFF_SCHEMA = "off_schema"  # a valid completion whose content is JSON that is not a turn
 
 
-# What the agent retries on its own (agents/base.py RetryPolicy; a hang once the request's deadline, half
-# the turn, has passed); an off-schema reply is a reply: the engine sends it back for repair.
+# What the agent retries on its own (agents/base.py RetryPolicy; a hang once the request's deadline has
+# passed, agents/_http.py); an off-schema reply is a reply: the engine sends it back for repair.
 RETRIED = frozenset({Fault.RATE_LIMIT, Fault.SERVER_ERROR, Fault.TRUNCATED, Fault.INVALID_JSON, Fault.HANG})
 
 OFF_SCHEMA_CONTENT = json.dumps({"unexpected": "field"})

@@ -5,8 +5,8 @@ invalid JSON or an off-schema turn. How moot's layers share the work:
 
 - the agent retries 429, 500, truncated bodies and invalid JSON itself (agents/base.py RetryPolicy, four
   attempts): a debate goes on, and the usage log counts each retry in ``agent_attempts``;
-- a hang is retried too: each request may wait half the turn (agents/_http.py RequestDeadline), so the
-  retry still has the other half;
+- a hang is retried too: a request may wait the turn less a minute (at least half the turn;
+  agents/_http.py RequestDeadline), so the retry still has that minute;
 - an off-schema turn is a reply: the engine sends it back for repair (a usage row with accepted false);
 - when the turn's time or the attempts run out, the debate ends with the protocol's failure outcome and
   the cause in the run's reason (and in the record for the duel, in ``.moot.failures.jsonl`` for the
@@ -46,8 +46,8 @@ pytestmark = pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-pyt
 # that takes 5 s on an idle machine took over 120 s under a load average of 20. Only a hang waits it out.
 TURN_TIMEOUT_S = 300
 # A hung request waits half of this before it is retried; the retry has the other half.
-HANG_TURN_TIMEOUT_S = 60
-# The random run meets a hang in about every third debate; each costs half a turn timeout.
+HANG_TURN_TIMEOUT_S = 120
+# The random run meets a hang in about every third debate; each costs the turn timeout less a minute.
 RANDOM_TURN_TIMEOUT_S = 180
 FAULT_RATE = 0.3
 SEED = 20261122
