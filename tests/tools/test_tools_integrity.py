@@ -104,6 +104,8 @@ def test_an_edit_shows_without_the_chain_sidecar(cli: Cli) -> None:
     assert {v.rule for v in edited.violations} >= {"PRIOR_TURN_MODIFIED", "CHAIN_MISSING"}
     assert edited.summary is not None and edited.summary.outcome is not None
     assert edited.summary.outcome.name == "INVALIDATED"
+    status = duel.status()  # the record says INVALIDATED: close it, rather than debate on
+    assert status["artifact"]["terminal_outcome"] == "INVALIDATED" and status["next_step"] == "closing"
 
     cut = text[: text.index("---\n\n## Turn 2")]
     duel.debate_path.write_text(cut, "utf-8")

@@ -331,6 +331,10 @@ def status(ws: Workspace, *, duel_id: str) -> DuelStatus:
     """Participants, lock holder (never a token), ledger turn count, and what the artifact says."""
     found = _status(ws, duel_id)
     debate = found.debate
+    artifact = _artifact_view(ws, debate)
+    next_step = _next_step(debate, found.participant_count)
+    if next_step == "debating" and artifact.terminal_outcome is not None:
+        next_step = "closing"  # the record reached an outcome (INVALIDATED by an edit, too) the ledger has not stored
     return DuelStatus(
         duel_id=debate.id,
         status=debate.status.value,
@@ -344,8 +348,8 @@ def status(ws: Workspace, *, duel_id: str) -> DuelStatus:
         lock=LockView.of(found.lease),
         turn_count=found.turn_count,
         last_fencing_token=found.last_fencing_token,
-        next_step=_next_step(debate, found.participant_count),
-        artifact=_artifact_view(ws, debate),
+        next_step=next_step,
+        artifact=artifact,
     )
 
 
