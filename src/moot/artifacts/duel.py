@@ -94,6 +94,7 @@ _MARKER = re.compile(r"^(?P<text>.*?)\s*[(\[]\s*(?P<marker>non[-\s]?blocking|blo
 _SEPARATOR_CELL = re.compile(r"^:?-+:?$")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _SUFFIX = re.compile(r"^[A-Za-z0-9-]*$")
+_TAIL_BYTES = 64 * 1024  # where an appended conclusion of an unreadable record is looked for
 
 
 class DuelRecord(BaseModel):
@@ -1065,6 +1066,10 @@ def conclude_unreadable(path: Path, conclusion: DuelConclusion) -> None:
     Conclusion is appended after its bytes, which stay as they were; the chain is kept as evidence."""
     if conclusion.outcome != OutcomeName.INVALIDATED.value:
         raise ValueError("only INVALIDATED concludes a record that cannot be read")
+    with path.open("rb") as existing:  # a close re-run after a crash finds its conclusion already there
+        existing.seek(max(0, path.stat().st_size - _TAIL_BYTES))
+        if b"## Terminal Conclusion\n\n**Outcome**: INVALIDATED" in existing.read():
+            return
     append_raw(path, ("\n\n" + render_conclusion(conclusion)).encode("utf-8"))
 
 

@@ -211,16 +211,15 @@ def _document(path: Path) -> record.DuelDocument:
     return document
 
 
-def _unreadable(path: Path) -> list[Violation]:
-    """Why the record at ``path`` cannot be parsed at all (too large, not UTF-8, not a duel); [] if it can."""
+def _existing(path: Path) -> tuple[record.DuelDocument | None, list[Violation]]:
+    """The record at ``path`` (``None`` when there is none yet), or why it cannot be parsed at all."""
     if not path.exists():
-        return []
+        return None, []
     text, problems = read_text(path)
-    if text is not None:
-        document, problems = record.parse_document(text, str(path))
-        if document is not None:
-            return []
-    return problems
+    if text is None:
+        return None, problems
+    document, parsed = record.parse_document(text, str(path))
+    return document, ([] if document is not None else parsed)
 
 
 def _table(status: DebateStatus) -> list[Participant]:
@@ -574,7 +573,7 @@ def _write_conclusion(
     config = duel_config(found.debate)
     table = _table(found)
     with ws.ledger.guarded_write(found.debate.id, me.id, token, fencing) as guard:
-        unreadable = _unreadable(path)
+        document, unreadable = _existing(path)
         if unreadable:
             if outcome != OutcomeName.INVALIDATED.value:
                 raise refused_by(unreadable)
@@ -586,7 +585,6 @@ def _write_conclusion(
             record.conclude_unreadable(path, conclusion)
             guard.conclude(outcome, reason=conclusion.reason, summary=conclusion.summary)
             return conclusion
-        document = _document(path) if path.exists() else None
         damaged = False
         if document is not None:
             try:
