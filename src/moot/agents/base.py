@@ -30,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 T = TypeVar("T")
 
+PROBE_TIMEOUT_S = 5.0  # a reachability probe before a run; a server that needs longer to answer it is down
+
 
 class AgentRequest(BaseModel):
     """What the engine asks of a participant for one turn."""
@@ -42,6 +44,8 @@ class AgentRequest(BaseModel):
     json_schema: dict[str, Any] | None = None
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0)
+    # For backends that sample with a seed: independent samples of one prompt need different seeds.
+    seed: int | None = None
     timeout_s: float = Field(default=120.0, gt=0)
     role: str = ""  # who is speaking, e.g. "critic"
     protocol: str = ""  # e.g. "critique"
@@ -98,6 +102,14 @@ class Agent(ABC):
     @abstractmethod
     async def reply(self, request: AgentRequest) -> AgentReply:
         """Answer one turn or raise an :class:`AgentError`."""
+
+    async def probe(self) -> None:
+        """One cheap check that the participant can be reached, before a record is created.
+
+        Raises :class:`AgentUnavailable` naming the fix. The default checks nothing: local backends
+        are checked when they are built; network backends ask their server once, without a completion.
+        """
+        return None
 
     async def aclose(self) -> None:
         """Release connections or processes; the default has nothing to release."""
