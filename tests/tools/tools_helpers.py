@@ -64,6 +64,8 @@ class Cli:
 
     def environment(self) -> dict[str, str]:
         base = {k: v for k, v in os.environ.items() if k not in _PRIVATE_ENV}
+        # The per-user index of joined debates goes beside the test's work root, not into the real home.
+        base["XDG_STATE_HOME"] = str(self.root.parent / "state")
         return {**base, **self.env}
 
     def __call__(self, *args: str, stdin: str | None = None) -> Result:

@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 
-from moot.agents._http import error_for_status
+from moot.agents._http import RequestDeadline, error_for_status
 from moot.agents.base import (
     PROBE_TIMEOUT_S,
     Agent,
     AgentBadReply,
     AgentReply,
     AgentRequest,
-    AgentTimeout,
     AgentUnavailable,
     RetryPolicy,
     UnknownAgentSpec,
@@ -79,7 +78,8 @@ class AnthropicAgent(Agent):
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
-        message, attempts = await call_with_retries(lambda: self._create(request), self.retry)
+        deadline = RequestDeadline(request)
+        message, attempts = await call_with_retries(lambda: self._create(request, deadline), self.retry)
         text = self._text(message, forced_tool=request.json_schema is not None)
         return AgentReply(
             text=text,
@@ -94,8 +94,9 @@ class AnthropicAgent(Agent):
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def _create(self, request: AgentRequest) -> Message:
-        options: dict[str, Any] = {"timeout": request.timeout_s}
+    async def _create(self, request: AgentRequest, deadline: RequestDeadline) -> Message:
+        waited = deadline.next_timeout(self.where)
+        options: dict[str, Any] = {"timeout": waited}
         if request.system:
             options["system"] = request.system
         if request.json_schema is not None:
@@ -118,10 +119,7 @@ class AnthropicAgent(Agent):
             )
             return message
         except anthropic.APITimeoutError as exc:
-            raise AgentTimeout(
-                f"{self.where} did not answer within {request.timeout_s:g} s: raise timeout_s or retry later",
-                retryable=True,
-            ) from exc
+            raise deadline.timed_out(self.where, waited) from exc
         except anthropic.APIConnectionError as exc:
             raise AgentUnavailable(f"cannot reach {self.where}: check the network connection", retryable=True) from exc
         except anthropic.APIStatusError as exc:

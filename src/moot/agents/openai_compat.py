@@ -3,7 +3,8 @@
 A schema is sent as ``response_format={"type": "json_schema", ...}``. Servers that refuse that form
 (llama-cpp-python's server answers 500) get ``{"type": "json_object", "schema": ...}`` instead, the
 form llama.cpp turns into a grammar, plus the schema in the system message; the refusal is
-remembered so later turns go straight to the fallback.
+remembered for the server's base URL for the rest of the process, so no later request (of this debate or
+any other) is one the server is known to refuse.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import httpx2  # openai's own HTTP client
 import openai
 from openai.types.chat import ChatCompletion
 
-from moot.agents._http import error_for_status
+from moot.agents._http import RequestDeadline, error_for_status
 from moot.agents.base import (
     PROBE_TIMEOUT_S,
     Agent,
@@ -25,7 +26,6 @@ from moot.agents.base import (
     AgentError,
     AgentReply,
     AgentRequest,
-    AgentTimeout,
     AgentUnavailable,
     RetryPolicy,
     UnknownAgentSpec,
@@ -38,6 +38,9 @@ from moot.agents.pricing import runs_locally, table_price_usd
 
 OPENAI_URL = "https://api.openai.com/v1"
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
+
+# Base URLs whose server refused ``response_format: json_schema`` in this process.
+_REFUSES_JSON_SCHEMA: set[str] = set()
 
 
 class OpenAIAgent(Agent):
@@ -66,7 +69,6 @@ class OpenAIAgent(Agent):
                 )
             key = _PLACEHOLDER_KEY
         self.retry = retry or RetryPolicy()
-        self.json_schema_refused = False
         # Retries are ours (counted in the reply), so the SDK's own are off.
         self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, http_client=http_client)
 
@@ -76,9 +78,15 @@ class OpenAIAgent(Agent):
         provider = "openai" if self.base_url == OPENAI_URL else None  # elsewhere the table matches by URL
         return table_price_usd(self.model, prompt_tokens, completion_tokens, provider=provider, api_url=self.base_url)
 
+    @property
+    def json_schema_refused(self) -> bool:
+        """Whether this agent's server is known to refuse the json_schema response format."""
+        return self.base_url in _REFUSES_JSON_SCHEMA
+
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
-        completion, attempts = await call_with_retries(lambda: self._complete(request), self.retry)
+        deadline = RequestDeadline(request)
+        completion, attempts = await call_with_retries(lambda: self._complete(request, deadline), self.retry)
         if not completion.choices:
             raise AgentBadReply(f"{self.base_url} answered with no choices: check the server's logs")
         choice = completion.choices[0]
@@ -102,30 +110,35 @@ class OpenAIAgent(Agent):
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def _complete(self, request: AgentRequest) -> ChatCompletion:
+    async def _complete(self, request: AgentRequest, deadline: RequestDeadline) -> ChatCompletion:
         schema = request.json_schema
         if schema is not None and not self.json_schema_refused:
             response_format = {"type": "json_schema", "json_schema": {"name": "turn", "schema": schema}}
             try:
-                return await self._create(request, chat_messages(request), response_format)
+                return await self._create(request, deadline, chat_messages(request), response_format)
             except openai.APIStatusError as exc:
                 if not _refuses_json_schema(exc):
                     raise self._error(exc) from exc
-                self.json_schema_refused = True
+                _REFUSES_JSON_SCHEMA.add(self.base_url)
         try:
             if schema is None:
-                return await self._create(request, chat_messages(request), None)
+                return await self._create(request, deadline, chat_messages(request), None)
             fallback = {"type": "json_object", "schema": schema}
             return await self._create(
-                request, chat_messages(request, extra_system=schema_instruction(schema)), fallback
+                request, deadline, chat_messages(request, extra_system=schema_instruction(schema)), fallback
             )
         except openai.APIStatusError as exc:
             raise self._error(exc) from exc
 
     async def _create(
-        self, request: AgentRequest, messages: list[dict[str, str]], response_format: dict[str, Any] | None
+        self,
+        request: AgentRequest,
+        deadline: RequestDeadline,
+        messages: list[dict[str, str]],
+        response_format: dict[str, Any] | None,
     ) -> ChatCompletion:
-        options: dict[str, Any] = {"timeout": request.timeout_s}
+        waited = deadline.next_timeout(self.base_url)
+        options: dict[str, Any] = {"timeout": waited}
         if request.max_tokens is not None:
             options["max_tokens"] = request.max_tokens
         if request.temperature is not None:
@@ -142,10 +155,7 @@ class OpenAIAgent(Agent):
                 retryable=True,
             ) from exc
         except openai.APITimeoutError as exc:
-            raise AgentTimeout(
-                f"{self.base_url} did not answer within {request.timeout_s:g} s: raise timeout_s or use a faster model",
-                retryable=True,
-            ) from exc
+            raise deadline.timed_out(self.base_url, waited) from exc
         except openai.APIConnectionError as exc:
             if isinstance(exc.__cause__, httpx2.RemoteProtocolError):  # reached, but the answer broke off
                 raise AgentUnavailable(

@@ -201,7 +201,8 @@ class Engine:
 
     async def _take_turn(self, role: str, result: RunResult) -> bool:
         """Ask ``role`` for a turn, repairing up to ``limits.repairs`` times. False when the run ended."""
-        # The agent's own deadline matches the engine's, so neither gives up before the other.
+        # The agent's deadline for the whole turn matches the engine's; inside it, the agent gives each
+        # request a shorter one, so that a hung request is retried within the turn.
         request = self.driver.request_for(role).model_copy(update={"timeout_s": self.limits.turn_timeout_s})
         number = self.driver.summary().turns + 1
         self.emit("turn_started", role, turn=number)

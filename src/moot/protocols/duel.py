@@ -496,7 +496,7 @@ def draft_conclusion(
         raise ValueError(f"a {outcome.value} conclusion needs a reason")
     summary = (
         f"Socratic duel on {config.topic} over `{config.source_path}` ended {outcome.value} after "
-        f"{len(turns)} turn(s): {reason}."
+        f"{len(turns)} turn(s): {reason.rstrip('.')}."
     )
     return DuelConclusion(
         outcome=outcome.value,
