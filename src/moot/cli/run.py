@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Annotated
 
 import typer
 
+from moot.agents.acp_catalog import ALLOW_WRITES_ENV
 from moot.cli.progress import Progress, print_outcome
 from moot.config import load_settings
 from moot.engine.driver import Driver
@@ -103,8 +105,13 @@ def run_root(
     ctx: typer.Context,
     batch: Annotated[Path | None, typer.Option("--batch", help="A JSONL file: one debate per line.")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Debates run at once.")] = 4,
+    allow_writes: Annotated[
+        bool, typer.Option("--allow-writes", help="Let acp: agents edit files and run commands (default: read-only).")
+    ] = False,
 ) -> None:
     """Run one debate (choose a protocol) or many (--batch FILE.jsonl)."""
+    if allow_writes:
+        os.environ[ALLOW_WRITES_ENV] = "1"
     if ctx.invoked_subcommand is not None:
         if batch is not None:
             raise UserError("--batch runs the debates in the file; give it without a protocol.")
