@@ -14,6 +14,7 @@ from moot import __version__
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
 from moot.cli.receipts import receipt_command, verify_command
+from moot.cli.review import review_command
 from moot.cli.rules import rules_command
 from moot.cli.run import resume_command, run_app
 from moot.cli.show import show_command
@@ -34,6 +35,7 @@ app.command("agents")(agents_command)
 app.command("rules")(rules_command)
 app.command("receipt")(receipt_command)
 app.command("verify")(verify_command)
+app.command("review")(review_command)
 
 # --- agent tools (issue: coordination): register their commands/sub-apps below this line ---
 from moot.cli.tools import register as _register_agent_tools  # noqa: E402
