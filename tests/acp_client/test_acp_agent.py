@@ -10,8 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from moot.agents import AgentRequest, AgentTimeout
-from moot.agents.acp import AcpAgent
+from moot.agents import AcpAgent, AgentRequest, AgentTimeout
 from moot.artifacts import check_path
 
 AGENT = Path(__file__).with_name("acp_test_agent.py")

@@ -181,6 +181,7 @@ def test_only_the_backend_in_use_is_imported(tmp_path: Path) -> None:
 def test_public_surface_is_pinned() -> None:
     assert set(moot.agents.__all__) == {
         "ENTRY_POINT_GROUP",
+        "AcpAgent",
         "Agent",
         "AgentBadReply",
         "AgentError",
