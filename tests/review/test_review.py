@@ -112,6 +112,9 @@ def test_usage_errors_exit_2(repo: Path, tmp_path: Path) -> None:
     assert empty.returncode == 2 and "nothing to review" in empty.stderr
     bad = review(repo, "nope..HEAD", "--agents", script(tmp_path, APPROVING))
     assert bad.returncode == 2 and "nope" in bad.stderr
+    unknown = review(repo, "--agents", "nonsense:x")
+    assert unknown.returncode == 2 and "nonsense" in unknown.stderr
+    assert not (repo / ".dialogues").exists()  # a refused review leaves no record behind
 
 
 def test_default_range_is_the_uncommitted_change_else_the_last_commit(repo: Path) -> None:

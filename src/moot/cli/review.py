@@ -70,6 +70,7 @@ def review_command(
     roles = ["author", "reviewer"]
     specs = [choice.spec_for(role, settings) for role in roles]
     local = any(spec.split(":", 1)[0].strip() == "local" for spec in specs)
+    chosen = resolve_agents(roles, choice, settings)  # before the record exists: a bad spec leaves nothing behind
     driver = start_review(
         root,
         change,
@@ -77,7 +78,6 @@ def review_command(
         max_rounds=max_rounds,
         started=now_minutes(),
     )
-    chosen = resolve_agents(roles, choice, settings)
     limits = limits_from(settings, repairs=repairs, turn_timeout_s=turn_timeout, max_tokens=max_tokens)
     progress = Progress(driver, follow=False, quiet=as_json)
     with progress:
