@@ -126,3 +126,55 @@ def test_usage_errors_exit_2_with_one_sentence(tmp_path: Path, record: Path) -> 
     not_a_record.write_text("hello\n")
     refused = moot("receipt", str(not_a_record), cwd=tmp_path)
     assert refused.returncode == 2 and "cannot make a receipt" in refused.stderr
+
+
+def test_a_meeting_directory_gets_a_receipt_and_an_edited_speech_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from moot.agents import AgentRequest, FunctionAgent
+    from moot.engine.loop import Engine
+    from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
+    from moot.receipts import build_receipt, load_or_create_key, receipt_path, verify
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+    def speak(request: AgentRequest) -> str:
+        if request.role == "moderator":
+            return json.dumps(
+                {
+                    "summary": "Caching discussed.",
+                    "consensus": "Cache reads.",
+                    "unresolved": "None.",
+                    "action_items": "- a",
+                }
+            )
+        return json.dumps(
+            {
+                "position": f"{request.role} favours caching reads.",
+                "analysis": "Reads dominate the load.",
+                "responses_and_questions": "How long should entries live?",
+                "prompt_for_next_speaker": "Say what TTL you accept.",
+                "consensus_reached": False,
+            }
+        )
+
+    driver = RoundtableDriver.start(
+        tmp_path,
+        RoundtableOptions(speakers=("architect", "reviewer"), topic="Cache reads?", max_rounds=1),
+        "2026-05-01 10:00",
+    )
+    agent = FunctionAgent(speak)
+    asyncio.run(Engine(driver, dict.fromkeys(driver.roles(), agent)).run())
+    meeting = driver.record_path
+    receipt = build_receipt(meeting, load_or_create_key(None))
+    assert receipt["protocol"] == "roundtable" and receipt["record"]["kind"] == "directory"
+    target = receipt_path(meeting)
+    target.write_text(json.dumps(receipt))
+    assert verify(target).ok
+    speech = sorted(meeting.glob("[0-9][0-9][0-9]_*.md"))[0]
+    speech.write_text(speech.read_text().replace("favours caching reads", "opposes caching"))
+    verdict = verify(target)
+    assert not verdict.ok and "was edited after the receipt was issued" in verdict.message
+    assert "turn(s) 1 no longer match" in verdict.message
