@@ -1,9 +1,10 @@
 """A small ACP agent for the tests, built on the SDK's agent side and run as a real process.
 
-    python acp_test_agent.py --replies REPLIES.json --log LOG.jsonl [--write PATH] [--hang]
+    python acp_test_agent.py (--replies REPLIES.json | --llama BASE_URL) --log LOG.jsonl [--write PATH] [--hang]
 
 It answers each role (read from "You are the ROLE" in its session's first prompt) with the next
-prepared reply, streamed in chunks after a read tool call. ``--write PATH`` first asks permission
+prepared reply, or with what a llama.cpp server's model writes (held to the JSON Schema the prompt
+shows), streamed in chunks after a read tool call. ``--write PATH`` first asks permission
 to edit PATH and, when allowed, writes it through the client; it also tries a direct write without
 asking. ``--hang`` never answers a prompt until it is cancelled. Every request is logged as a JSON
 line so the tests can see what moot sent.
@@ -16,6 +17,7 @@ import asyncio
 import json
 import os
 import re
+import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,8 @@ from acp.schema import (
     PromptResponse,
     ToolCallUpdate,
 )
+
+SCHEMA_MARK = "it must match this JSON Schema:\n"  # how moot shows the turn's schema in a text prompt
 
 
 class PreparedAgent:
@@ -88,10 +92,30 @@ class PreparedAgent:
         self.log(event="permission", kind="read", outcome=_outcome(permission))
         if self.args.write:
             await self._try_writes(session_id)
-        reply = self.replies[role].pop(0)
+        try:
+            reply = self._from_model(text) if self.args.llama else self.replies[role].pop(0)
+        except Exception as exc:
+            self.log(event="error", error=repr(exc))
+            raise
         for start in range(0, len(reply), 40):
             await self.client.session_update(session_id, update_agent_message_text(reply[start : start + 40]))
         return PromptResponse(stop_reason="end_turn")
+
+    def _from_model(self, text: str) -> str:
+        """The turn from the llama.cpp server, constrained to the schema at the end of the prompt."""
+        schema = text.partition(SCHEMA_MARK)[2]
+        body = {
+            "messages": [{"role": "user", "content": text}],
+            "temperature": 0,
+            "max_tokens": 320,
+            # llama-cpp-python's server holds decoding to a schema given this way (json_schema it refuses).
+            "response_format": {"type": "json_object", "schema": json.loads(schema)},
+        }
+        request = urllib.request.Request(
+            f"{self.args.llama}/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=300) as answer:
+            return str(json.load(answer)["choices"][0]["message"]["content"])
 
     async def _try_writes(self, session_id: str) -> None:
         path = self.args.write
@@ -136,6 +160,7 @@ def main() -> None:
     parser.add_argument("--log", required=True)
     parser.add_argument("--write")
     parser.add_argument("--hang", action="store_true")
+    parser.add_argument("--llama")
     asyncio.run(run_agent(PreparedAgent(parser.parse_args())))
 
 

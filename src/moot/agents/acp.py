@@ -272,7 +272,8 @@ class AcpAgent(Agent):
         try:
             answered = await self._conn.prompt(session_id=session_id, prompt=[text_block(text)])
         except RequestError as exc:
-            raise AgentError(f"'{self.label}' failed the prompt ({exc}): check the agent's login and output") from exc
+            said = f"{exc}: {one_line(str(exc.data), STDERR_TAIL_CHARS)}" if exc.data else str(exc)
+            raise AgentError(f"'{self.label}' failed the prompt ({said}): check the agent's login and output") from exc
         except Exception as exc:  # the process died or the connection broke
             raise AgentUnavailable(f"'{self.label}' stopped answering ({self._why(exc)}): check the agent") from exc
         finally:
