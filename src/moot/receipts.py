@@ -240,14 +240,12 @@ class Verdict:
 def read_receipt(path: Path) -> dict[str, Any]:
     """The receipt at ``path``; a missing file is a usage error, a damaged one a failed verification."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(
-            f"cannot read the receipt {path} ({getattr(exc, 'strerror', None) or exc}); check the path."
-        ) from exc
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read the receipt {path} ({exc.strerror}); check the path.") from exc
     try:
-        receipt = json.loads(text)
-    except (ValueError, RecursionError):
+        receipt = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # not UTF-8 or not JSON: damaged
         return {}
     return receipt if isinstance(receipt, dict) else {}
 
@@ -278,13 +276,20 @@ def verify(receipt_file: Path, record: Path | None = None, trusted: bytes | None
     if not isinstance(fields, dict) or not isinstance(fields.get("name"), str):
         return Verdict(False, f"{receipt_file} names no record: it was not made by moot receipt.")
     target = record if record is not None else receipt_file.resolve().parent / fields["name"]
-    if not target.exists():
+    if not _exists(target):
         raise UserError(f"the record {target} does not exist; give its path: moot verify RECEIPT RECORD.")
     _, target, _ = detect(target)
     if record_digest(target) != fields.get("sha256"):
         return Verdict(False, f"{target} was edited after the receipt was issued: {_what_differs(target, fields)}.")
     signer = key_id(raw_public)
     return Verdict(True, f"{target} matches {receipt_file}, signed by key {signer}.")
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a name no file system can hold (a NUL byte, too long)
+        return False
 
 
 def _what_differs(target: Path, fields: dict[str, Any]) -> str:

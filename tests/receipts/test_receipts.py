@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import stat
@@ -12,6 +14,10 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from moot import cli
 
 MOOT = [sys.executable, "-m", "moot"]
 
@@ -178,3 +184,39 @@ def test_a_meeting_directory_gets_a_receipt_and_an_edited_speech_fails(
     verdict = verify(target)
     assert not verdict.ok and "was edited after the receipt was issued" in verdict.message
     assert "turn(s) 1 no longer match" in verdict.message
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def test_verify_answers_any_receipt_file_with_a_sentence_and_exit_1(tmp_path: Path, record: Path) -> None:
+    """Damaged or forged receipts never crash moot verify: one sentence, exit 1."""
+    assert moot("receipt", str(record), cwd=tmp_path).returncode == 0
+    signed = json.loads(Path(str(record) + ".receipt.json").read_text())
+    target = tmp_path / "fuzzed.receipt.json"
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(
+        body=JSON_VALUES
+        | st.dictionaries(st.sampled_from(sorted(signed)), JSON_VALUES).map(lambda patch: {**signed, **patch}),
+        raw=st.binary(max_size=60),
+        use_raw=st.booleans(),
+    )
+    def check(body: object, raw: bytes, use_raw: bool) -> None:
+        target.write_bytes(raw if use_raw else json.dumps(body).encode())
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                cli.main(["verify", str(target), str(record)])
+                code = 0
+            except SystemExit as exit_:
+                code = int(exit_.code or 0)
+        patched_only_nothing = not use_raw and body == signed
+        assert code == (0 if patched_only_nothing else 1), err.getvalue()
+        assert "Traceback" not in err.getvalue() and "internal error" not in err.getvalue()
+
+    check()
