@@ -89,7 +89,6 @@ class _Client:
         self.progress = progress
         self.roles: dict[str, str] = {}  # session id -> role
         self.chunks: dict[str, list[str]] = {}  # session id -> message text of the prompt under way
-        self.refused: list[str] = []  # what was refused, for the tests and the reply's error messages
 
     def _inside(self, path: str) -> Path:
         resolved = Path(path).resolve()
@@ -104,7 +103,6 @@ class _Client:
         wanted = ("allow_once", "allow_always") if allow else ("reject_once", "reject_always")
         title = tool_call.title or tool_call.kind or "a tool"
         if not allow:
-            self.refused.append(title)
             self.progress(self.roles.get(session_id, ""), f"refused {title} (read-only; --allow-writes permits it)")
         for kind in wanted:
             for option in options:
@@ -138,7 +136,6 @@ class _Client:
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse:
         if not self.allow_writes:
-            self.refused.append(f"write {path}")
             self.progress(self.roles.get(session_id, ""), f"refused writing {path} (read-only)")
             raise RequestError.invalid_params({"path": path, "reason": "moot runs read-only; --allow-writes"})
         target = self._inside(path)
@@ -179,10 +176,6 @@ class AcpAgent(Agent):
         self._stderr: IO[bytes] | None = None
         self._lock = asyncio.Lock()
         self._prompting: str | None = None  # the session whose prompt is under way, to cancel at the deadline
-
-    @property
-    def refused(self) -> list[str]:
-        return self.client.refused
 
     async def _connect(self) -> None:
         if self._conn is not None:
