@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.agents.base import AgentRequest
 from moot.artifacts import agora as record
 from moot.artifacts.base import atomic_write_text, read_text
+from moot.builtin_protocols import AGORA
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.errors import UserError
 from moot.protocols.agora import (
@@ -337,7 +338,7 @@ class AgoraDriver(Driver):
             )
         except ValidationError as exc:
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
-        path = root / ".agora" / f"{slug}.md"
+        path = root / AGORA.folder / f"{slug}.md"
         if path.exists() or path.is_symlink():
             raise UserError(f"{path} already exists; resume it with `moot resume {path}` or choose another topic.")
         if options.research:
