@@ -13,6 +13,7 @@ import typer
 from moot import __version__, registry
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
+from moot.cli.eval import eval_command
 from moot.cli.receipts import receipt_command, verify_command
 from moot.cli.review import review_command
 from moot.cli.rules import rules_command
@@ -36,6 +37,7 @@ app.command("rules")(rules_command)
 app.command("receipt")(receipt_command)
 app.command("verify")(verify_command)
 app.command("review")(review_command)
+app.command("eval")(eval_command)
 
 # Every registered protocol brings `moot run NAME` and, if it has agent tools, `moot NAME …`; one that cannot
 # be loaded is left out, and main() says why.
