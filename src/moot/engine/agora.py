@@ -25,9 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.agents.base import AgentRequest
 from moot.artifacts import agora as record
 from moot.artifacts.base import atomic_write_text, read_text
+from moot.artifacts.run_state import RUN_HALTED
 from moot.builtin_protocols import AGORA
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
     DEFAULT_MAX_TURNS,
@@ -49,7 +50,7 @@ from moot.protocols.agora import (
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 
 RESEARCHER = "researcher"
-FAILED = "FAILED"  # the run's outcome when a participant cannot go on; the record itself stays open
+FAILED = RUN_HALTED  # the run's outcome when a participant cannot go on; the record itself stays open
 
 # The seed's cap: "Max 100 tokens per response". With SmolLM2's tokenizer the reply JSON without its
 # free text costs 36 tokens, 53 with one evidence item; English at these caps comes to 69 and 82
@@ -340,7 +341,9 @@ class AgoraDriver(Driver):
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
         path = root / AGORA.folder / f"{slug}.md"
         if path.exists() or path.is_symlink():
-            raise UserError(f"{path} already exists; resume it with `moot resume {path}` or choose another topic.")
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
+            )
         if options.research:
             # The sidecar first: a record without its pool would start debating without evidence.
             excerpts = _read_source(options.evidence_source, options.research) if options.evidence_source else ()
@@ -349,7 +352,7 @@ class AgoraDriver(Driver):
         try:
             record.create(path, config, started)
         except FileExistsError as exc:  # created by someone else meanwhile
-            raise UserError(f"{path} already exists; resume it with `moot resume {path}`.") from exc
+            raise RecordExists(path, f"{path} already exists; resume it with `moot resume {path}`.") from exc
         return cls(path, {str(role): str(spec) for role, spec in options.models})
 
     # --- state ---
