@@ -108,7 +108,7 @@ def test_a_hung_agent_is_cancelled_at_the_turn_deadline(tmp_path: Path) -> None:
     assert time.monotonic() - started < 90  # the deadline, the cancel and the process end; not a timing test
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
-    assert report["outcome"] == "STUCK" and "did not answer within 30 s and was cancelled" in report["reason"]
+    assert report["consensus"] is False and "did not answer within 30 s and was cancelled" in report["reason"]
     assert [r["event"] for r in log_rows(tmp_path)][-1] == "cancel"
 
 
