@@ -152,7 +152,8 @@ def test_builtins_cannot_be_hijacked_by_plugins(monkeypatch: pytest.MonkeyPatch,
 def test_list_backends_reports_readiness(monkeypatch: pytest.MonkeyPatch, smollm_path: Path) -> None:
     install_plugins(monkeypatch)
     statuses = {status.name: status for status in list_backends()}
-    assert list(statuses) == ["local", "openai", "ollama", "anthropic", "cmd", "human", "script"]
+    builtins = ["local", "openai", "ollama", "anthropic", "cmd", "human", "script", "acp"]
+    assert list(statuses) == [*builtins, "acp claude-code-acp", "acp codex-acp", "acp gemini"]
     assert statuses["local"].ready and str(smollm_path) in statuses["local"].detail
     assert not statuses["openai"].ready and "OPENAI_API_KEY is not set" in statuses["openai"].detail
     assert not statuses["anthropic"].ready and "ANTHROPIC_API_KEY" in statuses["anthropic"].detail
@@ -183,6 +184,7 @@ def test_only_the_backend_in_use_is_imported(tmp_path: Path) -> None:
 def test_public_surface_is_pinned() -> None:
     assert set(moot.agents.__all__) == {
         "ENTRY_POINT_GROUP",
+        "AcpAgent",
         "Agent",
         "AgentBadReply",
         "AgentError",

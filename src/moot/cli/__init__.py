@@ -16,6 +16,8 @@ from moot.cli.check import check_command
 from moot.cli.eval import eval_command
 from moot.cli.log import log_command
 from moot.cli.ls import ls_command
+from moot.cli.receipts import receipt_command, verify_command
+from moot.cli.review import review_command
 from moot.cli.rules import rules_command
 from moot.cli.run import resume_command, run_app
 from moot.cli.show import show_command
@@ -34,6 +36,9 @@ app.command("resume")(resume_command)
 app.command("show")(show_command)
 app.command("agents")(agents_command)
 app.command("rules")(rules_command)
+app.command("receipt")(receipt_command)
+app.command("verify")(verify_command)
+app.command("review")(review_command)
 app.command("eval")(eval_command)
 app.command("log")(log_command)
 app.command("ls")(ls_command)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -22,6 +23,7 @@ import typer
 
 from moot import registry
 from moot.agents import Agent
+from moot.agents.acp_catalog import ALLOW_WRITES_ENV
 from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts.run_state import remove_record, stored_agents
 from moot.cli.progress import Progress, print_outcome
@@ -226,8 +228,13 @@ def run_root(
     ctx: typer.Context,
     batch: Annotated[Path | None, typer.Option("--batch", help="A JSONL file: one debate per line.")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Debates run at once.")] = 4,
+    allow_writes: Annotated[
+        bool, typer.Option("--allow-writes", help="Let acp: agents edit files and run commands (default: read-only).")
+    ] = False,
 ) -> None:
     """Run one debate (choose a protocol) or many (--batch FILE.jsonl)."""
+    if allow_writes:
+        os.environ[ALLOW_WRITES_ENV] = "1"
     if ctx.invoked_subcommand is not None:
         if batch is not None:
             raise UserError("--batch runs the debates in the file; give it without a protocol.")
