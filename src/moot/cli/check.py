@@ -50,6 +50,12 @@ def report_text(report: CheckReport) -> str:
         if summary.outcome is not None:
             state.append(f"reason: {summary.outcome.reason}")
         lines.append("  state: " + " · ".join(state))
+        grounding = summary.detail.get("grounding")
+        if grounding:
+            shares = [
+                f"{role} {g['verified']}/{g['cited']} verified ({g['share']:.0%})" for role, g in grounding.items()
+            ]
+            lines.append("  grounding: " + ", ".join(shares))
     if report.repairable:
         lines.append("  repairable: a turn was written but the state did not advance; `moot resume` finishes it.")
     return "\n".join(lines)

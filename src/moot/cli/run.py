@@ -43,6 +43,10 @@ RepairsOpt = Annotated[int | None, typer.Option("--repairs", min=0, help="Retrie
 TurnTimeoutOpt = Annotated[float | None, typer.Option("--turn-timeout", min=1, help="Seconds per turn.")]
 MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget for the debate.")]
 MaxWallOpt = Annotated[float | None, typer.Option("--max-wall", min=1, help="Wall-time budget in seconds.")]
+SourceOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--source", help="A file or directory the evidence comes from (repeatable; .gitignore respected)."),
+]
 
 
 def now_minutes() -> str:
@@ -206,9 +210,7 @@ def run_agora(
     methodology: Annotated[str, typer.Option("--methodology", help="opinion, fact-based or mixed.")] = "opinion",
     max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="Turn limit (the seed: 20).")] = 20,
     research: Annotated[int, typer.Option("--research", min=0, help="Research drones that gather evidence first.")] = 0,
-    evidence_source: Annotated[
-        str | None, typer.Option("--evidence-source", help="A file the research drones read.")
-    ] = None,
+    source: SourceOpt = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -225,13 +227,14 @@ def run_agora(
     positions = tuple(parse_position(value) for value in position or [])
     roles = [role for role, _ in positions]
     models = tuple(zip(roles, _specs(roles, root, agent, agents), strict=True))
+    announce_sources(source, root)
     options = AgoraOptions(
         topic=topic,
         positions=positions,
         methodology=methodology,
         max_turns=max_turns,
         research=research,
-        evidence_source=evidence_source,
+        sources=tuple(str(path) for path in source or ()),
         models=models,
     )
     driver = AgoraDriver.start(root, options, now_minutes())
@@ -289,6 +292,17 @@ def resume_command(
     driver = driver_class(protocol).resume(target, context=_read_context(context))
     root = _work_root(target)
     execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+
+
+def announce_sources(paths: list[Path] | None, root: Path) -> None:
+    """Read the --source paths once before the run: a missing one is a usage error, skipped files are said."""
+    if not paths:
+        return
+    from moot.sources import collect_sources
+
+    note = collect_sources(paths, root).skipped_note()
+    if note is not None:
+        typer.echo(note, err=True)
 
 
 def _work_root(record: Path) -> Path:

@@ -70,9 +70,7 @@ def citation_violations(checks: Iterable[CitationCheck], severity: Severity = Se
     return found
 
 
-def fact_based_violations(
-    checks: Sequence[CitationCheck], severity: Severity = Severity.ERROR
-) -> list[Violation]:
+def fact_based_violations(checks: Sequence[CitationCheck], severity: Severity = Severity.ERROR) -> list[Violation]:
     """A fact-based turn needs one verified item (its missing evidence is the protocol's own rule)."""
     if not checks or any(check.verified for check in checks):
         return []

@@ -121,6 +121,14 @@ def collect_sources(paths: Sequence[str | Path], root: Path) -> SourceSet:
     return sources
 
 
+def read_source_file(path: Path, root: Path) -> SourceFile | None:
+    """One text file within the bounds, or None (missing, binary, too large)."""
+    if not path.is_file():
+        return None
+    reason, text = _read_text(path.resolve())
+    return SourceFile(path=cited_path(path, root), absolute=path.resolve(), text=text) if reason is None else None
+
+
 def _read_text(path: Path) -> tuple[str | None, str]:
     """(why the file is skipped, or None; its text)."""
     try:
@@ -199,7 +207,7 @@ def _walk(directory: Path, specs: Specs) -> Iterator[Path]:
         return
     for entry in entries:
         path = Path(entry.path)
-        if entry.name == ".git" or entry.is_symlink() and entry.is_dir():
+        if entry.name == ".git" or (entry.is_symlink() and entry.is_dir()):
             continue  # git's own data; a linked directory could loop
         is_dir = entry.is_dir()
         if _ignored(path, is_dir, specs):

@@ -1,8 +1,9 @@
 """Full-text retrieval over the sources: SQLite FTS5 (bm25), in memory, rebuilt per run.
 
-The files are cut into passages of :data:`PASSAGE_LINES` lines. A query keeps its words of three
-letters or more, and any of them may match (``OR``); bm25 ranks the passages. Each passage is shown
-line by line as ``path:line: text``, so whoever reads it can cite a line exactly.
+The files are cut into passages of :data:`PASSAGE_LINES` lines, stemmed (porter: "retries" finds
+"retry"). A query keeps its words of three letters or more, and any of them may match (``OR``); bm25
+ranks the passages. Each passage is shown line by line as ``path:line: text``, so whoever reads it
+can cite a line exactly.
 """
 
 from __future__ import annotations
@@ -16,10 +17,83 @@ from moot.sources.collect import SourceSet
 PASSAGE_LINES = 6
 _WORD = re.compile(r"\w{3,}")
 _STOPWORDS = frozenset(
-    "the and for are but not you all any can had her was one our out has him his how its may new now old see two "
-    "way who did get let put say she too use that with have this will your from they been were said each which "
-    "their what there would make like into than them then these some could other more about should against argue "
-    "when where does only also must".split()
+    [
+        "the",
+        "and",
+        "for",
+        "are",
+        "but",
+        "not",
+        "you",
+        "all",
+        "any",
+        "can",
+        "had",
+        "her",
+        "was",
+        "one",
+        "our",
+        "out",
+        "has",
+        "him",
+        "his",
+        "how",
+        "its",
+        "may",
+        "new",
+        "now",
+        "old",
+        "see",
+        "two",
+        "way",
+        "who",
+        "did",
+        "get",
+        "let",
+        "put",
+        "say",
+        "she",
+        "too",
+        "use",
+        "that",
+        "with",
+        "have",
+        "this",
+        "will",
+        "your",
+        "from",
+        "they",
+        "been",
+        "were",
+        "said",
+        "each",
+        "which",
+        "their",
+        "what",
+        "there",
+        "would",
+        "make",
+        "like",
+        "into",
+        "than",
+        "them",
+        "then",
+        "these",
+        "some",
+        "could",
+        "other",
+        "more",
+        "about",
+        "should",
+        "against",
+        "argue",
+        "when",
+        "where",
+        "does",
+        "only",
+        "also",
+        "must",
+    ]
 )
 
 
@@ -55,7 +129,9 @@ class SourceIndex:
 
     def __init__(self, sources: SourceSet) -> None:
         self._db = sqlite3.connect(":memory:")
-        self._db.execute("CREATE VIRTUAL TABLE passage USING fts5(body, path UNINDEXED, line UNINDEXED)")
+        self._db.execute(
+            "CREATE VIRTUAL TABLE passage USING fts5(body, path UNINDEXED, line UNINDEXED, tokenize='porter unicode61')"
+        )
         rows = []
         for item in sources.files:
             lines = item.lines
@@ -75,6 +151,11 @@ class SourceIndex:
             "SELECT body, path, line FROM passage WHERE passage MATCH ? ORDER BY bm25(passage) LIMIT ?",
             (match, limit),
         ).fetchall()
+        return [Passage(path=path, line=int(line), lines=tuple(body.split("\n"))) for body, path, line in rows]
+
+    def first(self, limit: int = 5) -> list[Passage]:
+        """The first ``limit`` passages, in file order."""
+        rows = self._db.execute("SELECT body, path, line FROM passage ORDER BY rowid LIMIT ?", (limit,)).fetchall()
         return [Passage(path=path, line=int(line), lines=tuple(body.split("\n"))) for body, path, line in rows]
 
     def close(self) -> None:

@@ -84,5 +84,7 @@ def check_citation(sources: SourceSet, cited: str, excerpt: str, *, where: str) 
         reason = "it names no file of the sources"
         if _URL.match(path):
             reason = "a URL cannot be checked against the sources"
-        return CitationCheck(where=where, cited=cited, excerpt=excerpt, verified=False, reason=reason, grounded=grounded)
+        return CitationCheck(
+            where=where, cited=cited, excerpt=excerpt, verified=False, reason=reason, grounded=grounded
+        )
     return check_in_file(item, excerpt, line, where=where, cited=cited)
