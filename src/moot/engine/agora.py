@@ -77,7 +77,9 @@ RESEARCH_ITEMS = 2
 RESEARCH_SOURCE_CHARS = 32
 RESEARCH_CONTENT_CHARS = 120
 RESEARCH_PASSAGES = 3  # passages of six lines each drone reads, within a small context
-OFFERED_LINES = 24  # source lines a drone's evidence may be chosen from (alternatives in its reply schema)
+OFFERED_LINES = (
+    6  # source lines a drone's evidence may be chosen from: alternatives in its reply grammar, each one slows it
+)
 POOL_ITEMS_SHOWN = 12
 POOL_CONTENT_CHARS = 160
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts import duel as record
+from moot.artifacts import duel_grounding
 from moot.artifacts.base import read_text
 from moot.ledger import (
     DEFAULT_RETRY_AFTER_SECONDS,
@@ -449,6 +450,10 @@ def append(
             f"'{me.name} ({me.harness} / {me.model})'; sign the heading as yourself.",
             rule="TOOLS_IDENTITY",
         )
+    quotes = duel_grounding.refusals(turn, config, path)
+    if quotes:
+        raise refused_by(_relocate(quotes, turn.number, turn_file))
+    turn = duel_grounding.marked(turn, config, path)
     fencing = found.last_fencing_token if fencing_token is None else fencing_token
     created = already = False
     with ws.ledger.guarded_write(duel_id, me.id, token, fencing) as guard:
