@@ -178,3 +178,22 @@ def test_an_agora_with_research_over_a_directory_runs_on_the_embedded_model(tmp_
     pool = json.loads(research_path(record).read_text(encoding="utf-8"))
     assert len(pool["reports"]) == 2
     assert all(e["source"].startswith("project/") for r in pool["reports"] for e in r["evidence"])
+
+
+def test_roundtable_and_critique_participants_get_the_passages_with_path_and_line(tmp_path: Path) -> None:
+    from moot.engine.grounding import source_passages
+
+    make_project(tmp_path, git=True)
+    passages = source_passages([tmp_path / "project"], tmp_path, "how often do deployments happen")
+    deploy = line_of(GUIDE, "Deployments happen")
+    assert f"project/docs/guide.md:{deploy}: Deployments happen every Tuesday after the tests pass." in passages
+    speeches = tmp_path / "speeches.jsonl"
+    speeches.write_text("", encoding="utf-8")
+    done = moot(
+        *["run", "roundtable", "--topic", "How often should we deploy?", "--speakers", "ops,dev"],
+        *["--source", "project", "--agents", f"script:{speeches}"],
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1  # the empty script cannot speak; the meeting and its agenda exist
+    agenda = next((tmp_path / ".roundtable").glob("*/AGENDA.md")).read_text(encoding="utf-8")
+    assert f"project/docs/guide.md:{deploy}: Deployments happen every Tuesday" in agenda

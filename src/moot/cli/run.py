@@ -133,6 +133,7 @@ def run_critique(
         str | None, typer.Option("--context", help="A file (or - for stdin) given to the first role only.")
     ] = None,
     max_rounds: Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round limit.")] = None,
+    source: SourceOpt = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -154,7 +155,7 @@ def run_critique(
         roles=_two_roles(roles) if roles is not None else None,
         template=template,
         max_rounds=max_rounds,
-        context=_read_context(context),
+        context=_with_passages(_read_context(context), source, root, topic),
     )
     if not as_json and interactive():
         offer_gitignore(root)
@@ -248,6 +249,7 @@ def run_roundtable(
     speakers: Annotated[str, typer.Option("--speakers", help="The speakers in order, A,B,C.")] = "architect,reviewer",
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Round limit.")] = 3,
     name: Annotated[str | None, typer.Option("--name", help="The meeting's directory name.")] = None,
+    source: SourceOpt = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -264,7 +266,10 @@ def run_roundtable(
     if topic is None and agenda is None:
         raise UserError("give --topic or --agenda so the meeting has something to discuss.")
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
-    options = RoundtableOptions(speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds)
+    background = _with_passages(None, source, root, topic or (agenda.stem if agenda else ""))
+    options = RoundtableOptions(
+        speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds, background=background
+    )
     driver = RoundtableDriver.start(root, options, now_minutes())
     execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
@@ -303,6 +308,17 @@ def announce_sources(paths: list[Path] | None, root: Path) -> None:
     note = collect_sources(paths, root).skipped_note()
     if note is not None:
         typer.echo(note, err=True)
+
+
+def _with_passages(context: str | None, paths: list[Path] | None, root: Path, query: str) -> str | None:
+    """``context`` followed by the --source passages that best match ``query`` (critique, roundtable)."""
+    if not paths:
+        return context
+    from moot.engine.grounding import source_passages
+
+    announce_sources(paths, root)
+    passages = source_passages(paths, root, query)
+    return f"{context.rstrip()}\n\n{passages}" if context else passages
 
 
 def _work_root(record: Path) -> Path:

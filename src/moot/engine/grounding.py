@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from moot.protocols.grounding import CitationCheck
 from moot.sources import Passage, SourceIndex, SourceSet, check_citation, collect_sources
+from moot.sources.collect import cited_path
 from moot.sources.verify import normalise
 
 PASSAGES_PER_REQUEST = 4
@@ -62,6 +63,13 @@ class Grounding:
                         check = found.model_copy(update={"cited": item.source, "from_pool": True})
             checks.append(check)
         return checks
+
+
+def source_passages(paths: Sequence[str | Path], root: Path, query: str, limit: int = 2 * PASSAGES_PER_REQUEST) -> str:
+    """The passages of ``paths`` that best match ``query``, as a context block for a participant's prompt."""
+    grounding = Grounding(tuple(cited_path(Path(path), root) for path in paths), root)
+    shown = "\n".join(passage.render() for passage in grounding.passages(query, limit))
+    return f"Source passages (cite a line as path:line, quoting its text):\n{shown}"
 
 
 def pool_match(item: EvidenceItem, pool: Sequence[EvidenceItem]) -> EvidenceItem | None:
