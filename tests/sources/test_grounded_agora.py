@@ -131,10 +131,10 @@ def test_a_foreign_record_with_an_unverified_citation_gets_a_warning(tmp_path: P
     assert report.summary.detail["grounding"] == {"advocate": {"cited": 1, "verified": 0, "share": 0.0}}
 
 
-def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def moot(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "moot", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+        [sys.executable, "-m", "moot", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )
 
 
@@ -163,9 +163,10 @@ def test_moot_run_agora_with_research_and_source_from_the_command_line(tmp_path:
 def test_an_agora_with_research_over_a_directory_runs_on_the_embedded_model(tmp_path: Path) -> None:
     make_project(tmp_path, git=True)
     done = moot(
-        *["run", "agora", "--topic", TOPIC, "--methodology", "fact-based", "--research", "2", "--max-turns", "4"],
+        *["run", "agora", "--topic", TOPIC, "--methodology", "fact-based", "--research", "1", "--max-turns", "4"],
         *["--source", "project", "--agents", "local", "--json"],
         cwd=tmp_path,
+        timeout=3600,  # five model calls; on a shared, loaded machine each took minutes
     )
     assert done.returncode in (0, 1), done.stderr
     result = json.loads(done.stdout)
@@ -176,7 +177,7 @@ def test_an_agora_with_research_over_a_directory_runs_on_the_embedded_model(tmp_
     text = record.read_text(encoding="utf-8")
     assert text.count("Evidence 1: verified at project/") == result["turns"]  # fact-based: one per turn
     pool = json.loads(research_path(record).read_text(encoding="utf-8"))
-    assert len(pool["reports"]) == 2
+    assert len(pool["reports"]) == 1
     assert all(e["source"].startswith("project/") for r in pool["reports"] for e in r["evidence"])
 
 
