@@ -77,9 +77,7 @@ RESEARCH_ITEMS = 2
 RESEARCH_SOURCE_CHARS = 32
 RESEARCH_CONTENT_CHARS = 120
 RESEARCH_PASSAGES = 3  # passages of six lines each drone reads, within a small context
-OFFERED_LINES = (
-    6  # source lines a drone's evidence may be chosen from: alternatives in its reply grammar, each one slows it
-)
+OFFERED_LINES = 6  # source lines evidence is chosen from: each is an alternative in the reply grammar
 POOL_ITEMS_SHOWN = 12
 POOL_CONTENT_CHARS = 160
 
