@@ -198,3 +198,15 @@ def test_roundtable_and_critique_participants_get_the_passages_with_path_and_lin
     assert done.returncode == 1  # the empty script cannot speak; the meeting and its agenda exist
     agenda = next((tmp_path / ".roundtable").glob("*/AGENDA.md")).read_text(encoding="utf-8")
     assert f"project/docs/guide.md:{deploy}: Deployments happen every Tuesday" in agenda
+
+
+def test_a_grounded_record_whose_sources_are_gone_is_told_not_failed(tmp_path: Path) -> None:
+    project = make_project(tmp_path, git=False)
+    options = AgoraOptions(topic=TOPIC, sources=[str(project / "docs")])
+    driver = AgoraDriver.start(tmp_path, options, "2026-11-24 21:00")
+    (project / "docs" / "guide.md").unlink()
+    (project / "docs").rmdir()
+    report = check_path(driver.record_path)
+    assert report.exit_code == 0
+    assert [(v.rule, v.severity.value) for v in report.violations] == [("CITATION_UNVERIFIED", "warning")]
+    assert "sources cannot be read" in report.violations[0].message

@@ -6,6 +6,7 @@
 - A record without one (another writer's, or an ungrounded run): an item whose source names a file
   under the work root (``path`` or ``path:line``) is checked there, and a failure is a warning (the
   seed asks for no verification). Other sources ("GOF", a URL) cannot be checked and are left alone.
+- Sources that cannot be read (a record from another machine) give one warning, and nothing is checked.
 
 The share of verified items per participant goes into the summary's ``grounding`` detail.
 """
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 from moot.errors import UserError
 from moot.protocols.agora import AgoraTurn
 from moot.protocols.base import Severity, Violation
-from moot.protocols.grounding import CitationCheck, citation_violations, verified_share
+from moot.protocols.grounding import RULES, CitationCheck, citation_violations, verified_share
 from moot.sources import SourceSet, check_citation, collect_sources
 from moot.sources.collect import cited_path, read_source_file
 from moot.sources.verify import parse_locator
@@ -83,9 +84,9 @@ def check_evidence(
     found: list[Violation] = []
     try:
         files = collect_sources([root / path for path in sources], root) if grounded else _foreign_sources(root, turns)
-    except UserError as exc:
-        message = f"the record's sources cannot be read ({exc}); restore them to check its evidence."
-        return [Violation(rule="CITATION_UNVERIFIED", message=message, file=str(record))], {}
+    except UserError as exc:  # a record from another machine: say so once, check nothing
+        message = f"the record's sources cannot be read ({exc}), so its evidence is not checked; restore them."
+        return [RULES.violation("CITATION_UNVERIFIED", message).model_copy(update={"severity": Severity.WARNING})], {}
     per_role: dict[str, list[CitationCheck]] = {}
     for position, part in enumerate(turns, start=1):
         turn = part.turn
