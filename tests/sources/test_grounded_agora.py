@@ -164,11 +164,12 @@ def test_an_agora_with_research_over_a_directory_runs_on_the_embedded_model(tmp_
     make_project(tmp_path, git=True)
     done = moot(
         *["run", "agora", "--topic", TOPIC, "--methodology", "fact-based", "--research", "1", "--max-turns", "4"],
-        *["--source", "project", "--agents", "local", "--json"],
+        *["--source", "project", "--agents", "local", "--json", "--turn-timeout", "1800"],
         cwd=tmp_path,
         timeout=3600,  # five model calls; on a shared, loaded machine each took minutes
     )
     assert done.returncode in (0, 1), done.stderr
+    assert "FAILED" not in done.stdout, done.stdout
     result = json.loads(done.stdout)
     assert result["outcome"] in {"CONSENSUS", "TIMEOUT"}, result
     record = tmp_path / result["artifact"]

@@ -307,7 +307,7 @@ def announce_sources(paths: list[Path] | None, root: Path) -> None:
 
     note = collect_sources(paths, root).skipped_note()
     if note is not None:
-        typer.echo(note, err=True)
+        typer.echo(f"moot: sources: {note}.", err=True)
 
 
 def _with_passages(context: str | None, paths: list[Path] | None, root: Path, query: str) -> str | None:

@@ -66,7 +66,7 @@ class SourceSet:
         return tails[0] if len(tails) == 1 else None
 
     def skipped_note(self) -> str | None:
-        """One sentence on what was left out, or None."""
+        """What was left out and why, in one phrase, or None."""
         if not self.skipped:
             return None
         by_reason: dict[str, list[str]] = {}
@@ -76,7 +76,7 @@ class SourceSet:
         for reason, paths in by_reason.items():
             shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
             parts.append(f"{len(paths)} {reason} ({shown})")
-        return f"sources: skipped {len(self.skipped)} file(s): " + "; ".join(parts) + "."
+        return f"skipped {len(self.skipped)} file(s): " + "; ".join(parts)
 
 
 def cited_path(path: Path, root: Path) -> str:
@@ -117,7 +117,7 @@ def collect_sources(paths: Sequence[str | Path], root: Path) -> SourceSet:
             sources.files.append(SourceFile(path=name, absolute=absolute, text=text))
     if not sources.files:
         note = sources.skipped_note() or "they hold no files"
-        raise UserError(f"no readable text file in the sources ({note}); give --source a text file or directory.")
+        raise UserError(f"no readable text file in the sources ({note}); give --source text files or directories.")
     return sources
 
 

@@ -453,7 +453,7 @@ def append(
     quotes = duel_grounding.refusals(turn, config, path)
     if quotes:
         raise refused_by(_relocate(quotes, turn.number, turn_file))
-    turn = duel_grounding.marked(turn, config, path)
+    unmarked, turn = turn, duel_grounding.marked(turn, config, path)
     fencing = found.last_fencing_token if fencing_token is None else fencing_token
     created = already = False
     with ws.ledger.guarded_write(duel_id, me.id, token, fencing) as guard:
@@ -464,8 +464,8 @@ def append(
         document = _document(path)
         reconciled = reconcile(guard, document.turn_texts, where=str(path))
         turns = document.record.turns
-        if turns and turns[-1] == turn:
-            already = True  # the same turn again: a retry after a crash or a lost reply
+        if turns and turns[-1] in (turn, unmarked):
+            already = True  # the same turn again: a retry after a crash or a lost reply (marked or not)
             digest = chain_rows(document.turn_texts)[-1].digest
         else:
             _sync_participants(path, document, table)
