@@ -17,6 +17,7 @@ from moot.artifacts.base import FILE_RULES, CheckReport, decode_text
 from moot.artifacts.duel import FORMAT_RULES, DuelRecord, parse, render, slugify
 from moot.protocols.base import Violation
 from moot.protocols.duel import (
+    MAX_TURNS,
     OUTCOMES,
     RULES,
     STANCES,
@@ -110,7 +111,7 @@ def records(draw: st.DrawFn) -> DuelRecord:
         source_path=source,
         topic=topic,
         topic_slug=slugify(topic),
-        max_turns=draw(st.integers(1, 8)),
+        max_turns=draw(st.integers(1, MAX_TURNS)),  # DuelConfig refuses more
         created=draw(line),
     )
     names = draw(st.lists(identifier, max_size=2, unique=True))

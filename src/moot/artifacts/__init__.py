@@ -1,38 +1,16 @@
-"""The record formats of the four protocols, and the detection that ``moot check`` starts from.
+"""The record formats, and the detection that ``moot check`` starts from.
 
-Each format module (``critique``, ``duel``, ``agora``, ``roundtable``) exposes ``check(path) ->
-CheckReport``; this module decides which one a path belongs to.
+Each registered protocol (:mod:`moot.registry`) names its record format module, which exposes
+``check(path) -> CheckReport``, and says how to recognise its records; this module decides which one a path
+belongs to.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Protocol
 
+from moot import registry
 from moot.artifacts.base import FILE_RULES, CheckReport, read_text, unreadable
-
-# First line of a file record -> the protocol that wrote it.
-TITLE_PREFIXES = {
-    "# Dialogue:": "critique",
-    "# Socratic Duel:": "duel",
-    "# Agora Debate:": "agora",
-}
-
-
-class Format(Protocol):
-    def check(self, path: Path) -> CheckReport: ...
-
-
-def format_module(protocol: str) -> Format:
-    module: Format = importlib.import_module(f"moot.artifacts.{protocol}")
-    return module
-
-
-def meeting_directory(path: Path) -> Path | None:
-    """The roundtable meeting a path names: the directory itself, or a file inside it."""
-    directory = path if path.is_dir() else path.parent
-    return directory if (directory / "turn.json").exists() else None
 
 
 def detect(path: Path) -> tuple[str | None, Path, CheckReport | None]:
@@ -43,16 +21,19 @@ def detect(path: Path) -> tuple[str | None, Path, CheckReport | None]:
             [FILE_RULES.violation("FILE_UNREADABLE", f"{path} does not exist; check the path.").at(file=str(path))],
         )
         return None, path, report
-    meeting = meeting_directory(path)
-    if meeting is not None and (path.is_dir() or path.suffix in {".md", ".json"}):
-        return "roundtable", meeting, None
+    plugins = registry.protocols().values()
+    for plugin in plugins:
+        directory = plugin.record_directory(path)
+        if directory is not None:
+            return plugin.name, directory, None
     if path.is_dir():
+        markers = " or ".join(plugin.marker for plugin in plugins if plugin.marker is not None)
         report = unreadable(
             path,
             [
                 FILE_RULES.violation(
                     "NOT_A_MOOT_ARTIFACT",
-                    f"{path} is a directory without turn.json; point moot check at a record file or a meeting directory.",
+                    f"{path} is a directory without {markers}; point moot check at a record file or a meeting directory.",
                 ).at(file=str(path))
             ],
         )
@@ -61,15 +42,16 @@ def detect(path: Path) -> tuple[str | None, Path, CheckReport | None]:
     if text is None:
         return None, path, unreadable(path, problems)
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    for prefix, protocol in TITLE_PREFIXES.items():
-        if first.startswith(prefix):
-            return protocol, path, None
+    for plugin in plugins:
+        if plugin.holds_file(first):
+            return plugin.name, path, None
+    titles = ", ".join(plugin.title for plugin in plugins if plugin.title is not None)
     report = unreadable(
         path,
         [
             FILE_RULES.violation(
                 "NOT_A_MOOT_ARTIFACT",
-                f"{path} does not start with a moot title ({', '.join(TITLE_PREFIXES)}) and is not in a meeting directory.",
+                f"{path} does not start with a moot title ({titles}) and is not in a meeting directory.",
             ).at(file=str(path), line=1)
         ],
     )
@@ -82,4 +64,4 @@ def check_path(path: Path) -> CheckReport:
     if report is not None or protocol is None:
         assert report is not None
         return report
-    return format_module(protocol).check(target)
+    return registry.get(protocol).check(target)

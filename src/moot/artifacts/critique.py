@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from moot.artifacts.base import CheckReport, atomic_write_text, read_text, unreadable
 from moot.artifacts.base import slugify as base_slugify
 from moot.artifacts.chain import record_chain, verify_chain
+from moot.builtin_protocols import CRITIQUE
 from moot.protocols.base import ProtocolViolationError, Violation
 from moot.protocols.critique import (
     EXTENSION_ROUNDS,
@@ -50,7 +51,7 @@ from moot.protocols.critique import (
 )
 
 TITLE = "# Dialogue:"
-DIALOGUE_DIR = ".dialogues"
+DIALOGUE_DIR = CRITIQUE.folder
 _HEADER_KEYS = {"started", "template", "max rounds", "participants"}
 _SEPARATOR = re.compile(r"-{3,}")
 _TURN_HEADER = re.compile(r"\s*(?P<hashes>#{1,6})\s*\[(?P<role>[^\]]*)\](?P<rest>.*)")

@@ -24,8 +24,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from moot.artifacts.base import FILE_RULES, CheckReport, atomic_write_text, read_text, refuse_symlink, unreadable
 from moot.artifacts.base import slugify as base_slugify
 from moot.artifacts.chain import record_chain, verify_chain
+from moot.builtin_protocols import DUEL
 from moot.protocols.base import Outcome, ProtocolViolationError, Rule, RuleBook, Summary, Violation
 from moot.protocols.duel import (
+    MAX_TURNS,
     OPEN_STATUS,
     RULES,
     Counterpoint,
@@ -452,16 +454,17 @@ class _Header:
                 f"Topic Slug {slug!r} is not a safe slug; use lowercase letters, digits and single hyphens.",
                 self.meta["Topic Slug"].line,
             )
-        max_turns = DuelConfig.model_fields["max_turns"].default
+        max_turns = MAX_TURNS
         if meta("Max Turns"):
             text = meta("Max Turns")
-            if text.isascii() and text.isdigit() and len(text) <= 9 and int(text) >= 1:
+            if text.isascii() and text.isdigit() and len(text) <= 9 and 1 <= int(text) <= MAX_TURNS:
                 max_turns = int(text)
             else:
                 self.p.report(
                     FORMAT_RULES,
                     "DUEL_METADATA",
-                    f"Max Turns {text!r} is not a positive whole number; write one (6 is the default).",
+                    f"Max Turns {text!r} is not a whole number from 1 to {MAX_TURNS}; write one ({MAX_TURNS} is the "
+                    "default and the seed's limit).",
                     self.meta["Max Turns"].line,
                 )
         return DuelConfig(
@@ -785,7 +788,7 @@ def debate_path(root: Path, date: dt.date | str, topic_slug: str, suffix: str = 
         raise ValueError(f"topic slug {topic_slug!r} is not safe; build it with slugify(topic)")
     if not _SUFFIX.match(suffix):
         raise ValueError(f"suffix {suffix!r} may hold only letters, digits and hyphens")
-    return root / "debates" / f"{day}-{topic_slug}{suffix}.md"
+    return root / DUEL.folder / f"{day}-{topic_slug}{suffix}.md"
 
 
 # --- checking ---------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from moot.artifacts.base import (
 )
 from moot.artifacts.chain import record_chain, verify_chain
 from moot.artifacts.roundtable_guide import GUIDE_TEXT
+from moot.builtin_protocols import ROUNDTABLE
 from moot.protocols.base import ProtocolViolationError, Replay, Summary, Violation
 from moot.protocols.roundtable import (
     AGENDA_FILE,
@@ -74,7 +75,7 @@ from moot.protocols.roundtable import (
     turn_from_reply,
 )
 
-ROUNDTABLE_DIR = ".roundtable"
+ROUNDTABLE_DIR = ROUNDTABLE.folder
 GUIDE_FILE = "GUIDE.md"
 PROTOCOL = "roundtable"
 
@@ -605,3 +606,14 @@ def finish_commit(directory: Path, *, prompt: str | None = None, consensus: bool
     atomic_write_text(directory / TURN_FILE, render_turn_json(repaired))
     record_chain(directory, parsed.chain_texts)
     return load_meeting(directory)
+
+
+def documents(directory: Path) -> list[tuple[str, str]]:
+    """What ``moot show`` prints of a meeting, in reading order: the agenda, each speech, the minutes."""
+    names = [AGENDA_FILE, *sorted(p.name for p in directory.glob("[0-9][0-9][0-9]_*.md")), MINUTES_FILE]
+    shown = []
+    for name in names:
+        text, _ = read_text(directory / name)
+        if text is not None:
+            shown.append((name, text))
+    return shown

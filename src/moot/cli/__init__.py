@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from moot import __version__
+from moot import __version__, registry
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
 from moot.cli.rules import rules_command
@@ -32,7 +32,21 @@ app.command("show")(show_command)
 app.command("agents")(agents_command)
 app.command("rules")(rules_command)
 
-# --- agent tools (issue: coordination): register their commands/sub-apps below this line ---
+# Every registered protocol brings `moot run NAME` and, if it has agent tools, `moot NAME …`; one that cannot
+# be loaded is left out, and main() says why.
+_unloaded = list(registry.problems())
+for _plugin in registry.protocols().values():
+    try:
+        _command = registry.load(_plugin.command)
+        _tools = None if _plugin.tool_commands is None else registry.load(_plugin.tool_commands)
+    except Exception as _exc:
+        _unloaded.append(registry.unloadable(_plugin.name, _plugin.command, _exc))
+        continue
+    run_app.command(_plugin.name)(_command)
+    if _tools is not None:
+        app.add_typer(_tools, name=_plugin.name)
+
+# --- agent tools: register their commands/sub-apps below this line ---
 from moot.cli.tools import register as _register_agent_tools  # noqa: E402
 
 _register_agent_tools(app)
@@ -76,6 +90,8 @@ def main(argv: list[str] | None = None) -> None:
                 err=True,
             )
             sys.exit(2)
+    for problem in _unloaded:
+        typer.echo(f"moot: {problem}", err=True)
     try:
         app(args=args, prog_name="moot")
     except UserError as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Annotated
 
@@ -10,23 +9,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from moot.errors import UserError
-from moot.protocols import PROTOCOL_NAMES, protocol_module
+from moot import registry
 from moot.protocols.base import RuleBook
-
-# Rule books that live beside a protocol's own (its record format's), and the shared file rules.
-EXTRA_BOOKS = {"duel": ("moot.artifacts.duel", "FORMAT_RULES")}
 
 
 def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
-    if protocol is not None and protocol not in PROTOCOL_NAMES:
-        raise UserError(f"protocol {protocol!r} is unknown; use one of {', '.join(PROTOCOL_NAMES)}.")
-    books: list[tuple[str, RuleBook]] = []
-    for name in [protocol] if protocol else list(PROTOCOL_NAMES):
-        books.append((name, protocol_module(name).RULES))
-        if name in EXTRA_BOOKS:
-            module, attribute = EXTRA_BOOKS[name]
-            books.append((name, getattr(importlib.import_module(module), attribute)))
+    """Each protocol's rule books (all protocols, or the one named), then the rules every record shares."""
+    plugins = [registry.get(protocol)] if protocol is not None else list(registry.protocols().values())
+    books = [(plugin.name, book) for plugin in plugins for book in plugin.rule_books()]
     from moot.artifacts.base import FILE_RULES
     from moot.engine.driver import ENGINE_RULES
     from moot.protocols.grounding import RULES as GROUNDING_RULES
@@ -38,7 +28,7 @@ def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
 
 
 def rules_command(
-    protocol: Annotated[str | None, typer.Argument(help="critique, duel, agora or roundtable (default: all).")] = None,
+    protocol: Annotated[str | None, typer.Argument(help=f"{registry.names_sentence()} (default: all).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rules as JSON.")] = False,
 ) -> None:
     """List the rules moot enforces: the ids that `moot check` and refused turns report."""

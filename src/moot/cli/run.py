@@ -7,6 +7,7 @@ a participant that could not produce a valid turn); 2 a usage or input error; 3 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from typing import Annotated
 
 import typer
 
+from moot import registry
 from moot.cli.progress import Progress, print_outcome
 from moot.config import load_settings
 from moot.engine.driver import Driver
@@ -29,6 +31,7 @@ run_app = typer.Typer(
     no_args_is_help=False,
     invoke_without_command=True,
 )
+# Each registered protocol adds its own command, ``moot run NAME`` (moot.cli registers them).
 
 # Options every protocol shares (declared once, used by each command).
 AgentOpt = Annotated[
@@ -121,7 +124,6 @@ def run_root(
     raise typer.Exit(run_batch(batch, concurrency))
 
 
-@run_app.command("critique")
 def run_critique(
     topic: Annotated[str, typer.Option("--topic", help="What the dialogue is about.")],
     template: Annotated[
@@ -174,14 +176,15 @@ def _specs(roles: list[str], root: Path, agent: list[str] | None, agents: str | 
     return tuple(choice.spec_for(role, settings) for role in roles)
 
 
-@run_app.command("duel")
 def run_duel(
     source: Annotated[Path, typer.Argument(help="The Markdown document to debate (read-only).")],
     topic: Annotated[
         str | None, typer.Option("--topic", help="Default: the first heading, else the file stem.")
     ] = None,
     roles: Annotated[str, typer.Option("--roles", help="The two participants, A,B.")] = "advocate,skeptic",
-    max_turns: Annotated[int, typer.Option("--max-turns", min=2, max=6, help="At most 6, as the seed says.")] = 6,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", help="Turn limit (default and most: the seed's cap).")
+    ] = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -197,12 +200,13 @@ def run_duel(
 
     pair = _two_roles(roles)
     models = _specs(list(pair), root, agent, agents)
-    options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]), max_turns=max_turns)
+    options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]))
+    if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
+        options = dataclasses.replace(options, max_turns=max_turns)
     driver = DuelDriver.start(root, options, now_minutes())
     execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
 
-@run_app.command("agora")
 def run_agora(
     topic: Annotated[str, typer.Option("--topic", help="What the drones debate.")],
     position: Annotated[
@@ -242,7 +246,6 @@ def run_agora(
     execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
 
-@run_app.command("roundtable")
 def run_roundtable(
     topic: Annotated[str | None, typer.Option("--topic", help="What the meeting discusses.")] = None,
     agenda: Annotated[Path | None, typer.Option("--agenda", help="A file with the background (AGENDA.md).")] = None,
@@ -288,13 +291,12 @@ def resume_command(
 ) -> None:
     """Continue an interrupted debate from its record: no turn is lost or repeated."""
     from moot.artifacts import detect
-    from moot.engine import driver_class
 
     protocol, target, report = detect(path)
     if report is not None or protocol is None:
         problem = report.violations[0].message if report is not None and report.violations else "unknown format"
         raise UserError(f"cannot resume {path}: {problem}")
-    driver = driver_class(protocol).resume(target, context=_read_context(context))
+    driver = registry.get(protocol).driver_class().resume(target, context=_read_context(context))
     root = _work_root(target)
     execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
 
@@ -322,9 +324,10 @@ def _with_passages(context: str | None, paths: list[Path] | None, root: Path, qu
 
 
 def _work_root(record: Path) -> Path:
-    """The work root of a record: the directory holding .dialogues/, debates/ or .roundtable/."""
+    """The work root of a record: the directory holding its protocol's folder (.dialogues/, debates/, …)."""
+    folders = registry.folders()
     for parent in record.resolve().parents:
-        if parent.name in {".dialogues", "debates", ".roundtable", ".agora"}:
+        if parent.name in folders:
             return parent.parent
     return record.resolve().parent
 

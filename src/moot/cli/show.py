@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.rule import Rule
 
+from moot import registry
 from moot.artifacts import check_path, detect
 from moot.artifacts.base import ExitCode, read_text
 from moot.cli.check import report_text
@@ -17,17 +18,12 @@ from moot.errors import UserError
 
 
 def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
-    """(title, markdown) pairs to show, in reading order."""
-    if protocol != "roundtable":
-        text, _ = read_text(target)
-        return [(target.name, text or "")]
-    names = ["AGENDA.md", *sorted(p.name for p in target.glob("[0-9][0-9][0-9]_*.md")), "MINUTES.md"]
-    shown = []
-    for name in names:
-        text, _ = read_text(target / name)
-        if text is not None:
-            shown.append((name, text))
-    return shown
+    """(title, markdown) pairs to show, in reading order: the protocol's own choice, else the record file."""
+    shown = registry.get(protocol).shown(target)
+    if shown is not None:
+        return shown
+    text, _ = read_text(target)
+    return [(target.name, text or "")]
 
 
 def show_command(

@@ -120,11 +120,12 @@ def duel_join(
 ) -> None:
     """Join the active duel on this source and topic (created if none); prints duel_id, participant_id, debate_path."""
     if debate_dir is not None:
+        from moot.builtin_protocols import DUEL
         from moot.tools import BadInput
 
         debates = _absolute(debate_dir).resolve()
         root = root or debates.parent
-        if debates != (_absolute(root).resolve() / "debates"):
+        if debates != (_absolute(root).resolve() / DUEL.folder):
             _print(
                 BadInput(
                     f"--debate-dir {debate_dir} is not <work root>/debates; pass --root with the work root."
@@ -561,9 +562,7 @@ def events_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the agent-tool commands to the ``moot`` app."""
-    app.add_typer(duel_app, name="duel")
-    app.add_typer(roundtable_app, name="roundtable")
-    app.add_typer(critique_app, name="critique")
+    """Add the agent-tool commands every protocol shares to the ``moot`` app (each protocol's own are
+    registered with it: ``tool_commands`` in :mod:`moot.registry`)."""
     app.command("emit")(emit_command)
     app.command("events")(events_command)

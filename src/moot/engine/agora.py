@@ -31,6 +31,7 @@ from moot.agents.base import AgentRequest
 from moot.artifacts import agora as record
 from moot.artifacts.agora_grounding import mark_for, work_root
 from moot.artifacts.base import atomic_write_text, read_text
+from moot.builtin_protocols import AGORA
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.errors import UserError
@@ -348,7 +349,7 @@ class AgoraDriver(Driver):
             )
         except ValidationError as exc:
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
-        path = root / ".agora" / f"{slug}.md"
+        path = root / AGORA.folder / f"{slug}.md"
         if path.exists() or path.is_symlink():
             raise UserError(f"{path} already exists; resume it with `moot resume {path}` or choose another topic.")
         sources = tuple(cited_path(Path(source), root) for source in options.sources)

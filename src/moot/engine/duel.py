@@ -35,6 +35,8 @@ from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, r
 from moot.errors import UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.duel import (
+    MAX_TURNS,
+    SOURCE_SUFFIXES,
     DuelConfig,
     DuelProtocol,
     DuelReply,
@@ -47,13 +49,13 @@ from moot.protocols.duel import (
     UnresolvedItem,
     computed_outcome,
     draft_conclusion,
+    infer_topic,
+    markdown_headings,
 )
 
 HARNESS = "moot"
 DEFAULT_ROLES = ("advocate", "skeptic")
 UNKNOWN_MODEL = "unknown-model"  # the seed's MODEL_ID default
-SEED_MAX_TURNS = 6  # "Do not exceed 3 turn pairs or 6 total turns."
-SOURCE_SUFFIXES = (".md", ".markdown")
 
 ROLE_GUIDANCE = {
     "advocate": "Defend the source document's proposal where the evidence supports it, and concede what it gets wrong.",
@@ -181,7 +183,7 @@ class DuelOptions:
     topic: str | None = None
     roles: tuple[str, str] = DEFAULT_ROLES
     models: tuple[str, str] = (UNKNOWN_MODEL, UNKNOWN_MODEL)  # each role's agent spec, recorded per turn
-    max_turns: int = SEED_MAX_TURNS
+    max_turns: int = MAX_TURNS
 
 
 class DuelDriver(Driver):
@@ -206,12 +208,12 @@ class DuelDriver(Driver):
         text, problems = read_text(source)
         if text is None:
             raise UserError(f"cannot read the source document: {problems[0].message}")
-        if not 2 <= options.max_turns <= SEED_MAX_TURNS:
+        if not 2 <= options.max_turns <= MAX_TURNS:
             raise UserError(
-                f"--max-turns {options.max_turns} is outside 2..{SEED_MAX_TURNS}; both participants must speak and "
-                f"a duel has at most {SEED_MAX_TURNS} turns."
+                f"--max-turns {options.max_turns} is outside 2..{MAX_TURNS}; both participants must speak and "
+                f"a duel has at most {MAX_TURNS} turns."
             )
-        topic = effective_topic(options.topic, text, source)
+        topic = infer_topic(options.topic, text, source.stem)
         config = DuelConfig(
             duel_id="duel-" + hashlib.sha256(f"{source}\n{topic}\n{started}".encode()).hexdigest()[:8],
             source_path=str(source),
@@ -224,9 +226,9 @@ class DuelDriver(Driver):
             Participant(name=name, harness=HARNESS, model=model, joined=started)
             for name, model in zip(options.roles, options.models, strict=True)
         ]
-        if (root / "debates").is_symlink():
-            raise UserError(f"{root / 'debates'} is a symbolic link; moot writes debates only to a real directory.")
         path = record.debate_path(root, _day(started), config.topic_slug)
+        if path.parent.is_symlink():
+            raise UserError(f"{path.parent} is a symbolic link; moot writes debates only to a real directory.")
         try:
             record.create(path, config, participants)
         except FileExistsError as exc:
@@ -483,38 +485,10 @@ class DuelDriver(Driver):
 # --- helpers -----------------------------------------------------------------------------------
 
 
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<text>.+?)(?:[ \t]+#+)?[ \t]*$")
-
-
-def markdown_headings(text: str) -> list[str]:
-    """ATX headings outside fenced code, in order, as one clean line each."""
-    found: list[str] = []
-    fenced = False
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        match = None if fenced else _ATX.match(line)
-        if match is not None:
-            heading = " ".join(match.group("text").replace("|", "/").split()).strip("*_ ")
-            if heading:
-                found.append(heading)
-    return found
-
-
 def source_sections(text: str) -> list[str]:
     """What evidence may cite: the source's headings, or its whole line range when it has none."""
     sections = list(dict.fromkeys(h[:SECTION_CHARS].rstrip() for h in markdown_headings(text)))[:MAX_SECTIONS]
     return sections or [f"lines 1-{max(1, len(text.splitlines()))}"]
-
-
-def effective_topic(topic: str | None, source_text: str, source: Path) -> str:
-    """The seed's topic resolution: the given topic, else the first heading, else the file stem."""
-    for candidate in (topic, *markdown_headings(source_text)[:1], source.stem):
-        if candidate and " ".join(candidate.split()):
-            return " ".join(candidate.split())
-    return source.stem or "debate"
 
 
 ReplyModel = TypeVar("ReplyModel", bound=BaseModel)

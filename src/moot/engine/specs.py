@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
 
-from moot.engine import DRIVERS, driver_class
+from moot import registry
 from moot.engine.driver import Driver, first_error
 from moot.errors import UserError
 
@@ -65,9 +65,7 @@ def caller_keys(spec: Mapping[str, Any]) -> CallerKeys:
 
 def build_driver(spec: Mapping[str, Any], root: Path, started: str) -> Driver:
     protocol = caller_keys(spec).get("protocol")
-    if protocol not in DRIVERS:
-        raise UserError(f"protocol {protocol!r} is unknown; use one of {', '.join(DRIVERS)}.")
-    cls = driver_class(str(protocol))
+    cls = registry.get(protocol).driver_class()
     options_type = cls.options_type
     names = {field.name for field in dataclasses.fields(options_type)}
     unknown = sorted(set(spec) - names - NOT_OPTIONS)

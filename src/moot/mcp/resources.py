@@ -12,23 +12,23 @@ from mcp_types import Resource
 from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts.base import read_text
+from moot.builtin_protocols import DUEL
 from moot.tools import BadInput, Workspace, duel
 from moot.tools.duel import ArtifactView
 from moot.tools.errors import refused_by
-from moot.tools.workspace import DEBATES_DIR
 
 SCHEME = "moot"
-DEBATE_TEMPLATE = f"{SCHEME}://{DEBATES_DIR}/{{name}}"
+DEBATE_TEMPLATE = f"{SCHEME}://{DUEL.folder}/{{name}}"
 MARKDOWN = "text/markdown"
 
 
 def debate_uri(path: Path) -> str:
-    return f"{SCHEME}://{DEBATES_DIR}/{path.name}"
+    return f"{SCHEME}://{DUEL.folder}/{path.name}"
 
 
 def debate_files(root: Path) -> list[Path]:
     """The artifacts under ``<root>/debates/``, by name; links and directories are left out."""
-    folder = root / DEBATES_DIR
+    folder = root / DUEL.folder
     if folder.is_symlink() or not folder.is_dir():
         return []
     return sorted(p for p in folder.glob("*.md") if p.is_file() and not p.is_symlink())
@@ -43,10 +43,10 @@ def listed(root: Path) -> list[Resource]:
 
 def read_artifact(ws: Workspace, name: str) -> str:
     """The text of ``debates/<name>``; refused (a ``ToolError``) when unsafe, missing or not UTF-8."""
-    path = ws.inside(DEBATES_DIR, f"{DEBATES_DIR}/{name}")
-    if path.parent != ws.root / DEBATES_DIR or not path.is_file():
+    path = ws.inside(DUEL.folder, f"{DUEL.folder}/{name}")
+    if path.parent != ws.root / DUEL.folder or not path.is_file():
         raise BadInput(
-            f"There is no debate artifact {name!r} under {ws.root / DEBATES_DIR}; list the resources for the names.",
+            f"There is no debate artifact {name!r} under {ws.root / DUEL.folder}; list the resources for the names.",
             rule="TOOLS_BAD_INPUT",
         )
     text, problems = read_text(path)

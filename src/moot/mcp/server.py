@@ -17,9 +17,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import Resource
 
-from moot import __version__, tools
+from moot import __version__, registry, tools
 from moot.mcp import resources
-from moot.mcp.duel_tools import DUEL_TOOLS
 from moot.mcp.state import ServerState, state_of
 
 NAME = "moot"
@@ -82,8 +81,9 @@ def build_server(
         token_verifier=StaticBearer(bearer_token) if bearer_token else None,
         auth=AuthSettings(issuer_url=url or "http://127.0.0.1", resource_server_url=None) if bearer_token else None,
     )
-    for function, hints in DUEL_TOOLS:
-        server.add_tool(function, name=function.__name__, annotations=hints)
+    for plugin in registry.protocols().values():
+        for function, hints in registry.load(plugin.mcp_tools) if plugin.mcp_tools is not None else ():
+            server.add_tool(function, name=function.__name__, annotations=hints)
 
     @server.resource(resources.DEBATE_TEMPLATE, name="debate", title="Debate artifact", mime_type=resources.MARKDOWN)
     def debate(name: str, ctx: Context) -> str:

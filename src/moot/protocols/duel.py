@@ -43,7 +43,8 @@ from moot.protocols.base import (
 )
 
 NAME = "duel"
-DEFAULT_MAX_TURNS = 6
+SOURCE_SUFFIXES = frozenset({".md", ".markdown"})  # what a duel's source document may be
+MAX_TURNS = 6  # the seed: "Do not exceed 3 turn pairs or 6 total turns." Also the default.
 OPEN_STATUS = "OPEN"
 
 
@@ -125,7 +126,7 @@ class DuelConfig(BaseModel):
     source_path: str
     topic: str
     topic_slug: str
-    max_turns: int = Field(default=DEFAULT_MAX_TURNS, ge=1)
+    max_turns: int = Field(default=MAX_TURNS, ge=1, le=MAX_TURNS)
     created: str = ""
 
 
@@ -758,3 +759,33 @@ def summary_detail(config: DuelConfig, state: DuelState, ended: Outcome | None) 
         "topic": config.topic,
         "conclusion_recorded": state.conclusion is not None,
     }
+
+
+# --- the topic ---------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<text>.+?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def markdown_headings(text: str) -> list[str]:
+    """ATX headings outside fenced code, in order, as one clean line each."""
+    found: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        match = None if fenced else _ATX.match(line)
+        if match is not None:
+            heading = " ".join(match.group("text").replace("|", "/").split()).strip("*_ ")
+            if heading:
+                found.append(heading)
+    return found
+
+
+def infer_topic(topic: str | None, source_text: str, source_stem: str) -> str:
+    """The seed's topic: the given one, else the source's first heading (outside fenced code), else its file stem."""
+    for candidate in (topic, *markdown_headings(source_text)[:1], source_stem):
+        if candidate and " ".join(candidate.split()):
+            return " ".join(candidate.split())
+    return source_stem or "debate"

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts import critique as dialogue
 from moot.artifacts.base import read_text
+from moot.builtin_protocols import CRITIQUE
 from moot.ledger import DEFAULT_TTL_SECONDS, Debate, LeaseGuard, Refusal
 from moot.ledger import Participant as LedgerParticipant
 from moot.protocols.base import Violation
@@ -30,7 +31,7 @@ from moot.protocols.critique import CritiqueTurn, is_turn_header
 from moot.tools.errors import BadInput, Refused, refused_by, tool
 from moot.tools.models import LockView
 from moot.tools.reconcile import chain_rows, reconcile, record_last
-from moot.tools.workspace import DIALOGUE_DIR, Workspace
+from moot.tools.workspace import Workspace
 
 PROTOCOL = "critique"
 TOPIC_SLUG = "dialogue"  # the dialogue file identifies the debate; the slug only has to be valid
@@ -102,9 +103,9 @@ class DialogueStatus(BaseModel):
 
 
 def _path(ws: Workspace, file: str) -> Path:
-    path = ws.inside(DIALOGUE_DIR, file)
+    path = ws.inside(CRITIQUE.folder, file)
     if not path.is_file():
-        raise BadInput(f"{path} is not a dialogue record; pass an existing file under {DIALOGUE_DIR}/.")
+        raise BadInput(f"{path} is not a dialogue record; pass an existing file under {CRITIQUE.folder}/.")
     return path
 
 
@@ -295,7 +296,7 @@ def claim(
         harness=harness,
         model=model_id,
         run_id=run_id or f"critique:{path.name}:{role}",
-        artifact_dir=DIALOGUE_DIR,
+        artifact_dir=CRITIQUE.folder,
         protocol=PROTOCOL,
     )
     # One orchestrator runs the participants one at a time: the lease never waits for the peer to join.

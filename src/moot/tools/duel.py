@@ -11,7 +11,6 @@ conclusion written by ``release_lock(close=True)``. Both run in one guarded ledg
 from __future__ import annotations
 
 import os
-import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from moot.artifacts import duel as record
 from moot.artifacts import duel_grounding
 from moot.artifacts.base import read_text
+from moot.builtin_protocols import DUEL
 from moot.ledger import (
     DEFAULT_RETRY_AFTER_SECONDS,
     DEFAULT_TTL_SECONDS,
@@ -33,6 +33,7 @@ from moot.ledger import Participant as LedgerParticipant
 from moot.protocols.base import ProtocolViolationError, Violation
 from moot.protocols.duel import (
     OUTCOMES,
+    SOURCE_SUFFIXES,
     DuelConclusion,
     DuelConfig,
     DuelProtocol,
@@ -42,6 +43,7 @@ from moot.protocols.duel import (
     Participant,
     computed_outcome,
     draft_conclusion,
+    infer_topic,
 )
 from moot.tools.duel_text import check_names, duel_config, parse_turn, table_participant
 from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
@@ -54,14 +56,12 @@ from moot.tools.models import (
     participants_of,
 )
 from moot.tools.reconcile import chain_rows, reconcile, record_last
-from moot.tools.workspace import DEBATES_DIR, Workspace
+from moot.tools.workspace import Workspace
 
 PROTOCOL = "socratic-duel"
-SOURCE_SUFFIXES = frozenset({".md", ".markdown"})
 DEFAULT_MODEL_ID = "unknown-model"
 
 _FROZEN = ConfigDict(frozen=True)
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 
 
 class Joined(BaseModel):
@@ -174,7 +174,7 @@ def _token(lease_token: str | None, action: str) -> str:
 
 
 def _artifact_path(ws: Workspace, debate: Debate) -> Path:
-    return ws.inside(DEBATES_DIR, debate.artifact_path)
+    return ws.inside(DUEL.folder, debate.artifact_path)
 
 
 def _next_step(debate: Debate, participant_count: int) -> NextStep:
@@ -193,15 +193,6 @@ def _source(ws: Workspace, target: str | os.PathLike[str]) -> Path:
     if not source.is_file() or not os.access(source, os.R_OK):
         raise BadInput(f"The target {source} is not a readable file; pass an existing Markdown source.")
     return source
-
-
-def _inferred_topic(source: Path) -> str:
-    text, _ = read_text(source)
-    for line in (text or "").splitlines():
-        heading = _HEADING.match(line)
-        if heading and heading.group(1).strip():
-            return " ".join(heading.group(1).split())
-    return source.stem
 
 
 def _document(path: Path) -> record.DuelDocument:
@@ -244,11 +235,12 @@ def join(
     rule). A relative target is taken relative to the work root.
     """
     source = _source(ws, target)
-    topic = " ".join((topic or "").split()) or _inferred_topic(source)
+    text, _ = read_text(source)
+    topic = infer_topic(topic, text or "", source.stem)
     slug = record.slugify(topic)
     identity = Participant(name=participant_name.strip(), harness=harness.strip(), model=model_id.strip())
     check_names(DuelConfig(duel_id="-", source_path=str(source), topic=topic, topic_slug=slug), identity)
-    ws.area(DEBATES_DIR)
+    ws.area(DUEL.folder)
     joined = ws.ledger.join(
         source_path=source,
         topic=topic,
@@ -257,7 +249,7 @@ def join(
         harness=identity.harness,
         model=identity.model,
         run_id=run_id,
-        artifact_dir=DEBATES_DIR,
+        artifact_dir=DUEL.folder,
     )
     debate = joined.debate
     return Joined(

@@ -19,11 +19,13 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts import roundtable as meeting
 from moot.artifacts.base import read_text
+from moot.builtin_protocols import ROUNDTABLE
 from moot.ledger import DEFAULT_TTL_SECONDS, Debate, LedgerError, Refusal
 from moot.ledger import Participant as LedgerParticipant
 from moot.protocols.roundtable import (
     MINUTES_FILE,
     MODERATOR,
+    TURN_FILE,
     Language,
     Speech,
     TurnState,
@@ -36,7 +38,7 @@ from moot.protocols.roundtable import (
 from moot.tools.errors import BadInput, Refused, refused_by, tool
 from moot.tools.models import LockView, ParticipantView
 from moot.tools.reconcile import chain_rows, reconcile, record_last
-from moot.tools.workspace import ROUNDTABLE_DIR, Workspace
+from moot.tools.workspace import Workspace
 
 PROTOCOL = "roundtable"
 TOPIC_SLUG = "meeting"  # the meeting directory identifies the debate; the slug only has to be valid
@@ -154,11 +156,11 @@ def _directory(ws: Workspace, name: str) -> Path:
         directory = meeting.meeting_dir(ws.root, name)
     except ValueError as exc:
         raise BadInput(str(exc).capitalize(), rule="TOOLS_UNSAFE_NAME") from exc
-    return ws.inside(ROUNDTABLE_DIR, directory.relative_to(ws.root))
+    return ws.inside(ROUNDTABLE.folder, directory.relative_to(ws.root))
 
 
 def _record(directory: Path) -> meeting.MeetingRecord:
-    if not (directory / "turn.json").exists():
+    if not (directory / TURN_FILE).exists():
         raise BadInput(
             f"{directory} is not a meeting; start it with moot roundtable start or check the name.",
             rule="TOOLS_BAD_INPUT",
@@ -202,7 +204,7 @@ def _join(
         harness=harness,
         model=model_id,
         run_id=run_id,
-        artifact_dir=ROUNDTABLE_DIR,
+        artifact_dir=ROUNDTABLE.folder,
         protocol=PROTOCOL,
         seats=_seats(state),
     )

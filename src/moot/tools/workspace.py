@@ -18,9 +18,6 @@ from moot.ledger import Clock, Ledger, open_ledger
 from moot.tools.errors import BadInput, Refused, translated
 
 DATABASE_ENV = "MOOT_DATABASE_URL"
-DEBATES_DIR = "debates"
-ROUNDTABLE_DIR = ".roundtable"
-DIALOGUE_DIR = ".dialogues"
 
 
 def _system_clock() -> datetime:
