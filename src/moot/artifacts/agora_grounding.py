@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from moot.builtin_protocols import AGORA
 from moot.errors import UserError
 from moot.protocols.agora import AgoraTurn
 from moot.protocols.base import Severity, Violation
@@ -44,9 +45,9 @@ class TurnPart(Protocol):
 
 
 def work_root(record: Path) -> Path:
-    """The directory the record's sources are relative to: the one holding ``.agora/``."""
+    """The directory the record's sources are relative to: the one holding the Agora folder (``.agora/``)."""
     parent = record.resolve().parent
-    return parent.parent if parent.name == ".agora" else parent
+    return parent.parent if parent.name == AGORA.folder else parent
 
 
 def mark_for(check: CitationCheck) -> str:
