@@ -42,6 +42,8 @@ class AgentRequest(BaseModel):
     json_schema: dict[str, Any] | None = None
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0)
+    # For backends that sample with a seed: independent samples of one prompt need different seeds.
+    seed: int | None = None
     timeout_s: float = Field(default=120.0, gt=0)
     role: str = ""  # who is speaking, e.g. "critic"
     protocol: str = ""  # e.g. "critique"

@@ -147,7 +147,8 @@ class LocalAgent(Agent):
         options: dict[str, Any] = {
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "temperature": DEFAULT_TEMPERATURE if request.temperature is None else request.temperature,
-            "seed": self.seed,  # per call, so the same request gives the same reply
+            # per call, so the same request gives the same reply
+            "seed": self.seed if request.seed is None else request.seed,
             # Small models loop on a phrase ("I'll provide a proposal…") without a repetition penalty.
             "repeat_penalty": REPEAT_PENALTY,
         }

@@ -122,6 +122,8 @@ class OpenAIAgent(Agent):
             options["max_tokens"] = request.max_tokens
         if request.temperature is not None:
             options["temperature"] = request.temperature
+        if request.seed is not None:
+            options["seed"] = request.seed
         if response_format is not None:
             options["response_format"] = response_format
         try:

@@ -13,6 +13,7 @@ import typer
 from moot import __version__, registry
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
+from moot.cli.eval import eval_command
 from moot.cli.rules import rules_command
 from moot.cli.run import resume_command, run_app
 from moot.cli.show import show_command
@@ -31,6 +32,7 @@ app.command("resume")(resume_command)
 app.command("show")(show_command)
 app.command("agents")(agents_command)
 app.command("rules")(rules_command)
+app.command("eval")(eval_command)
 
 # Every registered protocol brings `moot run NAME` and, if it has agent tools, `moot NAME …`; one that cannot
 # be loaded is left out, and main() says why.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -13,7 +14,7 @@ from rich.rule import Rule
 from moot import registry
 from moot.artifacts import check_path, detect
 from moot.artifacts.base import ExitCode, read_text
-from moot.cli.check import report_text
+from moot.cli.check import report_json, report_text
 from moot.errors import UserError
 
 
@@ -29,14 +30,25 @@ def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
 def show_command(
     path: Annotated[Path, typer.Argument(help="A record file, or a roundtable meeting directory.")],
     plain: Annotated[bool, typer.Option("--plain", help="Print the raw text instead of rendered Markdown.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the state and the conformity metrics as one JSON object.")
+    ] = False,
 ) -> None:
-    """Show a record readably, followed by its state (whose turn, round, outcome, violations)."""
+    """Show a record readably, followed by its state (whose turn, round, outcome, violations) and conformity."""
+    from moot.metrics import describe, record_conformity  # imports protocols: only when a record is shown
+
     protocol, target, report = detect(path)
     if report is not None and report.exit_code is ExitCode.UNREADABLE:
         raise UserError(report.violations[0].message if report.violations else f"cannot show {path}.")
     assert protocol is not None
+    documents = _documents(protocol, target)
+    analyses = record_conformity(protocol, documents[0][1]) if documents else {}
+    if as_json:
+        shown = {**report_json(check_path(target)), "conformity": {k: a.to_json() for k, a in analyses.items()}}
+        typer.echo(json.dumps(shown, ensure_ascii=False, indent=2))
+        return
     console = Console()
-    for title, text in _documents(protocol, target):
+    for title, text in documents:
         console.print(Rule(title))
         if plain:
             console.print(text, markup=False, highlight=False)
@@ -44,3 +56,6 @@ def show_command(
             console.print(Markdown(text))
     console.print(Rule("state"))
     console.print(report_text(check_path(target)), markup=False, highlight=False)
+    for what, analysis in analyses.items():
+        console.print(Rule(f"conformity: {what}"))
+        console.print("\n".join(describe(analysis)), markup=False, highlight=False)

@@ -1,0 +1,95 @@
+"""``moot eval``: a task set under several strategies, compared at matched token cost (see moot.eval)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from moot.engine.session import parse_agent_options
+from moot.eval.tasks import DEFAULT_LEVEL, DEFAULT_LIMIT
+
+
+def eval_command(
+    tasks: Annotated[
+        str, typer.Option("--tasks", help="'arithmetic' (generated, seeded) or a JSONL file of tasks (GSM8K's works).")
+    ],
+    strategy: Annotated[
+        list[str],
+        typer.Option("--strategy", help="single, sc:K, sc:match, vote or debate:NxR (repeatable)."),
+    ],
+    agents: Annotated[
+        str | None, typer.Option("--agents", help="One agent SPEC for every answer (default: local).")
+    ] = None,
+    agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent", help="NAME=SPEC (repeatable): the agents of vote and debate; the first answers single and sc."
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help=f"Use the first N tasks (arithmetic: {DEFAULT_LIMIT}).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seeds the generated tasks and every sample.")] = 0,
+    difficulty: Annotated[
+        int,
+        typer.Option("--difficulty", min=1, max=5, help="Arithmetic: 1 a+b … 4 a+b*c+d-e*f up to 29 (Du et al.) … 5."),
+    ] = DEFAULT_LEVEL,
+    extract: Annotated[
+        str, typer.Option("--extract", help="How answers are read: number, letter or regex:PATTERN.")
+    ] = "number",
+    temperature: Annotated[float, typer.Option("--temperature", min=0, help="Sampling temperature.")] = 0.7,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token limit of each answer.")] = 512,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per answer.")] = 120.0,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Tasks and calls at once (API endpoints).")
+    ] = 1,
+    out: Annotated[Path, typer.Option("--out", help="Directory for results, report and plot; rerun to resume.")] = Path(
+        "moot-eval"
+    ),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+) -> None:
+    """Run a task set under several strategies; report accuracy, tokens, flips and McNemar against self-consistency."""
+    from moot.eval.run import EvalOptions, run_eval  # reads protocols' positions: only when an eval runs
+
+    pool = parse_agent_options(agent or []) or {"agent": agents or "local"}
+    options = EvalOptions(
+        tasks=tasks,
+        strategies=strategy,
+        agents=pool,
+        out=out,
+        limit=limit,
+        seed=seed,
+        difficulty=difficulty,
+        extract=extract,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        timeout_s=timeout,
+        concurrency=concurrency,
+    )
+    console = Console(stderr=True)
+    bar = Progress(
+        TextColumn("eval"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
+    with bar:
+        progress_task = bar.add_task("eval", total=None)
+        summary = run_eval(
+            options,
+            on_start=lambda total: bar.update(progress_task, total=total),
+            on_task_done=lambda: bar.advance(progress_task),
+        )
+    if as_json:
+        typer.echo(json.dumps(summary, ensure_ascii=False))
+        return
+    typer.echo(Path(summary["files"]["markdown"]).read_text(encoding="utf-8"))
+    shown = ", ".join(f"{what} {path}" for what, path in summary["files"].items())
+    typer.echo(f"written: {shown}" + ("" if "plot" in summary["files"] else " (no plot: pip install 'moot[eval]')"))

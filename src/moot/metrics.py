@@ -1,0 +1,301 @@
+"""Conformity metrics: who changed position, toward whom, on what grounds, and whether it helped.
+
+Pure functions over positions as the protocols record them: no I/O, no clock. docs/metrics.md defines
+every figure; the short version:
+
+- A *position* is what a participant holds after one of its turns: a duel stance, the Agora proposal
+  it backs or the signal it sent, an eval agent's answer. A *change* is a position that differs from
+  the same participant's previous one.
+- Positions with the same ``step`` were stated at once (a sealed round); each sees only earlier steps.
+  The *view* of a change is everyone's latest position before its step.
+- A change is *toward the first speaker* / *toward the majority* / *toward the chairman* when its new
+  position equals, in the view, the first speaker's position / the one position held by more of the
+  other participants than any other / the chairman's position.
+- A change is *unsupported* when its turn brought no new evidence or argument (``supported`` False).
+- *Collapse*: distinct initial positions against distinct final ones.
+- *Anchoring*: of the other participants who opened elsewhere than the first speaker, the share that
+  ended on the first speaker's opening position.
+- With a known answer, each change may be a *correct→incorrect* or *incorrect→correct* flip.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot.protocols.agora import MEDIATOR, AgoraTurn, proposal_id_for
+from moot.protocols.duel import DuelTurn
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One position as a participant stated it."""
+
+    participant: str
+    value: str
+    step: int  # equal steps were stated at once (a sealed round)
+    supported: bool | None = None  # the turn brought new evidence or argument; None: the record cannot tell
+    turn: int | None = None  # where it stands in the record, for people reading the report
+
+
+@dataclass(frozen=True)
+class Change:
+    """A participant's position differing from its previous one."""
+
+    participant: str
+    step: int
+    turn: int | None
+    before: str
+    after: str
+    toward_first_speaker: bool
+    toward_majority: bool
+    toward_chairman: bool | None  # None: the deliberation has no chairman
+    supported: bool | None
+    flip: str | None = None  # "correct→incorrect", "incorrect→correct", or None (no answer known, or neither)
+
+
+CORRECT_TO_INCORRECT = "correct→incorrect"
+INCORRECT_TO_CORRECT = "incorrect→correct"
+
+
+@dataclass(frozen=True)
+class Conformity:
+    """The conformity metrics of one sequence of positions (see the module docstring)."""
+
+    positions: dict[str, list[str]]
+    changes: list[Change]
+    first_speaker: str | None
+    chairman: str | None = None
+    answer: str | None = None
+    initial: dict[str, str] = field(default_factory=dict)
+    final: dict[str, str] = field(default_factory=dict)
+
+    def changes_of(self, participant: str) -> list[Change]:
+        return [change for change in self.changes if change.participant == participant]
+
+    @property
+    def initial_distinct(self) -> int:
+        return len(set(self.initial.values()))
+
+    @property
+    def final_distinct(self) -> int:
+        return len(set(self.final.values()))
+
+    @property
+    def collapsed(self) -> bool:
+        """Fewer distinct positions at the end than at the start."""
+        return self.final_distinct < self.initial_distinct
+
+    @property
+    def unsupported(self) -> int:
+        return sum(1 for change in self.changes if change.supported is False)
+
+    @property
+    def anchoring(self) -> float | None:
+        """Share of the others who opened elsewhere than the first speaker and ended on its opening position."""
+        if self.first_speaker is None:
+            return None
+        opening = self.initial[self.first_speaker]
+        elsewhere = [who for who, value in self.initial.items() if who != self.first_speaker and value != opening]
+        if not elsewhere:
+            return None
+        return sum(1 for who in elsewhere if self.final[who] == opening) / len(elsewhere)
+
+    def flips(self, kind: str) -> int:
+        return sum(1 for change in self.changes if change.flip == kind)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "participants": {
+                who: {"positions": values, "changes": len(self.changes_of(who))}
+                for who, values in self.positions.items()
+            },
+            "changes": [
+                {
+                    "participant": c.participant,
+                    "turn": c.turn,
+                    "step": c.step,
+                    "from": c.before,
+                    "to": c.after,
+                    "toward_first_speaker": c.toward_first_speaker,
+                    "toward_majority": c.toward_majority,
+                    "toward_chairman": c.toward_chairman,
+                    "supported": c.supported,
+                    "flip": c.flip,
+                }
+                for c in self.changes
+            ],
+            "first_speaker": self.first_speaker,
+            "chairman": self.chairman,
+            "total_changes": len(self.changes),
+            "toward_first_speaker": sum(1 for c in self.changes if c.toward_first_speaker),
+            "toward_majority": sum(1 for c in self.changes if c.toward_majority),
+            "toward_chairman": None if self.chairman is None else sum(1 for c in self.changes if c.toward_chairman),
+            "unsupported_changes": self.unsupported,
+            "initial_distinct": self.initial_distinct,
+            "final_distinct": self.final_distinct,
+            "collapsed": self.collapsed,
+            "first_speaker_anchoring": self.anchoring,
+            "answer": self.answer,
+            "correct_to_incorrect": None if self.answer is None else self.flips(CORRECT_TO_INCORRECT),
+            "incorrect_to_correct": None if self.answer is None else self.flips(INCORRECT_TO_CORRECT),
+        }
+
+
+def _majority(values: Iterable[str]) -> str | None:
+    """The one value held more often than any other, or None (no values, or a tie at the top)."""
+    ranked = Counter(values).most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
+
+
+def _flip(before: str, after: str, answer: str | None) -> str | None:
+    if answer is None or (before == answer) == (after == answer):
+        return None
+    return INCORRECT_TO_CORRECT if after == answer else CORRECT_TO_INCORRECT
+
+
+def conformity(stated: Sequence[Stated], *, chairman: str | None = None, answer: str | None = None) -> Conformity:
+    """The conformity metrics of ``stated`` (in record order; equal steps are simultaneous)."""
+    ordered = sorted(stated, key=lambda s: s.step)  # stable: record order within a step
+    first_step = [s for s in ordered if s.step == ordered[0].step] if ordered else []
+    first_speaker = first_step[0].participant if len(first_step) == 1 else None
+    positions: dict[str, list[str]] = {}
+    current: dict[str, str] = {}
+    changes: list[Change] = []
+    index = 0
+    while index < len(ordered):
+        step = ordered[index].step
+        view = dict(current)
+        while index < len(ordered) and ordered[index].step == step:
+            s = ordered[index]
+            index += 1
+            previous = current.get(s.participant)
+            positions.setdefault(s.participant, []).append(s.value)
+            current[s.participant] = s.value
+            if previous is None or previous == s.value:
+                continue
+            others = {who: value for who, value in view.items() if who != s.participant}
+            toward_chair = None
+            if chairman is not None:
+                toward_chair = s.participant != chairman and others.get(chairman) == s.value
+            changes.append(
+                Change(
+                    participant=s.participant,
+                    step=step,
+                    turn=s.turn,
+                    before=previous,
+                    after=s.value,
+                    toward_first_speaker=first_speaker is not None
+                    and s.participant != first_speaker
+                    and others.get(first_speaker) == s.value,
+                    toward_majority=_majority(others.values()) == s.value,
+                    toward_chairman=toward_chair,
+                    supported=s.supported,
+                    flip=_flip(previous, s.value, answer),
+                )
+            )
+    return Conformity(
+        positions=positions,
+        changes=changes,
+        first_speaker=first_speaker,
+        chairman=chairman,
+        answer=answer,
+        initial={who: values[0] for who, values in positions.items()},
+        final={who: values[-1] for who, values in positions.items()},
+    )
+
+
+# --- positions as each protocol records them ------------------------------------------------------
+
+
+def duel_stances(turns: Iterable[DuelTurn]) -> list[Stated]:
+    """Each turn's stance; a change is supported when the turn cites Stance Revision Support."""
+    return [
+        Stated(t.participant, t.stance, t.number, supported=bool(t.stance_revision_support), turn=t.number)
+        for t in turns
+    ]
+
+
+def agora_positions(turns: Sequence[AgoraTurn]) -> tuple[list[Stated], list[Stated]]:
+    """(the proposal each participant backs, the signal it sent), turn by turn; the mediator is left out.
+
+    A participant backs its own proposal once it proposes and the proposal it approves (named by id,
+    or by ``turn-N`` of the propose turn); counter, no-change and defer keep what it backed. A change
+    is supported when its turn carries at least one evidence item.
+    """
+    proposal_of_turn = {t.number: proposal_id_for(t.role) for t in turns if t.signal == "propose"}
+    backed: list[Stated] = []
+    signals: list[Stated] = []
+    for t in turns:
+        if t.role == MEDIATOR:
+            continue
+        supported = bool(t.evidence)
+        signals.append(Stated(t.role, t.signal, t.number, supported=supported, turn=t.number))
+        proposal = None
+        if t.signal == "propose":
+            proposal = proposal_id_for(t.role)
+        elif t.signal == "approve" and t.target is not None:
+            ref = t.target.removeprefix("turn-")
+            proposal = proposal_of_turn.get(int(ref)) if ref.isdigit() else t.target
+        if proposal is not None:
+            backed.append(Stated(t.role, proposal, t.number, supported=supported, turn=t.number))
+    return backed, signals
+
+
+def answers_by_round(rounds: Sequence[Mapping[str, str | None]], answer: str | None = None) -> Conformity:
+    """Eval answers: ``rounds[r][agent]`` is the answer the agent gave in round r (all sealed within a round).
+
+    An answer that could not be read (None) is no position: the agent keeps its previous one.
+    """
+    stated = [
+        Stated(agent, value, step, turn=step)
+        for step, answers in enumerate(rounds)
+        for agent, value in answers.items()
+        if value is not None
+    ]
+    return conformity(stated, answer=answer)
+
+
+def record_conformity(protocol: str, text: str) -> dict[str, Conformity]:
+    """The conformity analyses of a record's text, by what the position is; {} for a protocol without positions.
+
+    Parsing is total: a record that cannot be parsed has no analyses (``moot check`` says why).
+    """
+    if protocol == "duel":
+        from moot.artifacts import duel
+
+        record, _ = duel.parse(text)
+        return {} if record is None else {"stance": conformity(duel_stances(record.turns))}
+    if protocol == "agora":
+        from moot.artifacts import agora
+
+        debate, _ = agora.parse(text)
+        if debate is None:
+            return {}
+        backed, signals = agora_positions(debate.turns)
+        return {"proposal": conformity(backed), "signal": conformity(signals)}
+    return {}
+
+
+def describe(analysis: Conformity) -> list[str]:
+    """A few readable lines for a terminal."""
+    data = analysis.to_json()
+    per = ", ".join(f"{who} {len(analysis.changes_of(who))}" for who in analysis.positions) or "none"
+    lines = [f"position changes: {data['total_changes']} ({per})"]
+    if analysis.changes:
+        toward = [f"first speaker {data['toward_first_speaker']}", f"majority {data['toward_majority']}"]
+        if analysis.chairman is not None:
+            toward.append(f"chairman {data['toward_chairman']}")
+        lines.append("toward: " + ", ".join(toward) + f"; unsupported: {data['unsupported_changes']}")
+    lines.append(f"distinct positions: {data['initial_distinct']} at the start, {data['final_distinct']} at the end")
+    if analysis.anchoring is not None:
+        lines.append(f"first-speaker anchoring ({analysis.first_speaker}): {analysis.anchoring:.0%}")
+    if analysis.answer is not None:
+        lines.append(
+            f"flips: {data['correct_to_incorrect']} correct→incorrect, {data['incorrect_to_correct']} incorrect→correct"
+        )
+    return lines

@@ -1,0 +1,194 @@
+"""Conformity metrics on hand-built positions and records whose every change is known in advance."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from moot.metrics import (
+    CORRECT_TO_INCORRECT,
+    INCORRECT_TO_CORRECT,
+    Stated,
+    agora_positions,
+    answers_by_round,
+    conformity,
+    duel_stances,
+    record_conformity,
+)
+from moot.protocols.agora import AgoraTurn, Evidence
+from moot.protocols.duel import DuelTurn
+
+EXAMPLES = Path(__file__).parents[1]
+
+
+def test_turn_by_turn_changes_direction_and_support() -> None:
+    # ann opens on X; bob and cy open on Y; then bob moves to X with evidence, cy moves to X without,
+    # and ann (first speaker) moves to Z.
+    stated = [
+        Stated("ann", "X", 1),
+        Stated("bob", "Y", 2),
+        Stated("cy", "Y", 3),
+        Stated("bob", "X", 4, supported=True, turn=4),
+        Stated("cy", "X", 5, supported=False, turn=5),
+        Stated("ann", "Z", 6, supported=False, turn=6),
+    ]
+    result = conformity(stated)
+    assert result.first_speaker == "ann"
+    assert result.positions == {"ann": ["X", "Z"], "bob": ["Y", "X"], "cy": ["Y", "X"]}
+    bob, cy, ann = result.changes
+    # bob's view: ann X, cy Y -> a tie, so no majority; X is the first speaker's position.
+    assert (bob.participant, bob.before, bob.after, bob.turn) == ("bob", "Y", "X", 4)
+    assert bob.toward_first_speaker and not bob.toward_majority and bob.supported is True
+    # cy's view: ann X, bob X -> majority X, also the first speaker's.
+    assert cy.toward_first_speaker and cy.toward_majority and cy.supported is False
+    # the first speaker never moves toward itself; Z is nobody's position.
+    assert not ann.toward_first_speaker and not ann.toward_majority
+    assert result.unsupported == 2
+    assert (result.initial_distinct, result.final_distinct, result.collapsed) == (2, 2, False)
+    assert result.anchoring == 1.0  # both others opened on Y and ended on ann's opening X
+    assert all(c.toward_chairman is None for c in result.changes)  # no chairman
+
+
+def test_chairman_direction_and_collapse_to_one_position() -> None:
+    stated = [
+        Stated("chair", "A", 1),
+        Stated("p1", "B", 1),
+        Stated("p2", "C", 1),
+        Stated("p1", "A", 2),
+        Stated("p2", "B", 2),
+        Stated("p2", "A", 3),
+    ]
+    result = conformity(stated, chairman="chair")
+    assert result.first_speaker is None and result.anchoring is None  # a sealed opening has no first speaker
+    p1, p2_first, p2_second = result.changes
+    assert p1.toward_chairman is True
+    # p2's second-step view is the first step's (sealed): p1 was still on B, so B was no majority (tie) ...
+    assert p2_first.after == "B" and p2_first.toward_chairman is False and not p2_first.toward_majority
+    # ... and at step 3 both others hold A.
+    assert p2_second.toward_chairman is True and p2_second.toward_majority is True
+    assert (result.initial_distinct, result.final_distinct, result.collapsed) == (3, 1, True)
+    assert result.to_json()["toward_chairman"] == 2
+
+
+def test_known_answer_flips_in_eval_rounds() -> None:
+    rounds = [
+        {"a1": "7", "a2": "9", "a3": None},
+        {"a1": "9", "a2": "9", "a3": "7"},  # a1 correct->incorrect; a3's first readable answer is no change
+        {"a1": "7", "a2": "7", "a3": "7"},  # a1 and a2 incorrect->correct
+    ]
+    result = answers_by_round(rounds, answer="7")
+    assert result.flips(CORRECT_TO_INCORRECT) == 1
+    assert result.flips(INCORRECT_TO_CORRECT) == 2
+    a1_first, a1_second = result.changes_of("a1")
+    assert a1_first.flip == CORRECT_TO_INCORRECT and a1_first.toward_majority  # round 0: a2 said 9, a3 nothing
+    assert a1_second.flip == INCORRECT_TO_CORRECT and not a1_second.toward_majority  # round 1: a2 9, a3 7 tie
+    assert result.positions["a3"] == ["7", "7"]
+    assert (result.initial_distinct, result.final_distinct, result.collapsed) == (2, 1, True)
+    data = result.to_json()
+    assert data["correct_to_incorrect"] == 1 and data["incorrect_to_correct"] == 2
+    assert data["participants"]["a2"] == {"positions": ["9", "9", "7"], "changes": 1}
+    assert answers_by_round(rounds).to_json()["correct_to_incorrect"] is None  # no known answer, no flips
+
+
+def _duel_turn(number: int, who: str, stance: str, revision: list[str]) -> DuelTurn:
+    return DuelTurn(
+        number=number,
+        participant=who,
+        harness="h",
+        model="m",
+        stance=stance,
+        position="p",
+        novel_argument="n",
+        stance_revision_support=revision,
+    )
+
+
+def test_duel_stance_changes_are_supported_by_stance_revision_support() -> None:
+    turns = [
+        _duel_turn(1, "alice", "OPEN_TO_DEBATE", []),
+        _duel_turn(2, "bob", "DISSENTING", []),
+        _duel_turn(3, "alice", "DISSENTING", []),  # a change without Stance Revision Support
+        _duel_turn(4, "bob", "CONVERGING", ["Turn 3"]),
+    ]
+    result = conformity(duel_stances(turns))
+    alice, bob = result.changes
+    assert alice.supported is False and alice.toward_majority  # toward bob's DISSENTING
+    assert bob.supported is True and not bob.toward_first_speaker
+    assert result.unsupported == 1
+
+
+def _agora(number: int, role: str, signal: str, target: str | None = None, evidence: bool = False) -> AgoraTurn:
+    facts = (Evidence(source="s", content="c", confidence=0.9),) if evidence else ()
+    proposal = f"proposal-{role}" if signal == "propose" else None
+    return AgoraTurn(
+        number=number,
+        role=role,
+        signal=signal,  # type: ignore[arg-type]
+        message="m",
+        confidence=0.5,
+        target=target,
+        evidence=facts,
+        proposal_id=proposal,
+    )
+
+
+def test_agora_backed_proposal_and_signal_positions() -> None:
+    turns = [
+        _agora(1, "pro", "propose"),
+        _agora(2, "con", "propose"),
+        _agora(3, "mediator", "propose"),  # left out: the mediator's signals do not count
+        _agora(4, "pro", "counter", "turn-2"),
+        _agora(5, "con", "approve", "turn-1", evidence=True),  # turn-1 is pro's proposal
+    ]
+    backed, signals = agora_positions(turns)
+    proposal = conformity(backed)
+    assert proposal.positions == {"pro": ["proposal-pro"], "con": ["proposal-con", "proposal-pro"]}
+    (change,) = proposal.changes
+    assert change.toward_first_speaker and change.toward_majority and change.supported is True
+    assert proposal.anchoring == 1.0 and proposal.collapsed
+    signal = conformity(signals)
+    assert signal.positions == {"pro": ["propose", "counter"], "con": ["propose", "approve"]}
+    assert [c.supported for c in signal.changes] == [False, True]
+
+
+def test_roundtable_and_critique_have_no_positions() -> None:
+    assert record_conformity("critique", "# Dialogue: x\n") == {}
+    assert record_conformity("duel", "not a duel") == {}
+
+
+def _moot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "moot", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_show_json_and_text_carry_the_metrics_of_a_real_duel(tmp_path: Path) -> None:
+    record = tmp_path / "duel.md"
+    shutil.copy(EXAMPLES / "duel/examples/valid/consensus-six-turns.md", record)
+    done = _moot("show", str(record), "--json")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["verdict"] == "valid"
+    stance = shown["conformity"]["stance"]
+    # alice OPEN -> CONVERGING -> ACCEPTING; bob DISSENTING -> CONVERGING -> ACCEPTING, each time toward alice.
+    assert stance["participants"]["alice"]["changes"] == 2 and stance["participants"]["bob"]["changes"] == 2
+    assert stance["toward_first_speaker"] == 2 and stance["unsupported_changes"] == 0
+    assert (stance["initial_distinct"], stance["final_distinct"], stance["collapsed"]) == (2, 1, True)
+    text = _moot("show", str(record), "--plain")
+    assert "conformity: stance" in text.stdout and "position changes: 4 (alice 2, bob 2)" in text.stdout
+
+
+@pytest.mark.parametrize("name", ["mediator-compromise.md"])
+def test_show_json_of_an_agora_debate(tmp_path: Path, name: str) -> None:
+    record = tmp_path / name
+    shutil.copy(EXAMPLES / "agora/examples/valid" / name, record)
+    done = _moot("show", str(record), "--json")
+    assert done.returncode == 0, done.stderr
+    proposal = json.loads(done.stdout)["conformity"]["proposal"]
+    # tabs and spaces each propose, then both approve the mediator's compromise.
+    assert proposal["participants"]["tabs"]["positions"] == ["proposal-tabs", "proposal-mediator"]
+    assert proposal["participants"]["spaces"]["positions"] == ["proposal-spaces", "proposal-mediator"]
+    assert proposal["toward_majority"] == 1 and proposal["collapsed"] is True
