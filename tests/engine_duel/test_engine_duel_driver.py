@@ -142,31 +142,31 @@ def test_a_reply_that_is_not_json_is_a_reply_format_violation(tmp_path: Path, so
     assert check_path(driver.record_path).exit_code == 0
 
 
-def test_a_participant_that_never_gives_a_valid_turn_invalidates_the_duel(tmp_path: Path, source: Path) -> None:
+def test_a_participant_that_never_gives_a_valid_turn_ends_the_duel_in_timeout(tmp_path: Path, source: Path) -> None:
     driver = start(tmp_path, source)
     unknown_section = guided(1, "OPEN_TO_DEBATE", novel_evidence={"section": "Security", "principle": ""})
     agent = FunctionAgent(lambda request: unknown_section)
     result = run(driver, agent, repairs=1)
 
-    assert result["outcome"] == "INVALIDATED" and result["turns"] == 0
+    assert result["outcome"] == "TIMEOUT" and result["turns"] == 0
     assert len(agent.requests) == 2
     assert "'Security' is not one of the choices" in agent.requests[1].prompt
     ending = conclusion(driver.record_path)
-    assert "**Outcome**: INVALIDATED" in ending
+    assert "**Outcome**: TIMEOUT" in ending
     assert "**Reason**: advocate gave no valid turn in 2 attempts (last: REPLY_FORMAT)" in ending
     report = check_path(driver.record_path)
     assert report.exit_code == 0 and report.summary is not None
-    assert report.summary.outcome is not None and report.summary.outcome.name == "INVALIDATED"
+    assert report.summary.outcome is not None and report.summary.outcome.name == "TIMEOUT"
     assert source.read_text(encoding="utf-8") == SOURCE_TEXT
     # Resuming a concluded duel does nothing more.
     again = DuelDriver(driver.record_path)
-    assert again.next_speaker() is None and again.summary().status == "INVALIDATED"
+    assert again.next_speaker() is None and again.summary().status == "TIMEOUT"
 
 
-def test_a_failing_agent_invalidates_the_duel_with_its_reason(tmp_path: Path, source: Path) -> None:
+def test_a_failing_agent_ends_the_duel_in_timeout_with_its_reason(tmp_path: Path, source: Path) -> None:
     driver = start(tmp_path, source)
     result = run(driver, script(("advocate", guided(1, "OPEN_TO_DEBATE"))))
-    assert result["outcome"] == "INVALIDATED" and result["turns"] == 1
+    assert result["outcome"] == "TIMEOUT" and result["turns"] == 1
     assert "skeptic's agent failed" in conclusion(driver.record_path)
     assert check_path(driver.record_path).exit_code == 0
 

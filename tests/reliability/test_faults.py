@@ -182,7 +182,7 @@ def test_each_fault_kind_ends_in_a_recorded_outcome(model_server: str, tmp_path:
         assert_ends_cleanly(debate)
     assert set(survived.faults) | set(hung.faults) == set(Fault)  # the schedule reached every kind
     assert survived.ending != "agent_failed", survived.reason  # no fault it met is fatal on its own
-    assert hung.ending == "agent_failed" and hung.result is not None and hung.result["outcome"] == "failed"
+    assert hung.ending == "agent_failed" and hung.result is not None and hung.result["outcome"] == "RUN_HALTED"
 
 
 @pytest.mark.skipif(not LONG, reason="long run: MOOT_RELIABILITY=long")

@@ -16,6 +16,7 @@ import anthropic
 
 from moot.agents._http import error_for_status
 from moot.agents.base import (
+    PROBE_TIMEOUT_S,
     Agent,
     AgentBadReply,
     AgentReply,
@@ -59,6 +60,18 @@ class AnthropicAgent(Agent):
         # Retries are ours (counted in the reply), so the SDK's own are off.
         self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, http_client=http_client)
         self.where = str(self._client.base_url).rstrip("/")
+
+    async def probe(self) -> None:
+        """List one model: it costs nothing and proves both the connection and the key."""
+        try:
+            await self._client.with_options(timeout=PROBE_TIMEOUT_S).models.list(limit=1)
+        except anthropic.APIConnectionError as exc:  # also the probe's timeout
+            raise AgentUnavailable(f"cannot reach {self.where}: check the network connection") from exc
+        except anthropic.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise AgentUnavailable(
+                    f"{self.where} refused the key (HTTP {exc.status_code}): check ANTHROPIC_API_KEY"
+                ) from exc
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()

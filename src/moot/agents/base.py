@@ -30,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 T = TypeVar("T")
 
+PROBE_TIMEOUT_S = 5.0  # a reachability probe before a run; a server that needs longer to answer it is down
+
 
 class AgentRequest(BaseModel):
     """What the engine asks of a participant for one turn."""
@@ -100,6 +102,14 @@ class Agent(ABC):
     @abstractmethod
     async def reply(self, request: AgentRequest) -> AgentReply:
         """Answer one turn or raise an :class:`AgentError`."""
+
+    async def probe(self) -> None:
+        """One cheap check that the participant can be reached, before a record is created.
+
+        Raises :class:`AgentUnavailable` naming the fix. The default checks nothing: local backends
+        are checked when they are built; network backends ask their server once, without a completion.
+        """
+        return None
 
     async def aclose(self) -> None:
         """Release connections or processes; the default has nothing to release."""

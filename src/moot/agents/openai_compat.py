@@ -19,6 +19,7 @@ from openai.types.chat import ChatCompletion
 
 from moot.agents._http import error_for_status
 from moot.agents.base import (
+    PROBE_TIMEOUT_S,
     Agent,
     AgentBadReply,
     AgentError,
@@ -145,9 +146,7 @@ class OpenAIAgent(Agent):
                     "check the server's log, or a proxy before it",
                     retryable=True,
                 ) from exc
-            raise AgentUnavailable(
-                f"cannot reach {self.base_url}: start the server or pass openai:MODEL@URL", retryable=True
-            ) from exc
+            raise AgentUnavailable(self._unreachable(), retryable=True) from exc
         # Any other content type comes back as text; the SDK builds its models without validating them.
         if not (isinstance(completion, ChatCompletion) and _has_messages(completion)):
             raise AgentBadReply(
@@ -155,6 +154,23 @@ class OpenAIAgent(Agent):
                 retryable=True,
             )
         return completion
+
+    def _unreachable(self) -> str:
+        if self.base_url == OPENAI_URL:
+            return f"cannot reach {self.base_url}: check the network, or pass openai:MODEL@URL for a local server"
+        return f"cannot reach {self.base_url}: start the server there, or correct the URL"
+
+    async def probe(self) -> None:
+        """List the server's models once: any HTTP answer but a refused key means it is there."""
+        try:
+            await self._client.with_options(timeout=PROBE_TIMEOUT_S).models.list()
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise self._error(exc) from exc
+        except openai.APIConnectionError as exc:  # also the probe's timeout
+            raise AgentUnavailable(self._unreachable()) from exc
+        except openai.APIResponseValidationError:
+            pass  # it answered, with something other than a model list: reachable
 
     def _error(self, exc: openai.APIStatusError) -> AgentError:
         return error_for_status(

@@ -174,5 +174,5 @@ _READINESS: dict[str, Callable[[], tuple[bool, str]]] = {
     "anthropic": _anthropic_readiness,
     "cmd": lambda: (True, "runs any command: prompt on stdin, turn on stdout"),
     "human": _human_readiness,
-    "script": lambda: (True, "replays prepared replies from a JSON file"),
+    "script": lambda: (True, "replays prepared replies: a JSON array or JSON lines (docs/agents.md)"),
 }

@@ -40,7 +40,13 @@ def rules_command(
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
+    console = Console()
+    if not console.is_terminal:  # piped: one whole line per rule, never cut to a guessed width
+        for row in rows:
+            typer.echo(f"{row['protocol']}\t{row['id']}\t{row['severity']}\t{row['summary']}")
+        return
     table = Table("protocol", "rule", "severity", "what it asks")
+    table.columns[1].no_wrap = True
     for row in rows:
         table.add_row(row["protocol"], row["id"], row["severity"], row["summary"])
-    Console().print(table)
+    console.print(table)

@@ -19,12 +19,20 @@ from typing import Annotated
 import typer
 
 from moot import registry
+from moot.artifacts.run_state import remove_record, stored_agents
 from moot.cli.progress import Progress, print_outcome
 from moot.config import load_settings
 from moot.engine.driver import Driver
 from moot.engine.loop import RunResult
-from moot.engine.session import AgentChoice, limits_from, parse_agent_options, resolve_agents, run_driver
-from moot.errors import UserError
+from moot.engine.session import (
+    AgentChoice,
+    limits_from,
+    parse_agent_options,
+    probe_agents,
+    resolve_agents,
+    run_driver,
+)
+from moot.errors import RecordExists, UserError
 
 run_app = typer.Typer(
     help="Run a debate: moot asks every participant for its turn, enforces the protocol and writes the record.",
@@ -52,6 +60,11 @@ SourceOpt = Annotated[
 ]
 
 
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Print every attempt (raw reply, violations) as it happens.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress line; only the outcome.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing record of the same name.")]
+
+
 def now_minutes() -> str:
     return datetime.now().strftime("%Y-%m-%d %H:%M")
 
@@ -73,34 +86,84 @@ class RunFlags:
     turn_timeout: float | None
     max_tokens: int | None
     max_wall: float | None
+    debug: bool = False
+    quiet: bool = False
 
 
-def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult], bool] | None = None) -> None:
+def start_record(start: Callable[[], Driver], flags: RunFlags, *, force: bool) -> Driver:
+    """Create a new debate's record once its settings and --agent options are known to be good.
+
+    ``--force`` replaces an existing record of the same name (and the files beside it).
+    """
+    load_settings(flags.root)
+    parse_agent_options(flags.agent or [])
+    try:
+        return start()
+    except RecordExists as exc:
+        if not force:
+            raise UserError(f"{exc} To start it afresh, pass --force.") from exc
+        remove_record(exc.path, stop_at=exc.path.parent)
+        return start()
+
+
+# ``moot --debug run …`` (the root's flag) asks for the attempts as well as the tracebacks.
+debug_everything = False
+
+
+def execute(
+    driver: Driver,
+    flags: RunFlags,
+    after: Callable[[Driver, RunResult], bool] | None = None,
+    *,
+    created: bool = True,
+) -> None:
     """Run ``driver`` with the chosen agents, show progress, print the outcome and exit with its code.
 
+    The agents are built and probed before the first turn; when that fails for a record this command
+    ``created``, the record is removed again, so the corrected command can start it. A resumed run
+    uses the agent specs its record's runs used, unless --agent/--agents say otherwise.
     ``after`` may continue the debate (the person agreed to more rounds): it returns True to run again.
     """
-    settings = load_settings(flags.root)
-    choice = AgentChoice(parse_agent_options(flags.agent or []), flags.agents)
-    limits = limits_from(
-        settings,
-        repairs=flags.repairs,
-        turn_timeout_s=flags.turn_timeout,
-        max_tokens=flags.max_tokens,
-        max_wall_s=flags.max_wall,
-    )
-    progress = Progress(driver, follow=flags.follow, quiet=flags.as_json)
-    while True:
-        roles = driver.roles()
-        chosen = resolve_agents(roles, choice, settings)
-        with progress:
-            result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,)))
-        if after is None or flags.as_json or not after(driver, result):
-            break
+    path = driver.record_path
+    try:
+        settings = load_settings(flags.root)
+        per_role = parse_agent_options(flags.agent or [])
+        if not created and flags.agents is None:
+            per_role = {**stored_agents(path), **per_role}
+        choice = AgentChoice(per_role, flags.agents)
+        limits = limits_from(
+            settings,
+            repairs=flags.repairs,
+            turn_timeout_s=flags.turn_timeout,
+            max_tokens=flags.max_tokens,
+            max_wall_s=flags.max_wall,
+        )
+        try:
+            chosen = resolve_agents(driver.roles(), choice, settings)
+            asyncio.run(probe_agents(chosen))
+        except UserError:
+            if created:
+                remove_record(path, stop_at=flags.root)
+            raise
+        progress = Progress(
+            driver, follow=flags.follow, quiet=flags.as_json or flags.quiet, debug=flags.debug or debug_everything
+        )
+        progress.interactive_roles = {role for role, agent in chosen.items() if agent.interactive}
+        while True:
+            roles = driver.roles()
+            specs = {role: choice.spec_for(role, settings) for role in roles}
+            with progress:
+                result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,), specs))
+            if after is None or flags.as_json or not after(driver, result):
+                break
+            chosen = resolve_agents(roles, choice, settings)
+    except KeyboardInterrupt:
+        typer.echo(f"moot: stopped. The record is {path}; continue with: moot resume {path}", err=True)
+        raise typer.Exit(130) from None
     if flags.as_json:
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:
-        print_outcome(result)
+        print_outcome(result, quiet=flags.quiet)
     outcome = result.outcome
     raise typer.Exit(0 if outcome is not None and outcome.consensus else 1)
 
@@ -145,6 +208,9 @@ def run_critique(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """A Critique Loop: two roles alternate until one proposes done and the other confirms."""
     from moot.cli.critique_prompts import after_critique, offer_gitignore
@@ -159,12 +225,13 @@ def run_critique(
         max_rounds=max_rounds,
         context=_with_passages(_read_context(context), source, root, topic),
     )
+    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
+    driver = start_record(lambda: CritiqueDriver.start(root, options, now_minutes()), flags, force=force)
     if not as_json and interactive():
         offer_gitignore(root)
-    driver = CritiqueDriver.start(root, options, now_minutes())
     execute(
         driver,
-        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall),
+        flags,
         after=after_critique if interactive() else None,
     )
 
@@ -194,6 +261,9 @@ def run_duel(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """A Socratic Duel: two participants debate a source document in at most six turns."""
     from moot.engine.duel import DuelDriver, DuelOptions
@@ -203,8 +273,9 @@ def run_duel(
     options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]))
     if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
         options = dataclasses.replace(options, max_turns=max_turns)
-    driver = DuelDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
+    driver = start_record(lambda: DuelDriver.start(root, options, now_minutes()), flags, force=force)
+    execute(driver, flags)
 
 
 def run_agora(
@@ -225,6 +296,9 @@ def run_agora(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """An Agora debate: drones exchange signals until Nash consensus, or time out."""
     from moot.engine.agora import AgoraDriver, AgoraOptions, parse_position
@@ -242,8 +316,9 @@ def run_agora(
         sources=tuple(str(path) for path in source or ()),
         models=models,
     )
-    driver = AgoraDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
+    driver = start_record(lambda: AgoraDriver.start(root, options, now_minutes()), flags, force=force)
+    execute(driver, flags)
 
 
 def run_roundtable(
@@ -262,6 +337,9 @@ def run_roundtable(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """A Roundtable: speakers in order, then the moderator writes MINUTES.md and closes."""
     from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
@@ -273,8 +351,9 @@ def run_roundtable(
     options = RoundtableOptions(
         speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds, background=background
     )
-    driver = RoundtableDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
+    driver = start_record(lambda: RoundtableDriver.start(root, options, now_minutes()), flags, force=force)
+    execute(driver, flags)
 
 
 def resume_command(
@@ -288,8 +367,10 @@ def resume_command(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Continue an interrupted debate from its record: no turn is lost or repeated."""
+    """Continue an interrupted debate from its record with the agents it used: no turn is lost or repeated."""
     from moot.artifacts import detect
 
     protocol, target, report = detect(path)
@@ -297,8 +378,13 @@ def resume_command(
         problem = report.violations[0].message if report is not None and report.violations else "unknown format"
         raise UserError(f"cannot resume {path}: {problem}")
     driver = registry.get(protocol).driver_class().resume(target, context=_read_context(context))
+    if driver.next_speaker() is None:
+        outcome = driver.outcome()
+        ended = f"it ended with {outcome.name} ({outcome.reason})" if outcome is not None else "it has ended"
+        raise UserError(f"nothing to resume in {target}: {ended}; start a new debate instead.")
     root = _work_root(target)
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    flags = RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall, debug, quiet)
+    execute(driver, flags, created=False)
 
 
 def announce_sources(paths: list[Path] | None, root: Path) -> None:

@@ -31,7 +31,8 @@ def show_command(
     path: Annotated[Path, typer.Argument(help="A record file, or a roundtable meeting directory.")],
     plain: Annotated[bool, typer.Option("--plain", help="Print the raw text instead of rendered Markdown.")] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the state and the conformity metrics as one JSON object.")
+        bool,
+        typer.Option("--json", help="Print one JSON object: the check report, the documents' text and conformity."),
     ] = False,
 ) -> None:
     """Show a record readably, followed by its state (whose turn, round, outcome, violations) and conformity."""
@@ -44,7 +45,11 @@ def show_command(
     documents = _documents(protocol, target)
     analyses = record_conformity(protocol, documents[0][1]) if documents else {}
     if as_json:
-        shown = {**report_json(check_path(target)), "conformity": {k: a.to_json() for k, a in analyses.items()}}
+        shown = {
+            **report_json(check_path(target)),
+            "documents": [{"name": title, "text": text} for title, text in documents],
+            "conformity": {k: a.to_json() for k, a in analyses.items()},
+        }
         typer.echo(json.dumps(shown, ensure_ascii=False, indent=2))
         return
     console = Console()

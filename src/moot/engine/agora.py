@@ -31,10 +31,11 @@ from moot.agents.base import AgentRequest
 from moot.artifacts import agora as record
 from moot.artifacts.agora_grounding import mark_for, work_root
 from moot.artifacts.base import atomic_write_text, read_text
+from moot.artifacts.run_state import RUN_HALTED
 from moot.builtin_protocols import AGORA
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.engine.grounding import Grounding, numbered_lines, offered_items
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
     DEFAULT_MAX_TURNS,
@@ -58,7 +59,7 @@ from moot.protocols.grounding import CitationCheck, citation_violations, fact_ba
 from moot.sources.collect import cited_path
 
 RESEARCHER = "researcher"
-FAILED = "FAILED"  # the run's outcome when a participant cannot go on; the record itself stays open
+FAILED = RUN_HALTED  # the run's outcome when a participant cannot go on; the record itself stays open
 
 # The seed's cap: "Max 100 tokens per response". With SmolLM2's tokenizer the reply JSON without its
 # free text costs 36 tokens, 53 with one evidence item; English at these caps comes to 69 and 82
@@ -351,7 +352,9 @@ class AgoraDriver(Driver):
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
         path = root / AGORA.folder / f"{slug}.md"
         if path.exists() or path.is_symlink():
-            raise UserError(f"{path} already exists; resume it with `moot resume {path}` or choose another topic.")
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
+            )
         sources = tuple(cited_path(Path(source), root) for source in options.sources)
         grounding = Grounding(sources, root) if sources else None
         excerpts = _research_excerpts(grounding, config, options.research) if grounding and options.research else ()
@@ -361,7 +364,7 @@ class AgoraDriver(Driver):
         try:
             record.create(path, config, started, sources)
         except FileExistsError as exc:  # created by someone else meanwhile
-            raise UserError(f"{path} already exists; resume it with `moot resume {path}`.") from exc
+            raise RecordExists(path, f"{path} already exists; resume it with `moot resume {path}`.") from exc
         return cls(path, {str(role): str(spec) for role, spec in options.models})
 
     # --- state ---

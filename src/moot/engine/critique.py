@@ -15,9 +15,10 @@ from pathlib import Path
 from moot.agents.base import AgentRequest
 from moot.artifacts import critique as record
 from moot.artifacts.base import read_text
+from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
-from moot.errors import UserError
-from moot.protocols.base import Outcome, Summary
+from moot.errors import RecordExists, UserError
+from moot.protocols.base import Outcome, Severity, Summary, Violation
 from moot.protocols.critique import (
     RULES,
     TEMPLATES,
@@ -104,8 +105,8 @@ class CritiqueDriver(Driver):
         try:
             record.create(path, config)
         except FileExistsError as exc:
-            raise UserError(
-                f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
             ) from exc
         return cls(path, options.context)
 
@@ -197,7 +198,7 @@ class CritiqueDriver(Driver):
             turn = self.protocol_machine.turn_from_reply(self.state, role, reply, now)
         except ValueError as exc:
             return Candidate(None, [RULES.violation("CRITIQUE_TURN_HEADER", first_error(exc))])
-        return Candidate(turn, self.protocol_machine.validate(self.state, turn))
+        return Candidate(turn, [_in_a_run(v) for v in self.protocol_machine.validate(self.state, turn)])
 
     def commit(self, turn: CritiqueTurn) -> None:
         try:
@@ -210,8 +211,9 @@ class CritiqueDriver(Driver):
         self.human_note = None
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
-        # The orchestrator never writes a turn, so the failure is the run's outcome, not the record's.
-        self.failure = Outcome(name="STUCK", reason=reason)
+        # The orchestrator never writes a turn, so the failure is the run's outcome, not the record's; it is
+        # not the protocol's STUCK (which asks a person to decide): the engine records it as a run halt.
+        self.failure = Outcome(name=RUN_HALTED, reason=reason)
         return self.failure
 
     def summary(self) -> Summary:
@@ -225,6 +227,17 @@ class CritiqueDriver(Driver):
         """The seed's 'continue for another 5 rounds?': raise Max rounds in the header."""
         record.extend(self.record_path, extra_rounds)
         self._load()
+
+
+def _in_a_run(violation: Violation) -> Violation:
+    """Consensus needs both parties: a run refuses the DONE that confirms nobody's PROPOSING_DONE.
+
+    The seed only warns (CRITIQUE_DONE_CONFIRMS), and ``moot check`` keeps that warning for records
+    written by hand; a run sends the turn back instead, so one speaker cannot end the dialogue alone.
+    """
+    if violation.rule == "CRITIQUE_DONE_CONFIRMS":
+        return violation.model_copy(update={"severity": Severity.ERROR})
+    return violation
 
 
 def _parse_reply(text: str) -> tuple[CritiqueReply | None, str]:

@@ -32,7 +32,7 @@ from moot.agents.base import AgentRequest
 from moot.artifacts import duel as record
 from moot.artifacts.base import read_text
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.duel import (
     MAX_TURNS,
@@ -232,8 +232,8 @@ class DuelDriver(Driver):
         try:
             record.create(path, config, participants)
         except FileExistsError as exc:
-            raise UserError(
-                f"{path} already exists; resume it with `moot resume {path}` or choose another --topic."
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another --topic."
             ) from exc
         except ProtocolViolationError as exc:
             raise UserError(f"cannot start the duel: {exc.violations[0].message}") from exc
@@ -461,11 +461,14 @@ class DuelDriver(Driver):
         self._load()  # writes the Terminal Conclusion when this turn reached an outcome
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
-        """The seed's INVALIDATED: validation failed, recorded in the Terminal Conclusion with the reason."""
+        """The seed's TIMEOUT ("bounded waiting expires without valid continuation"), in the Terminal Conclusion.
+
+        Not INVALIDATED, which the seed keeps for a broken source, record or turn sequence.
+        """
         reason = " ".join(reason.split()) or f"{role} gave no valid turn"
-        failure = Outcome(name=OutcomeName.INVALIDATED.value, reason=reason)
+        failure = Outcome(name=OutcomeName.TIMEOUT.value, reason=reason)
         conclusion = draft_conclusion(
-            self.config, self.state.turns, closed_at=now, outcome=OutcomeName.INVALIDATED, reason=reason
+            self.config, self.state.turns, closed_at=now, outcome=OutcomeName.TIMEOUT, reason=reason
         )
         try:
             record.write_conclusion(self.record_path, conclusion)

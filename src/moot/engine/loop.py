@@ -1,8 +1,11 @@
 """The one loop that drives every protocol: ask -> read -> repair -> commit -> next, until an outcome.
 
 Each accepted turn is durable (the driver's crash-safe commit) before the loop moves on, so a killed
-run resumes from its record with no lost and no duplicated turn. Budgets (turns, tokens, wall time)
-end the run with the protocol's failure outcome and the reason recorded.
+run resumes from its record with no lost and no duplicated turn. When the run must stop without a
+protocol outcome (an agent failed, repairs ran out, a budget was spent, Ctrl-C), the driver records
+what its format allows and the halt goes to the run sidecar (moot.artifacts.run_state), where
+``moot check`` and ``moot show`` report it. Every attempt (raw reply, violations, tokens, latency,
+model, agent spec) goes to the attempt log beside the record, which ``moot log`` shows.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from moot.agents.base import Agent, AgentError, AgentReply
 from moot.artifacts.base import append_log_line
+from moot.artifacts.run_state import read_run_state, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, reply_format_violation
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary
 
@@ -35,7 +39,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Event:
-    type: str  # turn_started | turn_rejected | turn_accepted | outcome
+    type: str  # turn_started | attempt | turn_rejected | turn_accepted | halted | outcome
     role: str | None
     data: dict[str, Any]
 
@@ -82,7 +86,11 @@ def _agent_failure(role: str, exc: Exception) -> str:
 
 
 def usage_path(record: Path) -> Path:
-    """Per-turn usage lives beside the record: ``.NAME.usage.jsonl`` (or ``DIR/.moot.usage.jsonl``)."""
+    """The attempt log lives beside the record: ``.NAME.usage.jsonl`` (or ``DIR/.moot.usage.jsonl``).
+
+    One JSON line per attempt: turn, role, agent spec, model, attempt, accepted, the raw reply, its
+    violations (rule and message) or the agent's error, tokens and latency.
+    """
     if record.is_dir():
         return record / ".moot.usage.jsonl"
     return record.with_name(f".{record.name}.usage.jsonl")
@@ -102,6 +110,7 @@ class Engine:
         limits: Limits | None = None,
         subscribers: tuple[Subscriber, ...] = (),
         clock: Callable[[], str] = local_timestamp,
+        specs: Mapping[str, str] | None = None,
     ) -> None:
         missing = [role for role in driver.roles() if role not in agents]
         if missing:
@@ -111,6 +120,7 @@ class Engine:
         self.limits = limits or Limits()
         self.subscribers = subscribers
         self.clock = clock
+        self.specs = {role: safe_spec(spec) for role, spec in (specs or {}).items()}
 
     def emit(self, type_: str, role: str | None, **data: Any) -> None:
         event = Event(type_, role, data)
@@ -120,17 +130,48 @@ class Engine:
     async def run(self) -> RunResult:
         started = time.monotonic()
         result = RunResult(self.driver.protocol, self.driver.record_path, self.driver.summary())
-        while (role := self.driver.next_speaker()) is not None:
-            reason = self._budget_exceeded(result, started)
-            if reason is not None:
-                self.driver.fail(role, reason, self.clock())
-                break
-            if not await self._take_turn(role, result):
-                break
+        self._write_state(None)
+        try:
+            while (role := self.driver.next_speaker()) is not None:
+                reason = self._budget_exceeded(result, started)
+                if reason is not None:
+                    self._halt("budget", role, reason)
+                    break
+                if not await self._take_turn(role, result):
+                    break
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Ctrl-C: every accepted turn is already durable; the halt says where the run stopped.
+            self._write_state(self._halt_entry("interrupted", self.driver.next_speaker(), "the person stopped the run"))
+            raise
         result.elapsed_s = time.monotonic() - started
         result.summary = self.driver.summary()
         self.emit("outcome", None, **result.to_json())
         return result
+
+    def _halt_entry(self, cause: str, role: str | None, reason: str) -> dict[str, Any]:
+        return {
+            "cause": cause,
+            "role": role,
+            "reason": reason,
+            "at": self.clock(),
+            "turns": self.driver.summary().turns,
+        }
+
+    def _halt(self, cause: str, role: str, reason: str) -> None:
+        """End the run without a protocol outcome: the driver records what its format allows, the sidecar the rest."""
+        self.driver.fail(role, reason, self.clock())
+        entry = self._halt_entry(cause, role, reason)
+        self._write_state(entry)
+        self.emit("halted", role, **{key: value for key, value in entry.items() if key != "role"})
+
+    def _write_state(self, halted: dict[str, Any] | None) -> None:
+        """The run sidecar: the agent specs this run uses (merged over earlier runs') and how it halted."""
+        state = read_run_state(self.driver.record_path)
+        earlier = state.get("agents")
+        agents: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
+        wanted = {"agents": {**agents, **self.specs}, "halted": halted}
+        if wanted != {"agents": agents, "halted": state.get("halted")}:  # a durable write only for news
+            write_run_state(self.driver.record_path, wanted)
 
     def _budget_exceeded(self, result: RunResult, started: float) -> str | None:
         limits = self.limits
@@ -149,17 +190,29 @@ class Engine:
         number = self.driver.summary().turns + 1
         self.emit("turn_started", role, turn=number)
         for attempt in range(1, self.limits.repairs + 2):
+            asked = time.monotonic()
             try:
                 reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
             except Exception as exc:
                 reason = _agent_failure(role, exc)
+                row = self._attempt_row(
+                    number,
+                    role,
+                    attempt,
+                    error=reason,
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    latency_s=time.monotonic() - asked,
+                    agent_attempts=getattr(exc, "attempts", 1),
+                )
+                self._log_attempt(result, row)
                 self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
-                self.driver.fail(role, reason, self.clock())
+                self._halt("agent_failed", role, reason)
                 return False
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
             candidate = self._accept(role, reply.text)
-            self._record_usage(result, number, role, reply, attempt, accepted=not candidate.errors)
+            self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate))
             if not candidate.errors:
                 result.turns += 1
                 tokens = reply.prompt_tokens + reply.completion_tokens
@@ -169,7 +222,7 @@ class Engine:
             self.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules)
             request = self.driver.repair_prompt(request, reply.text, candidate.errors)
         reason = f"{role} gave no valid turn in {self.limits.repairs + 1} attempts (last: {', '.join(rules)})"
-        self.driver.fail(role, reason, self.clock())
+        self._halt("repairs_exhausted", role, reason)
         return False
 
     def _accept(self, role: str, text: str) -> Candidate:
@@ -185,19 +238,36 @@ class Engine:
             return Candidate(None, exc.violations)
         return candidate
 
-    def _record_usage(
-        self, result: RunResult, number: int, role: str, reply: AgentReply, attempt: int, *, accepted: bool
-    ) -> None:
-        row = {
+    def _attempt_row(self, number: int, role: str, attempt: int, **fields: Any) -> dict[str, Any]:
+        return {
             "turn": number,
             "role": role,
-            "model": reply.model,
+            "agent": self.specs.get(role),
             "attempt": attempt,
-            "accepted": accepted,
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-            "latency_s": round(reply.latency_s, 4),
-            "agent_attempts": reply.attempts,
+            "accepted": False,
+            **fields,
         }
+
+    def _reply_row(
+        self, number: int, role: str, reply: AgentReply, attempt: int, candidate: Candidate
+    ) -> dict[str, Any]:
+        row = self._attempt_row(number, role, attempt, model=reply.model, accepted=not candidate.errors)
+        row.update(
+            {
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "latency_s": round(reply.latency_s, 4),
+                "agent_attempts": reply.attempts,
+                "finish_reason": reply.finish_reason,
+                "reply": reply.text,
+                "violations": [{"rule": v.rule, "message": v.message} for v in candidate.errors],
+            }
+        )
+        return row
+
+    def _log_attempt(self, result: RunResult, row: dict[str, Any]) -> None:
+        if "latency_s" in row:
+            row["latency_s"] = round(row["latency_s"], 4)
         result.usage.append(row)
         append_log_line(usage_path(self.driver.record_path), json.dumps(row, ensure_ascii=False))
+        self.emit("attempt", row["role"], **{key: value for key, value in row.items() if key != "role"})

@@ -30,11 +30,12 @@ from typing import Any
 from moot.agents.base import AgentRequest
 from moot.artifacts import roundtable as record
 from moot.artifacts.base import append_log_line, read_text, slugify
+from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_violation
 
 # Shared with the duel's driver: context budgeting for the embedded model and lenient JSON reading.
 from moot.engine.duel import clip_to_tokens, estimate_tokens, parse_reply
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.roundtable import (
     AGENDA_FILE,
@@ -183,9 +184,10 @@ class RoundtableDriver(Driver):
         except ValueError as exc:  # an unsafe meeting name: it would leave .roundtable/
             raise UserError(str(exc)) from exc
         except FileExistsError as exc:
-            raise UserError(
-                f"the meeting {name!r} already exists; resume it with `moot resume {root / record.ROUNDTABLE_DIR / name}` "
-                "or choose another --name."
+            existing = root / record.ROUNDTABLE_DIR / name
+            raise RecordExists(
+                existing,
+                f"the meeting {name!r} already exists; resume it with `moot resume {existing}` or choose another --name.",
             ) from exc
         except ProtocolViolationError as exc:
             raise UserError(f"cannot start the meeting: {exc.violations[0].message}") from exc
@@ -368,7 +370,7 @@ class RoundtableDriver(Driver):
                 name="closed", reason=f"moot closed the meeting after the moderator failed: {reason}"
             )
         else:
-            self.failure = Outcome(name="failed", reason=f"{reason}; `moot resume` asks {role} again")
+            self.failure = Outcome(name=RUN_HALTED, reason=f"{reason}; `moot resume` asks {role} again")
         return self.failure
 
     def _failure_minutes(self, reason: str) -> Minutes:
@@ -390,6 +392,9 @@ class RoundtableDriver(Driver):
     def summary(self) -> Summary:
         summary = self.machine.summary(self.state)
         detail = {**summary.detail, "record": str(self.record_path), "language": self.language}
+        if self.state.minutes is not None:
+            # The moderator's minutes are a turn of the run too (the record's own count is of speeches).
+            summary = summary.model_copy(update={"turns": summary.turns + 1})
         if self.failure is not None:
             return summary.model_copy(update={"outcome": self.failure, "next_speaker": None, "detail": detail})
         return summary.model_copy(update={"detail": detail})

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from moot.agents import Agent, AgentError, resolve_agent
-from moot.config import Settings
+from moot.config import Settings, check_roles
 from moot.engine.driver import Driver
 from moot.engine.loop import Engine, Limits, RunResult, Subscriber
 from moot.errors import UserError
@@ -44,6 +44,7 @@ def resolve_agents(roles: list[str], choice: AgentChoice, settings: Settings) ->
         raise UserError(
             f"--agent names role(s) {', '.join(unknown)} that this debate lacks; its roles are {', '.join(roles)}."
         )
+    check_roles(settings, roles)
     by_spec: dict[str, Agent] = {}
     agents: dict[str, Agent] = {}
     for role in roles:
@@ -68,15 +69,32 @@ def limits_from(settings: Settings, **overrides: float | int | None) -> Limits:
     return Limits(**values)  # type: ignore[arg-type]
 
 
+def distinct(agents: Mapping[str, Agent]) -> list[Agent]:
+    """Each agent once, however many roles share it."""
+    return list({id(a): a for a in agents.values()}.values())
+
+
+async def probe_agents(agents: Mapping[str, Agent]) -> None:
+    """One reachability check per agent before anything is written; a failure is the user's to fix."""
+    try:
+        for agent in distinct(agents):
+            await agent.probe()
+    except AgentError as exc:
+        for agent in distinct(agents):
+            await agent.aclose()
+        raise UserError(f"{exc}.") from exc
+
+
 async def run_driver(
     driver: Driver,
     agents: Mapping[str, Agent],
     limits: Limits,
     subscribers: tuple[Subscriber, ...] = (),
+    specs: Mapping[str, str] | None = None,
 ) -> RunResult:
-    """Run ``driver`` to its outcome, then close every agent once."""
+    """Run ``driver`` to its outcome, then close every agent once. ``specs`` are kept for ``moot resume``."""
     try:
-        return await Engine(driver, agents, limits, subscribers).run()
+        return await Engine(driver, agents, limits, subscribers, specs=specs).run()
     finally:
-        for agent in {id(a): a for a in agents.values()}.values():
+        for agent in distinct(agents):
             await agent.aclose()
