@@ -200,7 +200,8 @@ def test_rules_lists_every_rule_id_that_check_reports(tmp_path: Path) -> None:
     assert {"CRITIQUE_ALTERNATION", "DUEL_NOVEL_REPEAT", "DUEL_TURN_STRUCTURE", "AGORA_SELF_APPROVAL"} <= ids
     assert {"ROUNDTABLE_UNCOMMITTED_SPEECH", "PRIOR_TURN_MODIFIED", "REPLY_FORMAT"} <= ids
     only_duel = json.loads(run_moot("rules", "duel", "--json", cwd=tmp_path).stdout)
-    assert {row["protocol"] for row in only_duel} == {"duel", "any record", "moot run", "agent tools"}
+    assert {row["protocol"] for row in only_duel} == {"duel", "any record", "moot run", "agent tools", "cited evidence"}
+    assert "CITATION_UNVERIFIED" in ids
     unknown = run_moot("rules", "chess", cwd=tmp_path)
     assert unknown.returncode == 2 and "chess" in unknown.stderr
 

@@ -355,7 +355,7 @@ def test_resume_exits_cleanly(tmp_path: Path, empty_script: str) -> None:
 RUN_COMMANDS = [
     ["critique", "--topic", "{topic}", "--context", "{file}"],
     ["duel", "{file}", "--max-turns", "2"],
-    ["agora", "--topic", "{topic}", "--research", "1", "--evidence-source", "{file}"],
+    ["agora", "--topic", "{topic}", "--research", "1", "--source", "{file}"],
     ["roundtable", "--agenda", "{file}", "--speakers", "a,b", "--max-rounds", "1"],
     ["roundtable", "--topic", "{topic}", "--name", "{topic}", "--speakers", "{topic}"],
 ]

@@ -898,14 +898,16 @@ def _load(path: Path) -> tuple[DuelDocument | None, _Checked | None, list[Violat
 def check(path: Path) -> CheckReport:
     """Replay a debate artifact and report every violation, located. Never raises for bad input."""
     try:
-        _, checked, problems = _load(path)
+        document, checked, problems = _load(path)
     except OSError as exc:  # read_text is total; this guards the chain sidecar and odd filesystems
         reason = exc.strerror or type(exc).__name__
         problems = [FILE_RULES.violation("FILE_UNREADABLE", f"cannot read {path}: {reason}.").at(file=str(path))]
         return unreadable(path, problems, PROTOCOL)
-    if checked is None:
+    if checked is None or document is None:
         return unreadable(path, problems, PROTOCOL)
-    return checked.report
+    from moot.artifacts.duel_grounding import with_quote_checks  # reads the source document
+
+    return with_quote_checks(checked.report, path, document.record.config, document.record.turns)
 
 
 # --- writing ----------------------------------------------------------------------------------

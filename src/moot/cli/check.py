@@ -51,6 +51,12 @@ def report_text(report: CheckReport) -> str:
         if summary.outcome is not None:
             state.append(f"reason: {summary.outcome.reason}")
         lines.append("  state: " + " · ".join(state))
+        grounding = summary.detail.get("grounding")
+        if grounding:
+            shares = [
+                f"{role} {g['verified']}/{g['cited']} verified ({g['share']:.0%})" for role, g in grounding.items()
+            ]
+            lines.append("  grounding: " + ", ".join(shares))
         halted = summary.detail.get("run_halted")
         if isinstance(halted, dict):
             lines.append(f"  run: {halt_text(halted)}; `moot resume {report.path}` continues it.")

@@ -19,9 +19,11 @@ def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
     books = [(plugin.name, book) for plugin in plugins for book in plugin.rule_books()]
     from moot.artifacts.base import FILE_RULES
     from moot.engine.driver import ENGINE_RULES
+    from moot.protocols.grounding import RULES as GROUNDING_RULES
     from moot.tools.errors import TOOL_RULES
 
     books.extend([("any record", FILE_RULES), ("moot run", ENGINE_RULES), ("agent tools", TOOL_RULES)])
+    books.append(("cited evidence", GROUNDING_RULES))
     return books
 
 

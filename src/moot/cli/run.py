@@ -102,6 +102,12 @@ def print_estimate(
     typer.echo(f"  total: {calls} call(s), ~{tokens} tokens, {usd_text(cost)}")
 
 
+SourceOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--source", help="A file or directory the evidence comes from (repeatable; .gitignore respected)."),
+]
+
+
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Print every attempt (raw reply, violations) as it happens.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress line; only the outcome.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing record of the same name.")]
@@ -258,6 +264,7 @@ def run_critique(
         str | None, typer.Option("--context", help="A file (or - for stdin) given to the first role only.")
     ] = None,
     max_rounds: Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round limit.")] = None,
+    source: SourceOpt = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -285,7 +292,7 @@ def run_critique(
         roles=_two_roles(roles) if roles is not None else None,
         template=template,
         max_rounds=max_rounds,
-        context=_read_context(context),
+        context=_with_passages(_read_context(context), source, root, topic),
     )
     flags = RunFlags(
         root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
@@ -361,9 +368,7 @@ def run_agora(
     methodology: Annotated[str, typer.Option("--methodology", help="opinion, fact-based or mixed.")] = "opinion",
     max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="Turn limit (the seed: 20).")] = 20,
     research: Annotated[int, typer.Option("--research", min=0, help="Research drones that gather evidence first.")] = 0,
-    evidence_source: Annotated[
-        str | None, typer.Option("--evidence-source", help="A file the research drones read.")
-    ] = None,
+    source: SourceOpt = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -386,13 +391,14 @@ def run_agora(
     positions = tuple(parse_position(value) for value in position or [])
     roles = [role for role, _ in positions]
     models = tuple(zip(roles, _specs(roles, root, agent, agents), strict=True))
+    announce_sources(source, root)
     options = AgoraOptions(
         topic=topic,
         positions=positions,
         methodology=methodology,
         max_turns=max_turns,
         research=research,
-        evidence_source=evidence_source,
+        sources=tuple(str(path) for path in source or ()),
         models=models,
     )
     flags = RunFlags(
@@ -411,6 +417,7 @@ def run_roundtable(
     speakers: Annotated[str, typer.Option("--speakers", help="The speakers in order, A,B,C.")] = "architect,reviewer",
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Round limit.")] = 3,
     name: Annotated[str | None, typer.Option("--name", help="The meeting's directory name.")] = None,
+    source: SourceOpt = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -433,7 +440,10 @@ def run_roundtable(
     if topic is None and agenda is None:
         raise UserError("give --topic or --agenda so the meeting has something to discuss.")
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
-    options = RoundtableOptions(speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds)
+    background = _with_passages(None, source, root, topic or (agenda.stem if agenda else ""))
+    options = RoundtableOptions(
+        speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds, background=background
+    )
     flags = RunFlags(
         root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
         max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
@@ -478,6 +488,28 @@ def resume_command(
         max_turn_tokens=max_turn_tokens, max_cost=max_cost, debug=debug, quiet=quiet,
     )  # fmt: skip
     execute(driver, flags, created=False)
+
+
+def announce_sources(paths: list[Path] | None, root: Path) -> None:
+    """Read the --source paths once before the run: a missing one is a usage error, skipped files are said."""
+    if not paths:
+        return
+    from moot.sources import collect_sources
+
+    note = collect_sources(paths, root).skipped_note()
+    if note is not None:
+        typer.echo(f"moot: sources: {note}.", err=True)
+
+
+def _with_passages(context: str | None, paths: list[Path] | None, root: Path, query: str) -> str | None:
+    """``context`` followed by the --source passages that best match ``query`` (critique, roundtable)."""
+    if not paths:
+        return context
+    from moot.engine.grounding import source_passages
+
+    announce_sources(paths, root)
+    passages = source_passages(paths, root, query)
+    return f"{context.rstrip()}\n\n{passages}" if context else passages
 
 
 def _work_root(record: Path) -> Path:

@@ -141,6 +141,7 @@ class RoundtableOptions:
     max_rounds: int = 3
     language: Language | None = None  # None: Chinese when the topic, agenda or roles are written in Chinese
     first_prompt: str | None = None  # prompt_for_speaker of the first speaker
+    background: str | None = None  # more background for AGENDA.md (the --source passages)
 
 
 class RoundtableDriver(Driver):
@@ -436,6 +437,8 @@ def _agenda_text(options: RoundtableOptions) -> str:
         parts.insert(0, TEXT[language]["topic"].format(topic=" ".join(options.topic.split())))
     if not any(parts):
         raise UserError("a meeting needs a subject; give --topic TEXT or --agenda FILE.")
+    if options.background:
+        parts.append(options.background.strip())
     return "\n\n".join(parts)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts import duel as record
+from moot.artifacts import duel_grounding
 from moot.artifacts.base import read_text
 from moot.builtin_protocols import DUEL
 from moot.ledger import (
@@ -457,6 +458,10 @@ def append(
             f"'{me.name} ({me.harness} / {me.model})'; sign the heading as yourself.",
             rule="TOOLS_IDENTITY",
         )
+    quotes = duel_grounding.refusals(turn, config, path)
+    if quotes:
+        raise refused_by(_relocate(quotes, turn.number, turn_file))
+    unmarked, turn = turn, duel_grounding.marked(turn, config, path)
     fencing = found.last_fencing_token if fencing_token is None else fencing_token
     created = already = False
     # Every check runs before the one write (the new record, or the turn with any missing participant
@@ -466,8 +471,8 @@ def append(
         texts = document.turn_texts if document is not None else []
         turns = document.record.turns if document is not None else []
         reconciled = reconcile(guard, texts, where=str(path))
-        if turns and turns[-1] == turn:
-            already = True  # the same turn again: a retry after a crash or a lost reply
+        if turns and turns[-1] in (turn, unmarked):
+            already = True  # the same turn again: a retry after a crash or a lost reply (marked or not)
             digest = chain_rows(texts)[-1].digest
         else:
             if document is None:
