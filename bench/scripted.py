@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 
 from moot.agents import Agent, ScriptAgent
-from moot.artifacts.chain import chain_path
+from moot.artifacts.run_state import remove_record
 from moot.engine.critique import CritiqueDriver, CritiqueOptions
-from moot.engine.loop import Limits, RunResult, local_timestamp, usage_path
+from moot.engine.loop import Limits, RunResult, local_timestamp
 from moot.engine.session import run_driver
 
 TOPIC = "Adopt a monorepo for our services"
@@ -61,8 +61,7 @@ def expect_done(result: RunResult) -> None:
 
 def remove_debate(record: Path) -> None:
     """Delete a debate's files (record, digest chain, usage log) so the directory stays small."""
-    for path in (record, chain_path(record), usage_path(record)):
-        path.unlink(missing_ok=True)
+    remove_record(record, stop_at=record.parent)
 
 
 def filesystem_type(path: Path) -> str:

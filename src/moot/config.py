@@ -5,6 +5,8 @@ Example ``moot.toml``::
     agents = "local"              # the agent spec every role gets unless --agent/--agents says otherwise
     repairs = 2                   # how often an invalid turn goes back to its author
     turn_timeout_s = 300
+    max_turn_tokens = 2000        # completion tokens per turn (default: each agent's own bounds)
+    max_cost_usd = 0.50           # budget in USD per debate (prices from the genai-prices table)
 
     [agent]                       # per-role agent specs
     critic = "openai:gpt-4o-mini"
@@ -14,7 +16,9 @@ Command-line flags win over the file; the file wins over moot's defaults.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,8 @@ class Settings(BaseModel):
     turn_timeout_s: float = Field(default=300.0, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
     max_wall_s: float | None = Field(default=None, gt=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)  # needs a known price for every agent
+    max_turn_tokens: int | None = Field(default=None, gt=0)  # per turn, for every agent; else each agent's bounds
 
     def agent_for(self, role: str, overrides: dict[str, str], every_role: str | None) -> str:
         """The spec for ``role``: --agent ROLE=SPEC, then --agents, then [agent], then ``agents``."""
@@ -40,6 +46,32 @@ class Settings(BaseModel):
         if every_role is not None:
             return every_role
         return self.agent.get(role, self.agents)
+
+
+def _closest(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'critic'?`` for a near miss, else the list of what is known."""
+    names = sorted(known)
+    match = difflib.get_close_matches(name.rsplit(".", 1)[-1], names, n=1)
+    if match:
+        return f"; did you mean {match[0]!r}?"
+    return f"; the known ones are {', '.join(names)}"
+
+
+def check_roles(settings: Settings, roles: Iterable[str]) -> None:
+    """A role in ``[agent]`` that is a near miss of one of this debate's roles is a typo, not another debate's role.
+
+    Roles of other debates (``advocate`` while running a critique) stay allowed: one moot.toml serves them all.
+    """
+    wanted = set(roles)
+    for role in settings.agent:
+        if role in wanted:
+            continue
+        match = difflib.get_close_matches(role, sorted(wanted), n=1, cutoff=0.75)
+        if match:
+            raise ConfigError(
+                f"the [agent] table of moot.toml (or [tool.moot.agent]) names role {role!r}, which this debate "
+                f"lacks; did you mean {match[0]!r}?"
+            )
 
 
 def _table(path: Path) -> dict[str, Any] | None:
@@ -70,5 +102,9 @@ def load_settings(root: Path) -> Settings:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+            if first["type"] == "extra_forbidden":
+                raise ConfigError(
+                    f"{path}: unknown setting {where!r}{_closest(where, Settings.model_fields)}."
+                ) from exc
             raise ConfigError(f"{path}: setting {where!r} is invalid ({first['msg']}); fix it or remove it.") from exc
     return Settings()

@@ -2,11 +2,14 @@
 
 MootError
 ├── UserError            bad input a user can fix; shown as one sentence, exit code 2
-│   └── ConfigError      moot.toml / [tool.moot] is wrong
+│   ├── ConfigError      moot.toml / [tool.moot] is wrong
+│   └── RecordExists     a new debate's record is already there (``--force`` replaces it)
 └── (protocol refusals are moot.protocols.base.ProtocolViolationError, carrying rule ids)
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class MootError(Exception):
@@ -19,3 +22,11 @@ class UserError(MootError):
 
 class ConfigError(UserError):
     """The configuration is invalid."""
+
+
+class RecordExists(UserError):
+    """A new debate would overwrite an existing record; ``path`` is that record."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path

@@ -80,3 +80,17 @@ def test_any_gguf_path_and_bad_files(smollm_path: Path, tmp_path: Path) -> None:
     garbage.write_bytes(b"not a model" * 100)
     with pytest.raises(AgentUnavailable, match=r"llama\.cpp cannot load .*garbage\.gguf"):
         asyncio.run(LocalAgent(garbage).reply(AgentRequest(prompt="Hi", max_tokens=4)))
+
+
+def test_the_local_grammar_keeps_raw_control_characters_out_of_strings() -> None:
+    """llama-cpp-python's schema converter lets a raw line break into a JSON string; moot's grammar does not."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    from moot.agents.local import json_grammar
+
+    schema = json.dumps({"type": "object", "properties": {"message": {"type": "string", "maxLength": 400}}})
+    upstream = next(line for line in json_schema_to_gbnf(schema).splitlines() if line.startswith("char ::="))
+    assert "\\x00-\\x1F" not in upstream  # the converter's own rule: the defect this grammar fixes
+    strict = next(line for line in json_grammar(schema).splitlines() if line.startswith("char ::="))
+    assert strict.startswith('char ::= [^"\\\\\\x7F\\x00-\\x1F]')
+    assert "message" in json_grammar(schema) and json_grammar(schema).count("char") > 400

@@ -69,7 +69,6 @@ def test_real_llama_server_free_text(llama_server: str) -> None:
     reply = asyncio.run(agent.reply(AgentRequest(prompt="Name one colour.", max_tokens=10)))
     assert reply.text.strip()
     assert 0 < reply.completion_tokens <= 10
-    assert not agent.json_schema_refused  # no schema asked, nothing refused
 
 
 def test_unreachable_server_names_the_url_and_the_fix() -> None:
@@ -79,9 +78,12 @@ def test_unreachable_server_names_the_url_and_the_fix() -> None:
     with pytest.raises(AgentUnavailable) as caught:
         asyncio.run(agent.reply(AgentRequest(prompt="hello", timeout_s=5)))
     message = str(caught.value)
-    assert message.startswith(f"cannot reach {url}: start the server or pass openai:MODEL@URL")
+    # The URL was given, so the fix is the server or the URL, not "pass openai:MODEL@URL".
+    assert message.startswith(f"cannot reach {url}: start the server there, or correct the URL")
     assert caught.value.attempts == 2  # connection errors are retried
     assert len(sleeps.delays) == 1
+    with pytest.raises(AgentUnavailable, match=f"cannot reach {url}: start the server there"):
+        asyncio.run(agent.probe())  # the start-up probe says the same, once
 
 
 def test_429_then_500_then_success_takes_three_attempts() -> None:

@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -75,7 +77,8 @@ def test_local_forms_resolve(smollm_path: Path) -> None:
 def test_provider_forms_resolve(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("openai")
     pytest.importorskip("anthropic")
-    from moot.agents.openai_compat import OLLAMA_URL, OllamaAgent, OpenAIAgent
+    from moot.agents.ollama import OLLAMA_URL
+    from moot.agents.openai_compat import OllamaAgent, OpenAIAgent
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
@@ -149,7 +152,8 @@ def test_builtins_cannot_be_hijacked_by_plugins(monkeypatch: pytest.MonkeyPatch,
 def test_list_backends_reports_readiness(monkeypatch: pytest.MonkeyPatch, smollm_path: Path) -> None:
     install_plugins(monkeypatch)
     statuses = {status.name: status for status in list_backends()}
-    assert list(statuses) == ["local", "openai", "ollama", "anthropic", "cmd", "human", "script"]
+    builtins = ["local", "openai", "ollama", "anthropic", "cmd", "human", "script", "acp"]
+    assert list(statuses) == [*builtins, "acp claude-code-acp", "acp codex-acp", "acp gemini"]
     assert statuses["local"].ready and str(smollm_path) in statuses["local"].detail
     assert not statuses["openai"].ready and "OPENAI_API_KEY is not set" in statuses["openai"].detail
     assert not statuses["anthropic"].ready and "ANTHROPIC_API_KEY" in statuses["anthropic"].detail
@@ -180,6 +184,7 @@ def test_only_the_backend_in_use_is_imported(tmp_path: Path) -> None:
 def test_public_surface_is_pinned() -> None:
     assert set(moot.agents.__all__) == {
         "ENTRY_POINT_GROUP",
+        "AcpAgent",
         "Agent",
         "AgentBadReply",
         "AgentError",
@@ -206,3 +211,49 @@ def test_public_surface_is_pinned() -> None:
     }
     for name in moot.agents.__all__:
         assert getattr(moot.agents, name) is not None
+
+
+def _ollama_server(models: list[dict[str, object]]) -> tuple[ThreadingHTTPServer, threading.Thread]:
+    """A real HTTP server on loopback answering GET /api/tags as Ollama documents it."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            payload = json.dumps({"models": models}).encode() if self.path == "/api/tags" else b"{}"
+            self.send_response(200 if self.path == "/api/tags" else 404)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def test_moot_agents_asks_ollama_and_reports_what_it_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = {
+        "name": "llama3.2:latest",
+        "model": "llama3.2:latest",
+        "modified_at": "2026-11-01T10:00:00Z",
+        "size": 2019393189,
+        "digest": "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
+        "details": {"format": "gguf", "family": "llama", "parameter_size": "3.2B", "quantization_level": "Q4_K_M"},
+    }
+    server, thread = _ollama_server([model])
+    host = f"127.0.0.1:{server.server_address[1]}"
+    try:
+        monkeypatch.setenv("OLLAMA_HOST", host)
+        status = next(s for s in list_backends() if s.name == "ollama")
+        assert status.ready and status.detail == f"the Ollama server at http://{host} has 1 model(s): llama3.2:latest"
+        assert resolve_agent("ollama:llama3.2").base_url == f"http://{host}/v1"  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    # The same port with nobody listening: not ready, and the reason says so.
+    status = next(s for s in list_backends() if s.name == "ollama")
+    assert not status.ready and f"no Ollama server answers at http://{host}" in status.detail

@@ -93,27 +93,80 @@ def test_function_agent_sync_and_async() -> None:
     assert asyncio.run(FunctionAgent(counted).reply(AgentRequest(prompt="x"))).completion_tokens == 1
 
 
-def test_human_reads_until_a_dot_line_then_until_eof() -> None:
+def test_human_answers_a_plain_turn_in_lines_until_a_dot_then_until_eof() -> None:
     shown = io.StringIO()
-    typed = io.StringIO('The plan is sound.\n\nExcept for step 3.\n.\n{"verdict": "agree"}\n')
+    typed = io.StringIO("The plan is **sound**.\n\nExcept for step 3.\n.\nSecond turn.\n")
     agent = HumanAgent(input_stream=typed, output_stream=shown)
-    first = asyncio.run(
-        agent.reply(
-            AgentRequest(prompt="Review the plan.", role="critic", protocol="critique", json_schema=VERDICT_SCHEMA)
-        )
-    )
-    assert first.text == "The plan is sound.\n\nExcept for step 3."
+    first = asyncio.run(agent.reply(AgentRequest(prompt="Review the plan.", role="critic", protocol="critique")))
+    assert first.text == "The plan is **sound**.\n\nExcept for step 3."
     screen = shown.getvalue()
-    assert "turn for critic (critique)" in screen
-    assert "Review the plan." in screen
-    assert json.dumps(VERDICT_SCHEMA, indent=2) in screen  # the turn's format is shown
+    assert "turn for critic (critique)" in screen and "Review the plan." in screen
     assert "line holding only '.'" in screen
-    assert say(agent) == '{"verdict": "agree"}'  # end of input also ends a turn
+    assert say(agent) == "Second turn."  # end of input also ends a turn
     with pytest.raises(AgentBadReply, match="no turn was typed"):
         say(agent)
+
+
+def test_human_fills_a_structured_turn_in_words_and_moot_builds_the_json() -> None:
+    shown = io.StringIO()
+    typed = io.StringIO("nonsense\n2\nStep 3 has no owner.\nAssign one.\n.\n")
+    agent = HumanAgent(input_stream=typed, output_stream=shown)
+    request = AgentRequest(prompt="Review the plan.", role="critic", json_schema=VERDICT_SCHEMA)
+    answer = asyncio.run(agent.reply(request))
+    assert json.loads(answer.text) == {"verdict": "disagree", "reason": "Step 3 has no owner.\nAssign one."}
+    screen = shown.getvalue()
+    assert "1) agree  2) disagree" in screen and screen.count("choose 1-2") == 2  # asked again after 'nonsense'
+    assert '"properties"' not in screen and "JSON Schema" not in screen
+
+
+def test_human_writes_a_whole_duel_turn_from_the_schema_and_the_driver_accepts_it(tmp_path: Path) -> None:
+    from moot.engine.duel import DuelDriver, DuelOptions
+
+    source = tmp_path / "doc.md"
+    source.write_text("# Use SQLite\n\n## Why\nIt is one file.\n\n## Cost\nIt is free.\n", encoding="utf-8")
+    options = DuelOptions(source=source, topic=None, roles=("advocate", "skeptic"), models=("human", "human"))
+    driver = DuelDriver.start(tmp_path, options, "2026-11-24 10:00")
+    request = driver.request_for("advocate")
+    answers = [
+        "SQLite is enough for one writer.\n.",  # position (stance has one choice on turn 1)
+        "1",  # one counterpoint
+        "2",  # addresses: source § Why
+        "A server adds operations work.\n.",
+        "3",  # evidence section: Cost
+        "Keep it simple.\n.",
+        "1",  # one agreement
+        "Backups matter either way.\n.",
+        "Nobody has priced the migration.\n.",  # novel argument
+        "2",  # novel evidence section: Why
+        ".",  # no principle
+        "Many writers would need a server.\n.",  # limitation
+        "0",  # no blocking issues
+    ]
+    agent = HumanAgent(input_stream=io.StringIO("\n".join(answers) + "\n"), output_stream=io.StringIO())
+    reply = asyncio.run(agent.reply(request))
+    candidate = driver.read_reply("advocate", reply.text, "2026-11-24 10:01")
+    assert candidate.turn is not None and not candidate.errors, candidate.violations
+    assert json.loads(reply.text)["counterpoints"][0]["evidence"]["section"] == "Cost"
 
 
 def test_human_refuses_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("piped text"))
     with pytest.raises(AgentUnavailable, match=r"needs a terminal on stdin: .*script:FILE"):
         resolve_agent("human")
+
+
+def test_human_gives_an_agora_signal_confidence_and_message_in_words(tmp_path: Path) -> None:
+    from moot.engine.agora import AgoraDriver, AgoraOptions
+
+    driver = AgoraDriver.start(tmp_path, AgoraOptions(topic="Strategy or Decorator?"), "2026-11-24 10:00")
+    role = driver.next_speaker()
+    assert role is not None
+    answers = ["1", "Strategy keeps each rule in one class.\n.", "0.72", "0.7"]  # 0.72 is not a step
+    shown = io.StringIO()
+    agent = HumanAgent(input_stream=io.StringIO("\n".join(answers) + "\n"), output_stream=shown)
+    reply = asyncio.run(agent.reply(driver.request_for(role)))
+    turn = json.loads(reply.text)
+    assert turn["signal"] == "propose" and turn["confidence"] == 0.7 and turn["target"] is None
+    assert turn["evidence"] == [] and "the nearest is 0.7" in shown.getvalue()
+    candidate = driver.read_reply(role, reply.text, "2026-11-24 10:01")
+    assert candidate.turn is not None and not candidate.errors, candidate.violations

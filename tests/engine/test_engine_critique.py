@@ -10,6 +10,8 @@ from engine_helpers import reply
 
 from moot.agents import AgentRequest, AgentUnavailable, FunctionAgent, ScriptAgent
 from moot.artifacts import check_path
+from moot.artifacts.run_state import RUN_HALTED
+from moot.cli.check import report_text
 from moot.engine.critique import CritiqueDriver, CritiqueOptions
 from moot.engine.loop import Engine, Limits, usage_path
 
@@ -114,9 +116,47 @@ def test_a_participant_that_never_gives_a_valid_turn_ends_the_run_with_the_reaso
     proposer, proposer_saw = recording(["nope"] * 3)
     result = run(driver, {"proposer": proposer, "critic": ScriptAgent()})
     assert len(proposer_saw) == 3  # the first try and two repairs (the default)
-    assert result.outcome is not None and result.outcome.name == "STUCK" and not result.outcome.consensus
+    assert result.outcome is not None and result.outcome.name == RUN_HALTED and not result.outcome.consensus
     assert "3 attempts" in result.outcome.reason and "REPLY_FORMAT" in result.outcome.reason
     assert driver.record_path.read_text() == before  # the orchestrator never writes a turn
+    # The halt is durable: a later `moot check` (a fresh process) reports it beside the open state.
+    report = check_path(driver.record_path)
+    assert report.exit_code == 0 and report.summary is not None and report.summary.status == "open"
+    halted = report.summary.detail["run_halted"]
+    assert halted["cause"] == "repairs_exhausted" and halted["role"] == "proposer" and "3 attempts" in halted["reason"]
+    assert RUN_HALTED in report_text(report) and f"moot resume {driver.record_path}" in report_text(report)
+    # Every attempt is kept with its raw reply and the violations that refused it.
+    rows = [json.loads(line) for line in usage_path(driver.record_path).read_text().splitlines()]
+    assert [(r["attempt"], r["reply"], r["accepted"]) for r in rows] == [
+        (1, "nope", False),
+        (2, "nope", False),
+        (3, "nope", False),
+    ]
+    assert all(r["violations"][0]["rule"] == "REPLY_FORMAT" and r["violations"][0]["message"] for r in rows)
+
+
+def test_a_resumed_run_clears_the_halt_once_it_moves_on(tmp_path: Path) -> None:
+    driver = start(tmp_path, max_rounds=1)
+    run(driver, {"proposer": FunctionAgent(lambda r: "nope"), "critic": ScriptAgent()})
+    assert "run_halted" in check_path(driver.record_path).summary.detail  # type: ignore[union-attr]
+    proposer, _ = recording([reply("One repo.")])
+    critic, _ = recording([reply("Fine.")])
+    run(CritiqueDriver.resume(driver.record_path), {"proposer": proposer, "critic": critic})
+    report = check_path(driver.record_path)
+    assert report.summary is not None and report.summary.status == "MAX_ROUNDS"
+    assert "run_halted" not in report.summary.detail
+
+
+def test_done_that_confirms_no_proposal_is_refused_in_a_run(tmp_path: Path) -> None:
+    """Consensus needs both parties: the opener cannot end the dialogue alone in turn 1."""
+    driver = start(tmp_path)
+    proposer, proposer_saw = recording([reply("Done already.", "DONE", "We agree."), reply("One repo.")])
+    critic, _ = recording([reply("Concern.")])
+    run(driver, {"proposer": proposer, "critic": critic}, Limits(max_turns=2))
+    assert len(proposer_saw) == 2 and "CRITIQUE_DONE_CONFIRMS" in proposer_saw[1].prompt
+    report = check_path(driver.record_path)
+    assert report.summary is not None and report.summary.turns == 2 and report.summary.status == "open"
+    assert "Status: DONE" not in driver.record_path.read_text()
 
 
 def test_an_unreachable_agent_ends_the_run_cleanly(tmp_path: Path) -> None:
@@ -138,7 +178,7 @@ def test_an_agent_that_raises_something_unexpected_ends_the_run_with_its_cause(t
         raise KeyError("choices")
 
     result = run(driver, {"proposer": FunctionAgent(broken), "critic": FunctionAgent(broken)})
-    assert result.outcome is not None and result.outcome.name == "STUCK"
+    assert result.outcome is not None and result.outcome.name == RUN_HALTED
     assert result.outcome.reason == "proposer's agent failed unexpectedly: KeyError: 'choices'"
     assert check_path(driver.record_path).exit_code == 0
 

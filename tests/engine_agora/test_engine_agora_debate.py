@@ -231,8 +231,8 @@ def test_bad_options_are_one_sentence_errors(tmp_path: Path) -> None:
         start(tmp_path, positions=[("mediator", "x"), ("b", "y")])
     with pytest.raises(UserError, match="max turns is 2"):
         start(tmp_path, max_turns=2)
-    with pytest.raises(UserError, match="--research"):
-        start(tmp_path, evidence_source="notes.md")
+    with pytest.raises(UserError, match="add --source PATH"):
+        start(tmp_path, research=1)
     with pytest.raises(UserError, match="each position is a pair"):
         start(tmp_path, positions=[("a", "b", "c"), ("d", "e")])
     with pytest.raises(UserError, match="ROLE=TEXT"):

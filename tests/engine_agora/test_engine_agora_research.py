@@ -1,4 +1,5 @@
-"""--research N: research drones report evidence before the debate; the pool reaches every debater and survives resume."""
+"""--research N --source: research drones report evidence from the sources before the debate; the pool reaches
+every debater and survives resume."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ NOTES = (
     "Our 14 services live in 14 repositories. A change to the shared auth library needs 14 pull requests.\n"
     "Two teams reported version drift: service A uses auth 2.1 while service B still uses auth 1.8.\n"
 )
+
+
+def notes_source(root: Path) -> str:
+    notes = root / "notes.md"
+    notes.write_text(NOTES, encoding="utf-8")
+    return str(notes)
 
 
 def findings(*items: tuple[str, str]) -> str:
@@ -42,12 +49,13 @@ AGREEING = [drone("propose"), drone("approve", "proposal-advocate"), drone("no-c
 
 
 def test_research_drones_speak_first_and_every_debater_sees_the_pool(tmp_path: Path) -> None:
-    notes = tmp_path / "notes.md"
-    notes.write_text(NOTES, encoding="utf-8")
-    driver = start(tmp_path, research=2, evidence_source=str(notes))
+    driver = start(tmp_path, research=2, sources=[notes_source(tmp_path)])
     assert driver.roles() == ["advocate", "skeptic", "mediator", RESEARCHER]
     debate = Debate(
-        [findings(("notes.md", "14 repositories need 14 pull requests")), findings(("notes.md", "auth 2.1 vs 1.8"))],
+        [
+            findings(("notes.md:1", "A change to the shared auth library needs 14 pull requests")),
+            findings(("notes.md:2", "service A uses auth 2.1 while service B still uses auth 1.8")),
+        ],
         list(AGREEING),
     )
     result = run(driver, every_role(driver, debate.agent))
@@ -55,17 +63,18 @@ def test_research_drones_speak_first_and_every_debater_sees_the_pool(tmp_path: P
     first, second, *debaters = debate.requests
     assert [first.role, second.role] == [RESEARCHER, RESEARCHER]
     assert "RESEARCH DRONE: 1 of 2" in first.prompt and "RESEARCH DRONE: 2 of 2" in second.prompt
-    # Each drone reads its own part of the source.
-    assert "14 pull requests" in first.prompt and "auth 1.8" not in first.prompt
-    assert "auth 1.8" in second.prompt
+    # Each drone reads the passages retrieved for the topic and its focus, line by line with path:line.
+    assert "SOURCE PASSAGES" in first.prompt and "notes.md:1: Our 14 services live in 14 repositories." in first.prompt
     assert first.json_schema is not None and first.json_schema["properties"]["evidence"]["minItems"] == 1
+    offered = first.json_schema["properties"]["evidence"]["items"]["anyOf"]
+    assert {"const": "notes.md:2"} in [o["properties"]["source"] for o in offered]
     for request in debaters:
         lines = request.prompt.split("\n")
         pool = lines.index("EVIDENCE POOL:")
         said = next(i for i, line in enumerate(lines) if line.startswith("OPPONENT SAID:"))
         assert said < pool < lines.index("YOUR TURN. Output JSON only:")
-        assert "- [notes.md] 14 repositories need 14 pull requests (confidence 0.9)" in lines
-        assert "- [notes.md] auth 2.1 vs 1.8 (confidence 0.9)" in lines
+        assert "- [notes.md:1] A change to the shared auth library needs 14 pull requests (confidence 0.9)" in lines
+        assert "- [notes.md:2] service A uses auth 2.1 while service B still uses auth 1.8 (confidence 0.9)" in lines
         assert request.system is not None and "EVIDENCE POOL was gathered by research drones" in request.system
         assert request.json_schema is not None and request.json_schema["properties"]["evidence"]["maxItems"] == 1
     stored = json.loads(research_path(driver.record_path).read_text(encoding="utf-8"))
@@ -75,8 +84,8 @@ def test_research_drones_speak_first_and_every_debater_sees_the_pool(tmp_path: P
 
 
 def test_a_resumed_debate_sees_the_same_pool_and_asks_no_researcher_again(tmp_path: Path) -> None:
-    driver = start(tmp_path, research=1)
-    debate = Debate([findings(("benchmark", "monorepo CI caches cut builds to 9 minutes"))], [drone("propose")])
+    driver = start(tmp_path, research=1, sources=[notes_source(tmp_path)])
+    debate = Debate([findings(("notes.md:2", "Two teams reported version drift"))], [drone("propose")])
     broken = run(driver, every_role(driver, debate.agent))
     assert broken.outcome is not None and broken.outcome.name == FAILED
     before = debate.requests[1].prompt.split("EVIDENCE POOL:")[1]
@@ -88,16 +97,18 @@ def test_a_resumed_debate_sees_the_same_pool_and_asks_no_researcher_again(tmp_pa
     assert result.outcome is not None and result.outcome.name == "CONSENSUS"
     assert all(r.role != RESEARCHER for r in again.requests)
     assert again.requests[0].prompt.split("EVIDENCE POOL:")[1] == before
-    assert "monorepo CI caches cut builds to 9 minutes" in before
+    assert "Two teams reported version drift" in before
     checks_clean(resumed.record_path)
 
 
 def test_an_interrupted_research_stage_asks_only_the_missing_drones(tmp_path: Path) -> None:
-    driver = start(tmp_path, research=3)
-    run(driver, every_role(driver, Debate([findings(("a", "first finding"))], []).agent))
+    driver = start(tmp_path, research=3, sources=[notes_source(tmp_path)])
+    run(driver, every_role(driver, Debate([findings(("notes.md:1", "Our 14 services"))], []).agent))
     resumed = AgoraDriver.resume(driver.record_path)
     assert resumed.next_speaker() == RESEARCHER
-    debate = Debate([findings(("b", "second")), findings(("c", "third"))], list(AGREEING))
+    debate = Debate(
+        [findings(("notes.md:1", "14 repositories")), findings(("notes.md:2", "version drift"))], list(AGREEING)
+    )
     run(resumed, every_role(resumed, debate.agent))
     assert [r.prompt.split("\n")[1] for r in debate.requests[:2]] == [
         "RESEARCH DRONE: 2 of 3",
@@ -107,21 +118,23 @@ def test_an_interrupted_research_stage_asks_only_the_missing_drones(tmp_path: Pa
 
 
 def test_a_bad_research_report_is_sent_back(tmp_path: Path) -> None:
-    driver = start(tmp_path, research=1)
-    bad = json.dumps({"evidence": [{"source": "x", "content": "y", "confidence": 1.5}]})
-    debate = Debate(["not json", bad, findings(("x", "y"))], list(AGREEING))
+    driver = start(tmp_path, research=1, sources=[notes_source(tmp_path)])
+    bad = json.dumps({"evidence": [{"source": "notes.md:1", "content": "Our 14 services", "confidence": 1.5}]})
+    debate = Debate(["not json", bad, findings(("notes.md:1", "Our 14 services"))], list(AGREEING))
     run(driver, every_role(driver, debate.agent))
     assert "REPLY_FORMAT" in debate.requests[1].prompt
     assert "AGORA_CONFIDENCE" in debate.requests[2].prompt
     stored = json.loads(research_path(driver.record_path).read_text(encoding="utf-8"))
-    assert stored["reports"][0]["evidence"] == [{"source": "x", "content": "y", "confidence": 0.9}]
+    assert stored["reports"][0]["evidence"] == [
+        {"source": "notes.md:1", "content": "Our 14 services", "confidence": 0.9}
+    ]
 
 
 def test_an_unreadable_source_or_sidecar_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="cannot read the evidence source"):
-        start(tmp_path, research=1, evidence_source=str(tmp_path / "missing.md"))
+    with pytest.raises(UserError, match="does not exist; check the path given to --source"):
+        start(tmp_path, research=1, sources=[str(tmp_path / "missing.md")])
     assert not (tmp_path / ".agora").exists() or not any((tmp_path / ".agora").iterdir())
-    driver = start(tmp_path, research=1)
+    driver = start(tmp_path, research=1, sources=[notes_source(tmp_path)])
     research_path(driver.record_path).write_text("{broken", encoding="utf-8")
     with pytest.raises(UserError, match="research sidecar"):
         AgoraDriver.resume(driver.record_path)

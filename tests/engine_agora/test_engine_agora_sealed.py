@@ -60,7 +60,7 @@ def test_a_drone_that_fails_stops_the_debate_before_any_opening_and_resume_asks_
         return drone("propose", message=f"{request.role} proposes.")
 
     result = run(driver, every_role(driver, FunctionAgent(skeptic_down)))
-    assert result.outcome is not None and result.outcome.name == "FAILED"
+    assert result.outcome is not None and result.outcome.name == "RUN_HALTED"
     assert "## Turn" not in driver.record_path.read_text(encoding="utf-8")  # nothing revealed early
     assert sorted(read_commitments(driver.record_path, "openings")) == ["advocate", "ops", "skeptic"]
     checks_clean(driver.record_path)

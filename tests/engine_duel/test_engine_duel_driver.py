@@ -10,9 +10,10 @@ import pytest
 from conftest import SOURCE_TEXT, STARTED, guided
 
 from moot.agents import AgentRequest, FunctionAgent, ScriptAgent, ScriptedReply
+from moot.agents.local import LocalAgent
 from moot.artifacts import check_path
 from moot.artifacts import duel as record
-from moot.engine.duel import PROMPT_TOKENS, DuelDriver, DuelOptions, estimate_tokens
+from moot.engine.duel import COMPACT_REPLY_TOKENS, TEMPLATE_TOKENS, DuelDriver, DuelOptions, estimate_tokens
 from moot.engine.loop import Engine, Event, Limits, usage_path
 from moot.errors import UserError
 
@@ -138,35 +139,35 @@ def test_a_reply_that_is_not_json_is_a_reply_format_violation(tmp_path: Path, so
     )
     run(driver, agent)
     repair = agent.requests[1]
-    assert "REPLY_FORMAT" in repair.prompt and "not one complete JSON object" in repair.prompt
+    assert "REPLY_FORMAT" in repair.prompt and "JSON object is incomplete: it ends at line 1" in repair.prompt
     assert check_path(driver.record_path).exit_code == 0
 
 
-def test_a_participant_that_never_gives_a_valid_turn_invalidates_the_duel(tmp_path: Path, source: Path) -> None:
+def test_a_participant_that_never_gives_a_valid_turn_ends_the_duel_in_timeout(tmp_path: Path, source: Path) -> None:
     driver = start(tmp_path, source)
     unknown_section = guided(1, "OPEN_TO_DEBATE", novel_evidence={"section": "Security", "principle": ""})
     agent = FunctionAgent(lambda request: unknown_section)
     result = run(driver, agent, repairs=1)
 
-    assert result["outcome"] == "INVALIDATED" and result["turns"] == 0
+    assert result["outcome"] == "TIMEOUT" and result["turns"] == 0
     assert len(agent.requests) == 2
     assert "'Security' is not one of the choices" in agent.requests[1].prompt
     ending = conclusion(driver.record_path)
-    assert "**Outcome**: INVALIDATED" in ending
+    assert "**Outcome**: TIMEOUT" in ending
     assert "**Reason**: advocate gave no valid turn in 2 attempts (last: REPLY_FORMAT)" in ending
     report = check_path(driver.record_path)
     assert report.exit_code == 0 and report.summary is not None
-    assert report.summary.outcome is not None and report.summary.outcome.name == "INVALIDATED"
+    assert report.summary.outcome is not None and report.summary.outcome.name == "TIMEOUT"
     assert source.read_text(encoding="utf-8") == SOURCE_TEXT
     # Resuming a concluded duel does nothing more.
     again = DuelDriver(driver.record_path)
-    assert again.next_speaker() is None and again.summary().status == "INVALIDATED"
+    assert again.next_speaker() is None and again.summary().status == "TIMEOUT"
 
 
-def test_a_failing_agent_invalidates_the_duel_with_its_reason(tmp_path: Path, source: Path) -> None:
+def test_a_failing_agent_ends_the_duel_in_timeout_with_its_reason(tmp_path: Path, source: Path) -> None:
     driver = start(tmp_path, source)
     result = run(driver, script(("advocate", guided(1, "OPEN_TO_DEBATE"))))
-    assert result["outcome"] == "INVALIDATED" and result["turns"] == 1
+    assert result["outcome"] == "TIMEOUT" and result["turns"] == 1
     assert "skeptic's agent failed" in conclusion(driver.record_path)
     assert check_path(driver.record_path).exit_code == 0
 
@@ -181,8 +182,14 @@ def test_text_that_would_not_read_back_is_refused_before_commit(tmp_path: Path, 
     assert not candidate.errors and candidate.turn.position.startswith("Position 1:")
 
 
+def compact(driver: DuelDriver) -> DuelDriver:
+    """The driver as the engine sets it up for the embedded model (its small-context bounds)."""
+    driver.turn_bounds = dict.fromkeys(driver.roles(), LocalAgent.turn_bounds)
+    return driver
+
+
 def test_the_request_offers_only_what_is_legal_and_bounds_every_string(tmp_path: Path, source: Path) -> None:
-    driver = start(tmp_path, source)
+    driver = compact(start(tmp_path, source))
     first = driver.request_for("advocate")
     schema = first.json_schema
     assert schema is not None and first.max_tokens is not None
@@ -218,10 +225,11 @@ def test_a_long_source_is_cut_to_fit_the_small_models_context(tmp_path: Path) ->
     source = tmp_path / "long.markdown"
     body = "\n\n".join(f"## Section {n}\n" + f"Sentence {n} about caching. " * 40 for n in range(60))
     source.write_text("# Long design\n\n" + body + "\n\nTHE LAST LINE\n", encoding="utf-8")
-    driver = start(tmp_path, source)
+    driver = compact(start(tmp_path, source))
     request = driver.request_for("advocate")
     assert "THE LAST LINE" not in request.prompt and "[…]" in request.prompt
-    assert estimate_tokens((request.system or "") + request.prompt) <= PROMPT_TOKENS
+    context = LocalAgent.turn_bounds.context_tokens
+    assert estimate_tokens((request.system or "") + request.prompt) <= context - COMPACT_REPLY_TOKENS - TEMPLATE_TOKENS
     sections = request.json_schema["$defs"]["Evidence"]["properties"]["section"]["enum"]  # type: ignore[index]
     assert sections[:2] == ["Long design", "Section 0"] and len(sections) == 40
 

@@ -14,7 +14,7 @@ from moot.artifacts.roundtable_guide import GUIDE_TEXT
 from moot.engine.duel import DuelDriver, DuelOptions
 from moot.engine.loop import Engine, Limits
 
-TERMINAL = {"ACCEPTED_CONSENSUS", "DISSENT", "MAX_TURNS", "INVALIDATED"}
+TERMINAL = {"ACCEPTED_CONSENSUS", "DISSENT", "MAX_TURNS", "TIMEOUT"}
 
 
 @pytest.mark.slow  # 110-190 s on two shared CPU cores: two grammar-constrained turns of ~400 tokens each

@@ -31,7 +31,7 @@ def test_the_embedded_model_holds_a_meeting_to_a_terminal_outcome_with_a_valid_r
     elapsed = time.monotonic() - started
 
     # closed (the moderator's minutes) or failed (a speaker gave no valid speech; the record stays open).
-    assert result.outcome is not None and result.outcome.name in {"closed", "failed"}, result.outcome
+    assert result.outcome is not None and result.outcome.name in {"closed", "RUN_HALTED"}, result.outcome
     report = check_path(driver.record_path)
     assert report.exit_code == 0, report.violations
     if result.outcome.name == "closed":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def test_first_join_creates_a_debate_waiting_for_a_peer(ledger: Ledger, tmp_path
     assert (joined.debate.topic, joined.debate.topic_slug) == ("Caching", "caching")
     artifact = Path(joined.debate.artifact_path)
     assert artifact.parent == tmp_path / "debates"
-    assert artifact.name.startswith("caching-") and artifact.suffix == ".md"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}-caching\.md", artifact.name)  # the seed's YYYY-MM-DD-slug.md
     assert uuid.UUID(joined.participant.id).version == 4  # random, not derived from the name
 
 
@@ -96,6 +97,8 @@ def test_after_a_debate_closes_the_next_join_opens_a_new_one(ledger: Ledger, tmp
     assert again.created and again.debate.id != alice.debate.id
     assert ledger.get_debate(alice.debate.id).status is DebateState.CLOSED
     assert ledger.find_debate(tmp_path / "source.md", "caching") == again.debate
+    # The same topic again on the same day: the seed's name with a suffix, only because of the clash.
+    assert again.debate.artifact_path == alice.debate.artifact_path.removesuffix(".md") + "-2.md"
 
 
 @pytest.mark.parametrize("slug", ["../escape", "a/b", "", "has space", "trailing-", "a--b", "x" * 121])

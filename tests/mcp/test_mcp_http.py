@@ -133,6 +133,21 @@ def test_binding_beyond_loopback_without_a_token_is_refused(root: Path) -> None:
     assert done.stdout == ""
 
 
+def test_a_busy_port_is_one_sentence_and_nothing_says_serving(root: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = _environment()
+        done = subprocess.run(
+            _moot_mcp(root, "--port", str(port), env=env), env=env, capture_output=True, text=True, timeout=60
+        )
+    assert done.returncode == 2, done.stderr
+    message = done.stderr.strip()
+    assert "serving" not in message and message.count("\n") == 0, message
+    assert str(port) in message and "--port" in message
+
+
 def test_a_bad_work_root_is_one_sentence_before_anything_is_served(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-root"
     done = subprocess.run(

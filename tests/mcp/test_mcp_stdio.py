@@ -142,6 +142,13 @@ def test_a_bad_turn_is_a_tool_error_with_its_rule_and_the_server_keeps_serving(r
                 bob, "append_turn", "TOOLS_LEASE", **{**args, "lease_token": "forged"}, turn_markdown=turns[1]
             )
             await refused(bob, "status", "TOOLS_BAD_INPUT", duel_id="no-such-duel")
+            # Arguments that do not fit the schema: one sentence naming the argument, no pydantic text or URL.
+            wrong = await bob.call_tool("claim_lock", {"duel_id": duel, "participant_id": bob_id, "ttl_seconds": "x"})
+            missing = await bob.call_tool("status", {})
+            for result, argument in ((wrong, "ttl_seconds"), (missing, "duel_id")):
+                text = result.content[0].text  # type: ignore[union-attr]
+                assert result.is_error and argument in text and "pydantic" not in text and "http" not in text
+                assert text.count("\n") == 0 and text.endswith("again.")
             assert path.read_bytes() == before
 
             # The same server process goes on: the corrected turn is accepted.

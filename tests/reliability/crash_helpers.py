@@ -18,6 +18,7 @@ from typing import Any
 
 from moot import registry
 from moot.artifacts import check_path
+from moot.protocols.roundtable import MINUTES_FILE
 
 MOOT = [sys.executable, "-m", "moot"]
 AGENT_SCRIPT = Path(__file__).with_name("protocol_agent.py")
@@ -70,6 +71,11 @@ class Turns:
     @property
     def consecutive(self) -> bool:
         return self.numbers == list(range(1, len(self.numbers) + 1))
+
+
+def minutes_written(protocol: str, record: Path) -> int:
+    """1 when a roundtable's minutes are written: a run counts the moderator's minutes as a turn."""
+    return int(protocol == "roundtable" and (record / MINUTES_FILE).is_file())
 
 
 def read_turns(protocol: str, record: Path) -> Turns:

@@ -26,15 +26,15 @@ from agents_helpers import chat_completion
 class Fault(StrEnum):
     RATE_LIMIT = "429"  # with Retry-After: 1
     SERVER_ERROR = "500"
-    HANG = "hang"  # never answers; only the engine's turn timeout ends the wait
+    HANG = "hang"  # never answers; the agent gives up on the request at its deadline and retries
     TRUNCATED = "truncated"  # the real answer, cut off in the middle of its body
     INVALID_JSON = "invalid_json"  # 200 with a JSON content type and an HTML body
     OFF_SCHEMA = "off_schema"  # a valid completion whose content is JSON that is not a turn
 
 
-# What the agent retries on its own (agents/base.py RetryPolicy); a hang outlasts the turn, and an
-# off-schema reply is a reply: the engine sends it back for repair.
-RETRIED = frozenset({Fault.RATE_LIMIT, Fault.SERVER_ERROR, Fault.TRUNCATED, Fault.INVALID_JSON})
+# What the agent retries on its own (agents/base.py RetryPolicy; a hang once the request's deadline has
+# passed, agents/_http.py); an off-schema reply is a reply: the engine sends it back for repair.
+RETRIED = frozenset({Fault.RATE_LIMIT, Fault.SERVER_ERROR, Fault.TRUNCATED, Fault.INVALID_JSON, Fault.HANG})
 
 OFF_SCHEMA_CONTENT = json.dumps({"unexpected": "field"})
 INVALID_JSON_BODY = b"<html><body><h1>502 Bad Gateway</h1></body></html>"

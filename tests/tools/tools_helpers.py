@@ -17,7 +17,17 @@ MOOT = Path(sys.executable).with_name("moot")
 EXAMPLE = Path(__file__).resolve().parents[1] / "duel" / "examples" / "valid" / "consensus-six-turns.md"
 EXAMPLE_SOURCE = "/srv/docs/cache-design.md"
 TOPIC = "Shared cache across tenants"
-SOURCE_TEXT = "# Shared cache across tenants\n\n## Eviction\n\nOne global LRU list serves all tenants.\n"
+# The example duel quotes its source at these lines; quotes are verified, so the source holds them there.
+QUOTED_LINES = {
+    8: "Tenant isolation comes first.",
+    42: "One global LRU list serves all tenants.",
+    60: "Ninety percent of reads hit the hottest tenth of keys.",
+    77: "Memory is billed per tenant.",
+    91: "Each tenant has a memory quota.",
+}
+SOURCE_TEXT = "# Shared cache across tenants\n\n## Eviction\n" + "".join(
+    f"{QUOTED_LINES.get(number, '')}\n" for number in range(4, 95)
+)
 ALICE = {"name": "alice", "harness": "claude-code", "model": "claude-opus-4"}
 BOB = {"name": "bob", "harness": "codex", "model": "gpt-5"}
 # Variables that would point a test's moot at another ledger, root or lease.
@@ -64,6 +74,8 @@ class Cli:
 
     def environment(self) -> dict[str, str]:
         base = {k: v for k, v in os.environ.items() if k not in _PRIVATE_ENV}
+        # The per-user index of joined debates goes beside the test's work root, not into the real home.
+        base["XDG_STATE_HOME"] = str(self.root.parent / "state")
         return {**base, **self.env}
 
     def __call__(self, *args: str, stdin: str | None = None) -> Result:

@@ -1,7 +1,7 @@
 """Participants: anything that can answer a turn, behind one async interface.
 
 The public surface is what this module exports (pinned by a test). Backend classes that need an
-SDK (OpenAIAgent, AnthropicAgent) or llama.cpp (LocalAgent) are imported only when first used.
+SDK (OpenAIAgent, AnthropicAgent, AcpAgent) or llama.cpp (LocalAgent) are imported only when first used.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from moot.agents.registry import ENTRY_POINT_GROUP, BackendStatus, list_backends
 from moot.agents.script import FunctionAgent, ScriptAgent, ScriptedReply
 
 if TYPE_CHECKING:
+    from moot.agents.acp import AcpAgent
     from moot.agents.anthropic_agent import AnthropicAgent
     from moot.agents.cmd import CommandAgent
     from moot.agents.human import HumanAgent
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from moot.agents.openai_compat import OllamaAgent, OpenAIAgent
 
 _LAZY = {
+    "AcpAgent": "moot.agents.acp",
     "AnthropicAgent": "moot.agents.anthropic_agent",
     "CommandAgent": "moot.agents.cmd",
     "HumanAgent": "moot.agents.human",
@@ -42,6 +44,7 @@ _LAZY = {
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "AcpAgent",
     "Agent",
     "AgentBadReply",
     "AgentError",

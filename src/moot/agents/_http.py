@@ -1,10 +1,48 @@
-"""HTTP status codes to the agent error tree, shared by the OpenAI and Anthropic backends."""
+"""What the OpenAI and Anthropic backends share: HTTP status codes to the agent error tree, and the
+deadline of each request inside a turn."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
-from moot.agents.base import AgentError, AgentTimeout, AgentUnavailable
+from moot.agents.base import AgentError, AgentRequest, AgentTimeout, AgentUnavailable
+
+# A request that hangs is abandoned while the turn still has time for one retry: that reserve (a
+# minute, enough for a responsive server to answer) or half the turn, whichever is less. The rest of the
+# turn is the request's own, so that a slow server (a local model on a busy machine) can still finish.
+RETRY_RESERVE_S = 60.0
+
+
+class RequestDeadline:
+    """The turn's deadline (``request.timeout_s`` from the first request) and each request's shorter one.
+
+    A request gets the turn less ``RETRY_RESERVE_S`` (at least half the turn), and never more than the turn
+    has left, so a hung request is retried inside the turn instead of using it up. httpx applies a timeout
+    to every read, so for a server that sends its answer as it generates it this is an idle timeout, not a
+    cap on the whole answer.
+    """
+
+    def __init__(self, request: AgentRequest, clock: Callable[[], float] = time.monotonic) -> None:
+        self.turn_s = request.timeout_s
+        self.request_s = max(request.timeout_s / 2, request.timeout_s - RETRY_RESERVE_S)
+        self._clock = clock
+        self._end = clock() + request.timeout_s
+
+    def next_timeout(self, where: str) -> float:
+        """Seconds the next request may wait; a timeout that is not retried when the turn's time is up."""
+        left = self._end - self._clock()
+        if left <= 0:
+            raise AgentTimeout(f"{where} gave no answer within the turn's {self.turn_s:g} s: raise --turn-timeout")
+        return min(self.request_s, left)
+
+    def timed_out(self, where: str, waited_s: float) -> AgentTimeout:
+        """The error for a request that got no answer within ``waited_s``: retried while the turn has time."""
+        return AgentTimeout(
+            f"{where} did not answer within {waited_s:g} s (one request's part of the {self.turn_s:g} s turn): "
+            "retry, or raise --turn-timeout for a slow model",
+            retryable=self._end - self._clock() > 0,
+        )
 
 
 def one_line(text: str, limit: int = 200) -> str:

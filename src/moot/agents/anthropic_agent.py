@@ -14,18 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 
-from moot.agents._http import error_for_status
+from moot.agents._http import RequestDeadline, error_for_status
 from moot.agents.base import (
+    PROBE_TIMEOUT_S,
     Agent,
     AgentBadReply,
     AgentReply,
     AgentRequest,
-    AgentTimeout,
     AgentUnavailable,
     RetryPolicy,
     UnknownAgentSpec,
     call_with_retries,
 )
+from moot.agents.pricing import table_price_usd
 
 if TYPE_CHECKING:
     import httpx2
@@ -60,9 +61,25 @@ class AnthropicAgent(Agent):
         self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, http_client=http_client)
         self.where = str(self._client.base_url).rstrip("/")
 
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        return table_price_usd(self.model, prompt_tokens, completion_tokens, provider="anthropic")
+
+    async def probe(self) -> None:
+        """List one model: it costs nothing and proves both the connection and the key."""
+        try:
+            await self._client.with_options(timeout=PROBE_TIMEOUT_S).models.list(limit=1)
+        except anthropic.APIConnectionError as exc:  # also the probe's timeout
+            raise AgentUnavailable(f"cannot reach {self.where}: check the network connection") from exc
+        except anthropic.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise AgentUnavailable(
+                    f"{self.where} refused the key (HTTP {exc.status_code}): check ANTHROPIC_API_KEY"
+                ) from exc
+
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
-        message, attempts = await call_with_retries(lambda: self._create(request), self.retry)
+        deadline = RequestDeadline(request)
+        message, attempts = await call_with_retries(lambda: self._create(request, deadline), self.retry)
         text = self._text(message, forced_tool=request.json_schema is not None)
         return AgentReply(
             text=text,
@@ -77,8 +94,9 @@ class AnthropicAgent(Agent):
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def _create(self, request: AgentRequest) -> Message:
-        options: dict[str, Any] = {"timeout": request.timeout_s}
+    async def _create(self, request: AgentRequest, deadline: RequestDeadline) -> Message:
+        waited = deadline.next_timeout(self.where)
+        options: dict[str, Any] = {"timeout": waited}
         if request.system:
             options["system"] = request.system
         if request.json_schema is not None:
@@ -101,10 +119,7 @@ class AnthropicAgent(Agent):
             )
             return message
         except anthropic.APITimeoutError as exc:
-            raise AgentTimeout(
-                f"{self.where} did not answer within {request.timeout_s:g} s: raise timeout_s or retry later",
-                retryable=True,
-            ) from exc
+            raise deadline.timed_out(self.where, waited) from exc
         except anthropic.APIConnectionError as exc:
             raise AgentUnavailable(f"cannot reach {self.where}: check the network connection", retryable=True) from exc
         except anthropic.APIStatusError as exc:

@@ -30,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 T = TypeVar("T")
 
+PROBE_TIMEOUT_S = 5.0  # a reachability probe before a run; a server that needs longer to answer it is down
+
 
 class AgentRequest(BaseModel):
     """What the engine asks of a participant for one turn."""
@@ -89,10 +91,33 @@ class UnknownAgentSpec(AgentError, ValueError):
     """The agent spec string names no known backend or is malformed."""
 
 
+DEFAULT_TURN_TOKENS = 4096  # completion tokens per turn for a full-size model: several paragraphs, full lists
+DEFAULT_CONTEXT_TOKENS = 32_768  # prompts are fitted into this (long sources and histories are cut)
+
+
+@dataclass(frozen=True)
+class TurnBounds:
+    """What one participant's turns must fit; the drivers size each request and its schema by it.
+
+    ``compact`` is for small models (the embedded one, any local GGUF): their drivers' own short token
+    budgets and character caps on text fields, so the JSON of a turn ends before max_tokens cuts it.
+    Everyone else gets only the protocol seed's limits and these generous defaults.
+    """
+
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS
+    max_tokens: int | None = None  # completion tokens per turn; None: the driver's default for this size
+    compact: bool = False
+
+    def turn_tokens(self, compact_default: int) -> int:
+        """The completion budget of a turn whose small-model budget is ``compact_default``."""
+        return self.max_tokens or (compact_default if self.compact else DEFAULT_TURN_TOKENS)
+
+
 class Agent(ABC):
     """A participant. Subclasses implement :meth:`reply`; capabilities are class attributes."""
 
     name: ClassVar[str] = "agent"  # the spec prefix, e.g. "openai"
+    turn_bounds: ClassVar[TurnBounds] = TurnBounds()  # what its turns must fit (see TurnBounds)
     supports_schema: ClassVar[bool] = False  # enforces request.json_schema (grammar, json_schema, forced tool)
     needs_network: ClassVar[bool] = False
     interactive: ClassVar[bool] = False  # a person answers
@@ -100,6 +125,18 @@ class Agent(ABC):
     @abstractmethod
     async def reply(self, request: AgentRequest) -> AgentReply:
         """Answer one turn or raise an :class:`AgentError`."""
+
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """What a call with these token counts costs in USD: 0 for local models, None when unknown."""
+        return None
+
+    async def probe(self) -> None:
+        """One cheap check that the participant can be reached, before a record is created.
+
+        Raises :class:`AgentUnavailable` naming the fix. The default checks nothing: local backends
+        are checked when they are built; network backends ask their server once, without a completion.
+        """
+        return None
 
     async def aclose(self) -> None:
         """Release connections or processes; the default has nothing to release."""

@@ -66,6 +66,9 @@ class CommandAgent(Agent):
             stdout, stderr = await asyncio.wait_for(
                 process.communicate(prompt_as_text(request).encode()), request.timeout_s
             )
+        except asyncio.CancelledError:  # Ctrl-C: the command stops with the run, children included
+            _kill_group(process)
+            raise
         except TimeoutError:
             _kill_group(process)
             await process.wait()

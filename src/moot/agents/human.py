@@ -1,17 +1,28 @@
 """A person at a terminal as a participant.
 
-The request (and the JSON Schema, when the turn has one) is shown on the output stream; the turn
-is every line typed until a line holding only ``.`` or end of input. Without an injected input
-stream the agent needs stdin to be a terminal, and says so instead of hanging on a pipe.
-``timeout_s`` is not enforced: people take the time they need.
+The person reads the request (the other side's latest turn is in it; the JSON Schema is never
+shown) and answers in words: moot walks the turn's schema field by field, asking for each with its
+description — a choice for a fixed set of values (the critique status, a duel stance, an Agora
+signal), a number, yes or no, or free text. Free text is plain text or Markdown over as many lines
+as needed, ended by a line holding only ``.``; a line holding only ``e`` opens ``$EDITOR`` instead.
+moot builds the JSON turn from the answers. A turn without a schema is free text.
+
+On a real terminal the input is read without a helper thread, so Ctrl-C ends the run at once.
+Without an injected input stream the agent needs stdin to be a terminal, and says so instead of
+hanging on a pipe. ``timeout_s`` is not enforced: people take the time they need.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import shlex
+import subprocess
 import sys
+import tempfile
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 from moot.agents.base import (
     Agent,
@@ -20,10 +31,11 @@ from moot.agents.base import (
     AgentRequest,
     AgentUnavailable,
     UnknownAgentSpec,
-    prompt_as_text,
 )
 
 END_OF_TURN = "."
+OPEN_EDITOR = "e"
+ASK = "› "  # marks each question, so the person (and a test) tells it from the prompt's text
 
 
 class HumanAgent(Agent):
@@ -41,31 +53,208 @@ class HumanAgent(Agent):
                 )
             input_stream = sys.stdin
         self._input = input_stream
+        # A real terminal is read straight from its descriptor in the event loop (Ctrl-C cancels at once).
+        self._fd = _terminal_fd(input_stream) if input_stream is sys.stdin else None
+        self._pending: list[str] = []
+        self._eof = False
         # Prompts go to stderr by default so that stdout stays clean for whatever moot prints there.
         self._output = output_stream or sys.stderr
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
         self._show(request)
-        text = await asyncio.to_thread(self._read_turn)
+        if request.json_schema is None:
+            text = await self._text("your turn")
+        else:
+            schema = request.json_schema
+            answer = await self._value(schema, schema, "")
+            text = json.dumps(answer, ensure_ascii=False)
         if not text.strip():
             raise AgentBadReply(f"no turn was typed: type the turn, then a line with only '{END_OF_TURN}'")
         return AgentReply(text=text, latency_s=time.perf_counter() - start, model="human")
 
+    # --- what the person sees ---
+
+    def _say(self, text: str) -> None:
+        self._output.write(text)
+        self._output.flush()
+
     def _show(self, request: AgentRequest) -> None:
         who = request.role or "you"
         where = f" ({request.protocol})" if request.protocol else ""
-        self._output.write(f"\n── turn for {who}{where} ──\n{prompt_as_text(request)}\n")
-        self._output.write(f"── end the turn with a line holding only '{END_OF_TURN}' (or end of input) ──\n")
-        self._output.flush()
+        self._say(f"\n── turn for {who}{where} ──\n{request.prompt}\n")
+        self._say(
+            f"── write plain text or Markdown; end each answer with a line holding only '{END_OF_TURN}', "
+            f"or type '{OPEN_EDITOR}' alone to use $EDITOR ──\n"
+        )
 
-    def _read_turn(self) -> str:
+    # --- the form, walked from the schema ---
+
+    async def _value(self, schema: dict[str, Any], root: dict[str, Any], name: str) -> Any:
+        schema = _resolve(schema, root)
+        label = name or "answer"
+        description = schema.get("description", "")
+        kind = schema.get("type")
+        if kind == "null":
+            return None  # nothing to say now (an Agora target before anyone proposed)
+        if "enum" in schema:
+            values = list(schema["enum"])
+            if values and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+                return await self._number(label, description, float, allowed=values)
+            return await self._choice(label, description, values)
+        if kind == "object":
+            return {
+                key: await self._value(sub, root, f"{name}.{key}" if name else key)
+                for key, sub in schema.get("properties", {}).items()
+            }
+        if kind == "array":
+            return await self._list(schema, root, label, description)
+        if kind == "boolean":
+            return await self._yes_no(label, description)
+        if kind in ("integer", "number"):
+            return await self._number(label, description, int if kind == "integer" else float)
+        if schema.get("maxLength") == 0:
+            return ""  # a field that can only be empty now, like a critique summary before DONE
+        return await self._text(f"{label}" + (f" — {description}" if description else ""))
+
+    async def _choice(self, label: str, description: str, options: list[Any]) -> Any:
+        if len(options) == 1:
+            self._say(f"{ASK}{label}: {options[0]} (the only choice now)\n")
+            return options[0]
+        listed = "  ".join(f"{n}) {option}" for n, option in enumerate(options, start=1))
+        while True:
+            self._say(
+                f"{ASK}{label}{' — ' + description if description else ''}\n  {listed}\n  choose 1-{len(options)}: "
+            )
+            typed = (await self._line()).strip()
+            if typed.isdigit() and 1 <= int(typed) <= len(options):
+                return options[int(typed) - 1]
+            by_name = [o for o in options if str(o).lower() == typed.lower()]
+            if by_name:
+                return by_name[0]
+
+    async def _yes_no(self, label: str, description: str) -> bool:
+        while True:
+            self._say(f"{ASK}{label}{' — ' + description if description else ''} [y/n]: ")
+            typed = (await self._line()).strip().lower()
+            if typed in ("y", "yes", "n", "no"):
+                return typed.startswith("y")
+
+    async def _number(
+        self, label: str, description: str, kind: type[int] | type[float], allowed: list[Any] | None = None
+    ) -> int | float:
+        shown = ""
+        if allowed:
+            step = f", in steps of {allowed[1] - allowed[0]:g}" if len(allowed) > 1 else ""
+            shown = f" ({allowed[0]} to {allowed[-1]}{step})"
+        while True:
+            self._say(f"{ASK}{label}{' — ' + description if description else ''}{shown}: ")
+            typed = (await self._line()).strip()
+            try:
+                value = kind(typed)
+            except ValueError:
+                self._say(f"  '{typed}' is not a number; type one, like 0.7.\n")
+                continue
+            if allowed is None:
+                return value
+            closest = min(allowed, key=lambda option: abs(option - value))
+            if abs(closest - value) < 1e-9:
+                return closest  # type: ignore[no-any-return]
+            self._say(f"  {typed} is not one of the values allowed; the nearest is {closest}.\n")
+
+    async def _list(self, schema: dict[str, Any], root: dict[str, Any], label: str, description: str) -> list[Any]:
+        low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
+        if high == 0:
+            return []  # no items are allowed now (Agora evidence outside research)
+        bounds = f"{low} to {high}" if high is not None else f"at least {low}"
+        while True:
+            self._say(f"{ASK}{label}{' — ' + description if description else ''}\n  how many ({bounds})? ")
+            typed = (await self._line()).strip()
+            if typed.isdigit() and int(typed) >= low and (high is None or int(typed) <= int(high)):
+                count = int(typed)
+                break
+        items = schema.get("items", {})
+        return [await self._value(items, root, f"{label} {n}") for n in range(1, count + 1)]
+
+    async def _text(self, label: str) -> str:
+        self._say(f"{ASK}{label}:\n")
         lines: list[str] = []
         while True:
-            line = self._input.readline()
-            if not line or line.rstrip("\r\n") == END_OF_TURN:
+            line = await self._line()
+            stripped = line.rstrip("\r\n")
+            if stripped == OPEN_EDITOR and not lines:
+                return await asyncio.to_thread(edit_text, "")
+            if not line or stripped == END_OF_TURN:
                 return "".join(lines).rstrip("\r\n")
             lines.append(line)
+
+    # --- reading ---
+
+    async def _line(self) -> str:
+        """One line with its newline, or '' at end of input."""
+        if self._fd is None:
+            return await asyncio.to_thread(self._input.readline)
+        while not self._pending and not self._eof:
+            chunk = await _read_ready(self._fd)
+            if not chunk:
+                self._eof = True
+            else:
+                self._pending.extend(chunk.splitlines(keepends=True))
+        return self._pending.pop(0) if self._pending else ""
+
+
+def _terminal_fd(stream: TextIO) -> int | None:
+    """The descriptor of a stream that is a real terminal, else None (a replaced or wrapped stdin)."""
+    try:
+        return stream.fileno() if stream.isatty() else None
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
+
+
+async def _read_ready(fd: int) -> str:
+    """What the terminal has for us once it is readable (a whole line in the terminal's line mode)."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+    return os.read(fd, 65536).decode("utf-8", "replace")
+
+
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """Follow a local ``$ref`` and take the non-null branch of an optional field."""
+    while "$ref" in schema:
+        target: Any = root
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    for key in ("anyOf", "oneOf"):
+        branches = [b for b in schema.get(key, []) if b.get("type") != "null"]
+        if branches:
+            merged = {k: v for k, v in schema.items() if k != key}
+            return _resolve({**branches[0], **merged}, root)
+    return schema
+
+
+def edit_text(initial: str) -> str:
+    """Open ``$VISUAL``/``$EDITOR`` (else ``vi``) on a Markdown file and return what the person saved."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.NamedTemporaryFile("w+", suffix=".md", encoding="utf-8", delete=False) as handle:
+        handle.write(initial)
+        path = handle.name
+    try:
+        subprocess.run([*shlex.split(editor), path], check=False)
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    finally:
+        os.unlink(path)
 
 
 def from_spec(rest: str) -> HumanAgent:

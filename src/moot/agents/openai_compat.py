@@ -3,7 +3,8 @@
 A schema is sent as ``response_format={"type": "json_schema", ...}``. Servers that refuse that form
 (llama-cpp-python's server answers 500) get ``{"type": "json_object", "schema": ...}`` instead, the
 form llama.cpp turns into a grammar, plus the schema in the system message; the refusal is
-remembered so later turns go straight to the fallback.
+remembered for the server's base URL for the rest of the process, so no later request (of this debate or
+any other) is one the server is known to refuse.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import httpx2  # openai's own HTTP client
 import openai
 from openai.types.chat import ChatCompletion
 
-from moot.agents._http import error_for_status
+from moot.agents._http import RequestDeadline, error_for_status
 from moot.agents.base import (
+    PROBE_TIMEOUT_S,
     Agent,
     AgentBadReply,
     AgentError,
     AgentReply,
     AgentRequest,
-    AgentTimeout,
     AgentUnavailable,
     RetryPolicy,
     UnknownAgentSpec,
@@ -32,10 +33,14 @@ from moot.agents.base import (
     chat_messages,
     schema_instruction,
 )
+from moot.agents.ollama import ollama_host
+from moot.agents.pricing import runs_locally, table_price_usd
 
 OPENAI_URL = "https://api.openai.com/v1"
-OLLAMA_URL = "http://127.0.0.1:11434/v1"
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
+
+# Base URLs whose server refused ``response_format: json_schema`` in this process.
+_REFUSES_JSON_SCHEMA: set[str] = set()
 
 
 class OpenAIAgent(Agent):
@@ -64,13 +69,24 @@ class OpenAIAgent(Agent):
                 )
             key = _PLACEHOLDER_KEY
         self.retry = retry or RetryPolicy()
-        self.json_schema_refused = False
         # Retries are ours (counted in the reply), so the SDK's own are off.
         self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, http_client=http_client)
 
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if runs_locally(self.base_url):
+            return 0.0
+        provider = "openai" if self.base_url == OPENAI_URL else None  # elsewhere the table matches by URL
+        return table_price_usd(self.model, prompt_tokens, completion_tokens, provider=provider, api_url=self.base_url)
+
+    @property
+    def json_schema_refused(self) -> bool:
+        """Whether this agent's server is known to refuse the json_schema response format."""
+        return self.base_url in _REFUSES_JSON_SCHEMA
+
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
-        completion, attempts = await call_with_retries(lambda: self._complete(request), self.retry)
+        deadline = RequestDeadline(request)
+        completion, attempts = await call_with_retries(lambda: self._complete(request, deadline), self.retry)
         if not completion.choices:
             raise AgentBadReply(f"{self.base_url} answered with no choices: check the server's logs")
         choice = completion.choices[0]
@@ -94,30 +110,35 @@ class OpenAIAgent(Agent):
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def _complete(self, request: AgentRequest) -> ChatCompletion:
+    async def _complete(self, request: AgentRequest, deadline: RequestDeadline) -> ChatCompletion:
         schema = request.json_schema
         if schema is not None and not self.json_schema_refused:
             response_format = {"type": "json_schema", "json_schema": {"name": "turn", "schema": schema}}
             try:
-                return await self._create(request, chat_messages(request), response_format)
+                return await self._create(request, deadline, chat_messages(request), response_format)
             except openai.APIStatusError as exc:
                 if not _refuses_json_schema(exc):
                     raise self._error(exc) from exc
-                self.json_schema_refused = True
+                _REFUSES_JSON_SCHEMA.add(self.base_url)
         try:
             if schema is None:
-                return await self._create(request, chat_messages(request), None)
+                return await self._create(request, deadline, chat_messages(request), None)
             fallback = {"type": "json_object", "schema": schema}
             return await self._create(
-                request, chat_messages(request, extra_system=schema_instruction(schema)), fallback
+                request, deadline, chat_messages(request, extra_system=schema_instruction(schema)), fallback
             )
         except openai.APIStatusError as exc:
             raise self._error(exc) from exc
 
     async def _create(
-        self, request: AgentRequest, messages: list[dict[str, str]], response_format: dict[str, Any] | None
+        self,
+        request: AgentRequest,
+        deadline: RequestDeadline,
+        messages: list[dict[str, str]],
+        response_format: dict[str, Any] | None,
     ) -> ChatCompletion:
-        options: dict[str, Any] = {"timeout": request.timeout_s}
+        waited = deadline.next_timeout(self.base_url)
+        options: dict[str, Any] = {"timeout": waited}
         if request.max_tokens is not None:
             options["max_tokens"] = request.max_tokens
         if request.temperature is not None:
@@ -134,10 +155,7 @@ class OpenAIAgent(Agent):
                 retryable=True,
             ) from exc
         except openai.APITimeoutError as exc:
-            raise AgentTimeout(
-                f"{self.base_url} did not answer within {request.timeout_s:g} s: raise timeout_s or use a faster model",
-                retryable=True,
-            ) from exc
+            raise deadline.timed_out(self.base_url, waited) from exc
         except openai.APIConnectionError as exc:
             if isinstance(exc.__cause__, httpx2.RemoteProtocolError):  # reached, but the answer broke off
                 raise AgentUnavailable(
@@ -145,9 +163,7 @@ class OpenAIAgent(Agent):
                     "check the server's log, or a proxy before it",
                     retryable=True,
                 ) from exc
-            raise AgentUnavailable(
-                f"cannot reach {self.base_url}: start the server or pass openai:MODEL@URL", retryable=True
-            ) from exc
+            raise AgentUnavailable(self._unreachable(), retryable=True) from exc
         # Any other content type comes back as text; the SDK builds its models without validating them.
         if not (isinstance(completion, ChatCompletion) and _has_messages(completion)):
             raise AgentBadReply(
@@ -155,6 +171,23 @@ class OpenAIAgent(Agent):
                 retryable=True,
             )
         return completion
+
+    def _unreachable(self) -> str:
+        if self.base_url == OPENAI_URL:
+            return f"cannot reach {self.base_url}: check the network, or pass openai:MODEL@URL for a local server"
+        return f"cannot reach {self.base_url}: start the server there, or correct the URL"
+
+    async def probe(self) -> None:
+        """List the server's models once: any HTTP answer but a refused key means it is there."""
+        try:
+            await self._client.with_options(timeout=PROBE_TIMEOUT_S).models.list()
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise self._error(exc) from exc
+        except openai.APIConnectionError as exc:  # also the probe's timeout
+            raise AgentUnavailable(self._unreachable()) from exc
+        except openai.APIResponseValidationError:
+            pass  # it answered, with something other than a model list: reachable
 
     def _error(self, exc: openai.APIStatusError) -> AgentError:
         return error_for_status(
@@ -171,6 +204,9 @@ class OllamaAgent(OpenAIAgent):
     """An Ollama server through its OpenAI-compatible API; only the reported name differs."""
 
     name = "ollama"
+
+    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        return 0.0  # a local model server
 
 
 def _refuses_json_schema(exc: openai.APIStatusError) -> bool:
@@ -193,11 +229,11 @@ def from_spec(rest: str) -> OpenAIAgent:
 
 
 def ollama_from_spec(rest: str) -> OllamaAgent:
-    """``ollama:MODEL``: an OpenAI-compatible server on Ollama's default port, no key needed."""
+    """``ollama:MODEL``: an OpenAI-compatible server on Ollama's port, no key needed."""
     model = rest.strip()
     if not model:
         raise UnknownAgentSpec("ollama needs a model name: use ollama:MODEL, e.g. ollama:llama3.2")
-    return OllamaAgent(model, base_url=OLLAMA_URL, api_key="ollama")
+    return OllamaAgent(model, base_url=f"{ollama_host()}/v1", api_key="ollama")
 
 
 def _split_model_url(rest: str) -> tuple[str, str | None]:

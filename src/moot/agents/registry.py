@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
+from moot.agents.acp_catalog import ACP_INSTALL, KNOWN_ACP_AGENTS, installed_path
 from moot.agents.base import Agent, AgentError, AgentUnavailable, UnknownAgentSpec
 from moot.agents.local import INSTALL_HINT, default_weights
 
@@ -46,6 +47,7 @@ _BUILTINS: dict[str, _Builtin] = {
     "cmd": _Builtin("cmd:COMMAND", "moot.agents.cmd:from_spec"),
     "human": _Builtin("human", "moot.agents.human:from_spec"),
     "script": _Builtin("script:FILE", "moot.agents.script:from_spec"),
+    "acp": _Builtin("acp:COMMAND", "moot.agents.acp:from_spec", ACP_INSTALL),
 }
 
 
@@ -85,6 +87,7 @@ def valid_forms() -> list[str]:
 def list_backends() -> list[BackendStatus]:
     """Readiness of every backend, checked without importing SDKs or loading models."""
     statuses = [_builtin_status(name, builtin) for name, builtin in _BUILTINS.items()]
+    statuses += _known_acp_statuses()
     for name, point in _plugins().items():
         statuses.append(BackendStatus(name, f"{name}[:…]", True, f"plugin {point.value}", plugin=point.value))
     return statuses
@@ -150,7 +153,9 @@ def _openai_readiness() -> tuple[bool, str]:
 def _ollama_readiness() -> tuple[bool, str]:
     if not _installed("openai"):
         return False, f"the openai SDK is not installed: run {_OPENAI_INSTALL}"
-    return True, "talks to an Ollama server at http://127.0.0.1:11434 (not checked)"
+    from moot.agents.ollama import ollama_host, ollama_models
+
+    return ollama_models(ollama_host())
 
 
 def _anthropic_readiness() -> tuple[bool, str]:
@@ -167,6 +172,22 @@ def _human_readiness() -> tuple[bool, str]:
     return False, "stdin is not a terminal: run moot in a terminal to take part in person"
 
 
+def _acp_readiness() -> tuple[bool, str]:
+    if not _installed("acp"):
+        return False, f"the agent-client-protocol SDK is not installed: run {ACP_INSTALL}"
+    return True, "runs a coding agent over the Agent Client Protocol, one session per role"
+
+
+def _known_acp_statuses() -> list[BackendStatus]:
+    """One line per ACP agent moot knows by name: on PATH or not, and how to install it."""
+    statuses = []
+    for known in KNOWN_ACP_AGENTS:
+        path = installed_path(known)
+        detail = f"installed at {path}" if path else f"'{known.command}' is not on PATH: {known.install}"
+        statuses.append(BackendStatus(f"acp {known.command}", known.spec, path is not None, detail))
+    return statuses
+
+
 _READINESS: dict[str, Callable[[], tuple[bool, str]]] = {
     "local": _local_readiness,
     "openai": _openai_readiness,
@@ -174,5 +195,6 @@ _READINESS: dict[str, Callable[[], tuple[bool, str]]] = {
     "anthropic": _anthropic_readiness,
     "cmd": lambda: (True, "runs any command: prompt on stdin, turn on stdout"),
     "human": _human_readiness,
-    "script": lambda: (True, "replays prepared replies from a JSON file"),
+    "script": lambda: (True, "replays prepared replies: a JSON array or JSON lines (docs/agents.md)"),
+    "acp": _acp_readiness,
 }

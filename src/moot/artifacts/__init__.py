@@ -11,6 +11,7 @@ from pathlib import Path
 
 from moot import registry
 from moot.artifacts.base import FILE_RULES, CheckReport, read_text, unreadable
+from moot.artifacts.run_state import current_halt
 
 
 def detect(path: Path) -> tuple[str | None, Path, CheckReport | None]:
@@ -64,4 +65,12 @@ def check_path(path: Path) -> CheckReport:
     if report is not None or protocol is None:
         assert report is not None
         return report
-    return registry.get(protocol).check(target)
+    report = registry.get(protocol).check(target)
+    summary = report.summary
+    if summary is not None and summary.outcome is None:
+        # A run moot halted without a protocol outcome is reported beside the state, never as an outcome.
+        halted = current_halt(target, summary.turns)
+        if halted is not None:
+            detail = {**summary.detail, "run_halted": halted}
+            report = report.model_copy(update={"summary": summary.model_copy(update={"detail": detail})})
+    return report

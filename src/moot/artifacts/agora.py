@@ -7,12 +7,14 @@
     - Max turns: 20
     - Deadlock window: 3
     - Started: <time>
+    - Sources: `<path>`, `<path>`  (optional: the --source files the evidence is checked against)
     - Participants:
       - <role>: <position>        (in speaking order)
 
     ## Turn 1 — <role>
 
     Proposal: proposal-<role>      (only on a propose turn)
+    Evidence 1: verified at <path>:<line>   (one per checked evidence item, when the record has sources)
 
     ```json
     { the drone's reply JSON, exactly the seed's fields }
@@ -34,6 +36,7 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +72,8 @@ _TURN_HEADING = re.compile(r"## Turn ([0-9]{1,9}) — (.*\S)")
 _METADATA = re.compile(r"- ([^:]+):(.*)")
 _PARTICIPANT = re.compile(r"\s+- ([^:]*):(.*)")
 _OUTCOME_LINE = re.compile(r"- (Result|Reason):(.*)")
+_EVIDENCE_MARK = re.compile(r"Evidence ([0-9]{1,4}): (.*\S)")
+_SOURCE_ITEM = re.compile(r"`([^`]+)`")
 _REPLY_FIELDS = ("signal", "message", "confidence", "target", "evidence")
 _EVIDENCE_FIELDS = ("source", "content", "confidence")
 # Header keys (lower case) -> config field; 'started' and 'participants' are handled apart.
@@ -90,12 +95,13 @@ class AgoraRecord(BaseModel):
     started: str | None = None
     turns: tuple[AgoraTurn, ...] = ()
     outcome: Outcome | None = None
+    sources: tuple[str, ...] = ()  # the '- Sources:' paths, relative to the work root
 
 
 # --- rendering ---------------------------------------------------------------------------------
 
 
-def render_header(config: AgoraConfig, started: str | None = None) -> str:
+def render_header(config: AgoraConfig, started: str | None = None, sources: Sequence[str] = ()) -> str:
     lines = [
         f"{TITLE} {config.topic}",
         "",
@@ -104,6 +110,7 @@ def render_header(config: AgoraConfig, started: str | None = None) -> str:
         f"- Max turns: {config.max_turns}",
         f"- Deadlock window: {config.deadlock_window}",
         *([f"- Started: {started}"] if started is not None else []),
+        *([f"- Sources: {', '.join(f'`{path}`' for path in sources)}"] if sources else []),
         "- Participants:",
         *(f"  - {p.role}: {p.position}" for p in config.participants),
     ]
@@ -116,10 +123,12 @@ def reply_json(reply: AgoraReply) -> str:
     return json.dumps({key: data[key] for key in _REPLY_FIELDS}, indent=2, ensure_ascii=False)
 
 
-def render_turn(turn: AgoraTurn) -> str:
-    """One turn: heading, the proposal it creates (if any) and its JSON block."""
+def render_turn(turn: AgoraTurn, marks: Sequence[str] = ()) -> str:
+    """One turn: heading, the proposal it creates (if any), its evidence marks and its JSON block."""
     proposal = f"Proposal: {turn.proposal_id}\n\n" if turn.proposal_id is not None else ""
-    return f"## Turn {turn.number} — {turn.role}\n\n{proposal}```json\n{reply_json(turn)}\n```\n"
+    evidence = "".join(f"Evidence {n}: {mark}\n" for n, mark in enumerate(marks, start=1))
+    evidence += "\n" if marks else ""
+    return f"## Turn {turn.number} — {turn.role}\n\n{proposal}{evidence}```json\n{reply_json(turn)}\n```\n"
 
 
 def render_outcome(outcome: Outcome) -> str:
@@ -294,6 +303,7 @@ class TurnSource:
     text: str
     parts: dict[str, int]
     turn: AgoraTurn | None
+    marks: dict[int, tuple[int, str]] = field(default_factory=dict)  # evidence item -> (line, what moot found)
 
 
 @dataclass
@@ -303,6 +313,7 @@ class _Scan:
     violations: list[Violation] = field(default_factory=list)
     config: AgoraConfig | None = None
     started: str | None = None
+    sources: tuple[str, ...] = ()
     header_lines: dict[str, int] = field(default_factory=dict)
     turns: list[TurnSource] = field(default_factory=list)
     outcome: Outcome | None = None
@@ -356,11 +367,16 @@ def _scan_header(scan: _Scan, title: int, end: int) -> None:
             scan.report("AGORA_HEADER", message, index)
             scan.header_lines[key] = index + 1
             values[key] = ""
+        elif key == "sources":
+            scan.header_lines[key] = index + 1
+            scan.sources = tuple(_SOURCE_ITEM.findall(entry.group(2)))
+            if not scan.sources:
+                scan.report("AGORA_HEADER", "'Sources' lists no path; write them like `src`, `docs/guide.md`.", index)
         elif key in _HEADER_FIELDS or key in {"started", "participants"}:
             scan.header_lines[key] = index + 1
             values[key] = entry.group(2).strip()
         else:
-            known = "Dialogue, Methodology, Max turns, Deadlock window, Started, Participants"
+            known = "Dialogue, Methodology, Max turns, Deadlock window, Started, Sources, Participants"
             scan.report("AGORA_HEADER", f"unknown header field {entry.group(1).strip()!r}; use {known}.", index)
     scan.started = values.get("started") or None
     if "started" in values and not values["started"]:
@@ -468,6 +484,7 @@ def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
         report("a turn heading reads '## Turn N — <role>' with an em dash (—); rewrite it so.", head)
     proposal: str | None = None
     block: tuple[int, int] | None = None
+    marks: dict[int, tuple[int, str]] = {}
     stray = False
     index = head + 1
     while index <= last:
@@ -479,11 +496,13 @@ def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
             parts["proposal"] = index + 1
             if not proposal:
                 report("the 'Proposal:' line is empty; write 'Proposal: proposal-<role>'.", index)
+        elif block is None and (mark := _EVIDENCE_MARK.fullmatch(stripped)) is not None:
+            marks[int(mark.group(1))] = (index + 1, mark.group(2))
         elif block is None and stripped.startswith("```"):
             close = next((i for i in range(index + 1, last + 1) if lines[i].strip() == "```"), None)
             if close is None:
                 report("the ```json block is not closed; end it with a line of ```.", index)
-                return TurnSource(line=head + 1, text=text, parts=parts, turn=None)
+                return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
             block, index = (index + 1, close), close
         elif not stray:  # one report per turn is enough to find the spot
             stray = True
@@ -492,15 +511,15 @@ def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
         index += 1
     if block is None:
         report("the turn has no ```json block; add the drone JSON in one.", head)
-        return TurnSource(line=head + 1, text=text, parts=parts, turn=None)
+        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
     source = "\n".join(lines[block[0] : block[1]])
     parts.update({key: block[0] + line for key, line in key_lines(source).items()})
     reply = decode_reply(source, file=scan.file, first_line=block[0] + 1)
     if isinstance(reply, list):
         scan.violations.extend(v.at(turn=position) for v in reply)
-        return TurnSource(line=head + 1, text=text, parts=parts, turn=None)
+        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
     if heading is None or proposal == "":
-        return TurnSource(line=head + 1, text=text, parts=parts, turn=None)
+        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
     turn = AgoraTurn.model_validate(
         {
             **reply.model_dump(),
@@ -509,7 +528,7 @@ def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
             "proposal_id": proposal,
         }
     )
-    return TurnSource(line=head + 1, text=text, parts=parts, turn=turn)
+    return TurnSource(line=head + 1, text=text, parts=parts, turn=turn, marks=marks)
 
 
 def _scan_outcome(scan: _Scan, head: int, end: int) -> None:
@@ -545,6 +564,7 @@ def parse(text: str, file: str | None = None) -> tuple[AgoraRecord | None, list[
         started=scan.started,
         turns=tuple(t for t in turns if t is not None),
         outcome=scan.outcome,
+        sources=scan.sources,
     )
     return record, scan.violations
 
@@ -602,22 +622,29 @@ def _check_scan(path: Path) -> tuple[_Scan | None, AgoraProtocol | None, AgoraSt
 
 def check(path: Path) -> CheckReport:
     """Replay a debate record: format, protocol rules, outcome and digest chain. Never raises on bad input."""
-    _, protocol, state, violations = _check_scan(path)
-    if protocol is None or state is None:
+    scan, protocol, state, violations = _check_scan(path)
+    if scan is None or protocol is None or state is None:
         return unreadable(path, violations, protocol=NAME)
-    return CheckReport(path=str(path), protocol=NAME, violations=violations, summary=protocol.summary(state))
+    from moot.artifacts.agora_grounding import check_evidence  # reads the cited files
+
+    cited, grounding = check_evidence(path, scan.sources, scan.turns)
+    violations = sorted([*violations, *cited], key=lambda v: (v.line or 0, v.turn or 0))
+    summary = protocol.summary(state)
+    if grounding:
+        summary = summary.model_copy(update={"detail": {**summary.detail, "grounding": grounding}})
+    return CheckReport(path=str(path), protocol=NAME, violations=violations, summary=summary)
 
 
 # --- writing -----------------------------------------------------------------------------------
 
 
-def create(path: Path, config: AgoraConfig, started: str | None = None) -> None:
+def create(path: Path, config: AgoraConfig, started: str | None = None, sources: Sequence[str] = ()) -> None:
     """Start a debate record (``started`` defaults to now, UTC). Refuses to overwrite an existing file."""
     if path.exists() or path.is_symlink():
         raise FileExistsError(f"{path} already exists; continue that debate or choose another file name.")
     when = started if started is not None else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     record_chain(path, [])  # first, so a stale chain from an earlier record at this path is gone
-    atomic_write_text(path, render_header(config, when))
+    atomic_write_text(path, render_header(config, when, sources))
 
 
 def _writable(path: Path) -> tuple[_Scan, AgoraProtocol, AgoraState]:
@@ -637,7 +664,7 @@ def load(path: Path) -> tuple[AgoraProtocol, AgoraState]:
     return protocol, state
 
 
-def append_turn(path: Path, turn: AgoraTurn) -> tuple[AgoraState, list[Violation]]:
+def append_turn(path: Path, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
     """Validate ``turn`` against the record on disk, append it durably and extend the digest chain.
 
     When the turn ends the debate, the '## Outcome' section is written in the same atomic write.
@@ -647,7 +674,7 @@ def append_turn(path: Path, turn: AgoraTurn) -> tuple[AgoraState, list[Violation
     scan, protocol, state = _writable(path)
     state, warnings = protocol.step(state, turn)
     text = "\n".join(scan.lines)
-    piece = render_turn(turn) + (f"\n{render_outcome(state.outcome)}" if state.outcome is not None else "")
+    piece = render_turn(turn, marks) + (f"\n{render_outcome(state.outcome)}" if state.outcome is not None else "")
     updated = text + ("\n" if text.endswith("\n") else "\n\n") + piece
     written = _scan(updated, str(path))
     if len(written.turns) == len(scan.turns) + 1 and written.turns[-1].turn == turn:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from moot.protocols.base import Replay, Rule, RuleBook, Severity, Summary, Violation
+from moot.protocols.base import ProtocolViolationError, Replay, Rule, RuleBook, Severity, Summary, Violation
 
 # Larger records are refused before reading: a debate is text written by people and models.
 MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
@@ -34,6 +34,7 @@ FILE_RULES = RuleBook(
         Rule("PRIOR_TURN_MODIFIED", "A turn must never change after it was accepted."),
         Rule("PRIOR_TURN_REMOVED", "A turn must never be removed after it was accepted."),
         Rule("CHAIN_UNREADABLE", "The digest chain beside a record must be moot's JSON lines.", Severity.WARNING),
+        Rule("CHAIN_MISSING", "A record that says moot wrote it keeps its digest chain beside it.", Severity.WARNING),
     ]
 )
 
@@ -109,12 +110,7 @@ def read_text(path: Path) -> tuple[str | None, list[Violation]]:
             ]
         size = path.stat().st_size
         if size > MAX_ARTIFACT_BYTES:
-            return None, [
-                FILE_RULES.violation(
-                    "FILE_TOO_LARGE",
-                    f"{file} is {size} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit; check that it is a moot record.",
-                ).at(file=file)
-            ]
+            return None, [too_large(file, size)]
         data = path.read_bytes()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
@@ -122,12 +118,25 @@ def read_text(path: Path) -> tuple[str | None, list[Violation]]:
     return decode_text(data, file)
 
 
+def too_large(file: str, size: int, *, writing: bool = False) -> Violation:
+    """``FILE_TOO_LARGE`` for ``size`` bytes; ``writing`` when a write was refused for it (nothing written)."""
+    if writing:
+        message = (
+            f"writing it would make {file} {size} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit of a record, so "
+            "nothing was written; shorten the text, or close the debate."
+        )
+    else:
+        message = (
+            f"{file} is {size} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit of a record; pass a smaller file "
+            "(a record is text written by people and models)."
+        )
+    return FILE_RULES.violation("FILE_TOO_LARGE", message).at(file=file)
+
+
 def decode_text(data: bytes, file: str) -> tuple[str | None, list[Violation]]:
     """Decode UTF-8, naming the line of the first bad byte. Never raises."""
     if len(data) > MAX_ARTIFACT_BYTES:
-        return None, [
-            FILE_RULES.violation("FILE_TOO_LARGE", f"{file} is over the {MAX_ARTIFACT_BYTES}-byte limit.").at(file=file)
-        ]
+        return None, [too_large(file, len(data))]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -186,8 +195,15 @@ def refuse_symlink(path: Path) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text``: temp file in the same directory, fsync, rename, fsync dir."""
+    """Replace ``path`` with ``text``: temp file in the same directory, fsync, rename, fsync dir.
+
+    Text over the size limit a reader accepts is refused (``ProtocolViolationError``) before anything is
+    written, so that no write leaves a record moot could not read back.
+    """
     refuse_symlink(path)
+    data = text.encode("utf-8")
+    if len(data) > MAX_ARTIFACT_BYTES:
+        raise ProtocolViolationError([too_large(str(path), len(data), writing=True)])
     path.parent.mkdir(parents=True, exist_ok=True)
     # Not mkstemp, which creates 0600: a new record gets the mode any new file would (0666 less the
     # umask, applied by the kernel); an existing record keeps its own mode.
@@ -196,8 +212,8 @@ def atomic_write_text(path: Path, text: str) -> None:
     try:
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o7777)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -205,6 +221,21 @@ def atomic_write_text(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_directory(path.parent)
+
+
+def append_raw(path: Path, data: bytes) -> None:
+    """Append ``data`` to an existing file and fsync it, leaving every byte before it as it was.
+
+    For what must be recorded in a file moot cannot parse (an INVALIDATED conclusion); anything that
+    parses is rewritten through :func:`atomic_write_text` instead.
+    """
+    refuse_symlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def append_log_line(path: Path, line: str) -> None:

@@ -5,13 +5,20 @@ Beside each record moot keeps a sidecar of JSON lines, one per accepted turn:
 ``moot check`` recomputes the digests from the record on disk; a turn whose text no longer matches
 is ``PRIOR_TURN_MODIFIED``, a recorded turn that is gone is ``PRIOR_TURN_REMOVED``. Records written
 by other tools have no sidecar and are checked by the protocol rules alone.
+
+A record moot wrote also carries the chain's head inside itself, as one Markdown comment line that no
+renderer shows and no seed format forbids: ``<!-- moot-chain turns=N head=<chain of turn N> -->``. Without
+the sidecar, ``moot check`` recomputes the head from the turns on disk, so an edit still shows
+(``PRIOR_TURN_MODIFIED``, not located to one turn), and the missing sidecar is the warning ``CHAIN_MISSING``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from moot.artifacts.base import FILE_RULES, atomic_write_text
@@ -39,6 +46,30 @@ def build_chain(turn_texts: Sequence[str]) -> list[dict[str, object]]:
         link = hashlib.sha256((link + digest).encode("ascii")).hexdigest()
         rows.append({"turn": number, "digest": digest, "chain": link})
     return rows
+
+
+@dataclass(frozen=True)
+class ChainMark:
+    """The chain's head as the record itself carries it."""
+
+    turns: int
+    head: str
+
+    @classmethod
+    def of(cls, turn_texts: Sequence[str]) -> ChainMark:
+        rows = build_chain(turn_texts)
+        return cls(len(rows), str(rows[-1]["chain"]) if rows else GENESIS)
+
+    @classmethod
+    def parse(cls, line: str) -> ChainMark | None:
+        found = _MARK.match(line)
+        return cls(int(found.group("turns")), found.group("head")) if found else None
+
+    def line(self) -> str:
+        return f"<!-- moot-chain turns={self.turns} head={self.head} -->"
+
+
+_MARK = re.compile(r"^\s*<!--\s*moot-chain\s+turns=(?P<turns>\d{1,9})\s+head=(?P<head>[0-9a-f]{64})\s*-->\s*$")
 
 
 def record_chain(artifact: Path, turn_texts: Sequence[str]) -> None:
@@ -77,10 +108,48 @@ def read_chain(artifact: Path) -> tuple[list[dict[str, object]] | None, list[Vio
     return rows, []
 
 
-def verify_chain(artifact: Path, turn_texts: Sequence[str], turn_lines: Sequence[int | None] = ()) -> list[Violation]:
-    """Compare the turns on disk with the recorded chain. ``turn_lines`` locates each turn."""
+def verify_mark(artifact: Path, turn_texts: Sequence[str], mark: ChainMark) -> list[Violation]:
+    """Without the sidecar: the turns on disk against the head the record carries, and a warning."""
+    file = str(artifact)
+    found = [
+        FILE_RULES.violation(
+            "CHAIN_MISSING",
+            f"the record says moot wrote it, but its chain {chain_path(artifact).name} is missing; its turns were "
+            "checked against the chain head inside the record instead, so restore the file to locate an edit.",
+        ).at(file=file)
+    ]
+    if len(turn_texts) < mark.turns:
+        found.append(
+            FILE_RULES.violation(
+                "PRIOR_TURN_REMOVED",
+                f"the record says {mark.turns} turns were accepted but holds {len(turn_texts)}; restore the "
+                "missing turns from version control.",
+                turn=len(turn_texts) + 1,
+            ).at(file=file)
+        )
+    elif ChainMark.of(turn_texts[: mark.turns]).head != mark.head:
+        found.append(
+            FILE_RULES.violation(
+                "PRIOR_TURN_MODIFIED",
+                f"one of the {mark.turns} accepted turns was edited (the chain head inside the record no longer "
+                "matches); restore the original text from version control.",
+            ).at(file=file)
+        )
+    return found
+
+
+def verify_chain(
+    artifact: Path,
+    turn_texts: Sequence[str],
+    turn_lines: Sequence[int | None] = (),
+    mark: ChainMark | None = None,
+) -> list[Violation]:
+    """Compare the turns on disk with the recorded chain (else the ``mark`` the record carries).
+    ``turn_lines`` locates each turn."""
     recorded, problems = read_chain(artifact)
     if recorded is None:
+        if mark is not None and not chain_path(artifact).exists():
+            return verify_mark(artifact, turn_texts, mark)
         return problems
     file = str(artifact)
     found: list[Violation] = []

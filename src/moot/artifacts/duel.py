@@ -21,9 +21,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from moot.artifacts.base import FILE_RULES, CheckReport, atomic_write_text, read_text, refuse_symlink, unreadable
+from moot.artifacts.base import (
+    FILE_RULES,
+    CheckReport,
+    append_raw,
+    atomic_write_text,
+    read_text,
+    refuse_symlink,
+    unreadable,
+)
 from moot.artifacts.base import slugify as base_slugify
-from moot.artifacts.chain import record_chain, verify_chain
+from moot.artifacts.chain import ChainMark, record_chain, verify_chain
 from moot.builtin_protocols import DUEL
 from moot.protocols.base import Outcome, ProtocolViolationError, Rule, RuleBook, Summary, Violation
 from moot.protocols.duel import (
@@ -88,6 +96,7 @@ _MARKER = re.compile(r"^(?P<text>.*?)\s*[(\[]\s*(?P<marker>non[-\s]?blocking|blo
 _SEPARATOR_CELL = re.compile(r"^:?-+:?$")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _SUFFIX = re.compile(r"^[A-Za-z0-9-]*$")
+_TAIL_BYTES = 64 * 1024  # where an appended conclusion of an unreadable record is looked for
 
 
 class DuelRecord(BaseModel):
@@ -119,6 +128,7 @@ class DuelDocument:
     conclusion_line: int | None = None
     statuses: list[Located] = field(default_factory=list)  # header and metadata Status
     convergence: Located | None = None  # metadata Candidate Convergence
+    chain_mark: ChainMark | None = None  # the chain head moot keeps inside the record
 
 
 # --- small text helpers -----------------------------------------------------------------------
@@ -232,6 +242,7 @@ class _Parser:
             conclusion_line=conclusion_line,
             statuses=header.statuses,
             convergence=header.convergence,
+            chain_mark=header.chain_mark,
         )
 
     def _boundaries(self, begin: int) -> tuple[list[int], list[int]]:
@@ -296,6 +307,7 @@ class _Header:
         self.meta: dict[str, Located] = {}
         self.statuses: list[Located] = []
         self.convergence: Located | None = None
+        self.chain_mark: ChainMark | None = None
 
     def parse(self) -> tuple[DuelConfig, list[Participant]]:
         sections: dict[str, list[int]] = {"": []}
@@ -326,6 +338,10 @@ class _Header:
     def _key_lines(self, indexes: list[int]) -> None:
         for index in indexes:
             if self.p.blank(index):
+                continue
+            mark = ChainMark.parse(self.p.lines[index])
+            if mark is not None and self.chain_mark is None:
+                self.chain_mark = mark
                 continue
             match = _KEY_LINE.match(self.p.lines[index])
             key = next((k for k in KEY_LINES if match and match.group("key").casefold() == k.casefold()), None)
@@ -710,8 +726,9 @@ def _source_link(source: str) -> str:
     return f"[{name}]({target})"
 
 
-def render_header(record: DuelRecord) -> str:
-    """Title, key lines and both tables, with Status and Candidate Convergence derived from the record."""
+def render_header(record: DuelRecord, mark: ChainMark | None = None) -> str:
+    """Title, key lines and both tables, with Status and Candidate Convergence derived from the record;
+    ``mark`` (the digest chain's head) goes after the key lines."""
     config = record.config
     status = expected_status(record.conclusion)
     converging = _flag_text(candidate_convergence(record.turns))
@@ -731,6 +748,7 @@ def render_header(record: DuelRecord) -> str:
         f"**Source Link**: {_source_link(config.source_path)}",
         f"**Status**: {status}",
         f"**Created**: {config.created}",
+        *([mark.line()] if mark is not None else []),
         "",
         "## Metadata",
         "",
@@ -847,7 +865,7 @@ def _check_document(path: Path, document: DuelDocument, parsed: Sequence[Violati
         return v.at(file=file, line=line)
 
     at_conclusion = document.conclusion_line or (document.turn_lines[-1] if document.turn_lines else None)
-    chain = verify_chain(path, document.turn_texts, document.turn_lines)
+    chain = verify_chain(path, document.turn_texts, document.turn_lines, document.chain_mark)
     violations = [
         *parsed,
         *chain,
@@ -880,14 +898,16 @@ def _load(path: Path) -> tuple[DuelDocument | None, _Checked | None, list[Violat
 def check(path: Path) -> CheckReport:
     """Replay a debate artifact and report every violation, located. Never raises for bad input."""
     try:
-        _, checked, problems = _load(path)
+        document, checked, problems = _load(path)
     except OSError as exc:  # read_text is total; this guards the chain sidecar and odd filesystems
         reason = exc.strerror or type(exc).__name__
         problems = [FILE_RULES.violation("FILE_UNREADABLE", f"cannot read {path}: {reason}.").at(file=str(path))]
         return unreadable(path, problems, PROTOCOL)
-    if checked is None:
+    if checked is None or document is None:
         return unreadable(path, problems, PROTOCOL)
-    return checked.report
+    from moot.artifacts.duel_grounding import with_quote_checks  # reads the source document
+
+    return with_quote_checks(checked.report, path, document.record.config, document.record.turns)
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -928,17 +948,33 @@ def _participant_problems(participants: Sequence[Participant], file: str) -> lis
     return [v.at(file=file) for v in found]
 
 
-def create(path: Path, config: DuelConfig, participants: Sequence[Participant]) -> DuelRecord:
-    """Write a new artifact with no turns. Refuses an existing path, bad participants or unsafe text."""
+def create(
+    path: Path, config: DuelConfig, participants: Sequence[Participant], first_turn: DuelTurn | None = None
+) -> DuelRecord:
+    """Write a new artifact, with ``first_turn`` (already validated) if given, in one write. Refuses an
+    existing path, bad participants or unsafe text."""
     file = str(path)
     if path.exists() or path.is_symlink():
         raise FileExistsError(f"{path} already exists; append to it or choose another suffix")
     problems = _participant_problems(participants, file)
     if problems:
         raise ProtocolViolationError(problems)
-    record = DuelRecord(config=config, participants=list(participants))
-    _write(path, record, [], "", rechain=True)
+    turns = [first_turn] if first_turn is not None else []
+    record = DuelRecord(config=config, participants=list(participants), turns=turns)
+    _write(path, record, [render_turn(t).rstrip() for t in turns], "", rechain=True)
     return record
+
+
+def _with_participants(record: DuelRecord, joined: Sequence[Participant], file: str) -> DuelRecord:
+    """``record`` with every participant of ``joined`` its table lacks (a peer may join after creation)."""
+    listed = {p.name for p in record.participants}
+    added = [p for p in joined if p.name not in listed]
+    if not added:
+        return record
+    problems = _participant_problems([*record.participants, *added], file)
+    if problems:
+        raise ProtocolViolationError(problems)
+    return record.model_copy(update={"participants": [*record.participants, *added]})
 
 
 def add_participant(path: Path, participant: Participant) -> DuelRecord:
@@ -946,19 +982,29 @@ def add_participant(path: Path, participant: Participant) -> DuelRecord:
     document, checked = _open_for_write(path)
     if checked.report.errors:
         raise ProtocolViolationError(checked.report.errors)
-    record = document.record
-    problems = _participant_problems([*record.participants, participant], str(path))
-    if problems:
-        raise ProtocolViolationError(problems)
-    updated = record.model_copy(update={"participants": [*record.participants, participant]})
+    updated = _with_participants(document.record, [participant], str(path))
     _write(path, updated, document.turn_texts, document.conclusion_text, rechain=True)
     return updated
 
 
-def _write(path: Path, record: DuelRecord, turn_texts: Sequence[str], tail: str, *, rechain: bool) -> None:
-    """Rewrite the header, keep the turn texts as they are, then (optionally) record the chain."""
+def _write(
+    path: Path,
+    record: DuelRecord,
+    turn_texts: Sequence[str],
+    tail: str,
+    *,
+    rechain: bool,
+    mark: ChainMark | None = None,
+) -> None:
+    """Rewrite the header, keep the turn texts as they are, then (optionally) record the chain.
+
+    The chain's head goes inside the record too: recomputed when ``rechain``, else ``mark`` (the head
+    the record carried, kept as evidence when its turns were tampered with).
+    """
     file = str(path)
-    text = _assemble([render_header(record), *turn_texts, tail])
+    if rechain:
+        mark = ChainMark.of(turn_texts)
+    text = _assemble([render_header(record, mark), *turn_texts, tail])
     written, problems = parse_document(text, file)
     errors = [v for v in problems if v.is_error]
     if written is None or errors or written.record != record or written.turn_texts != list(turn_texts):
@@ -978,10 +1024,11 @@ def _write(path: Path, record: DuelRecord, turn_texts: Sequence[str], tail: str,
         record_chain(path, written.turn_texts)
 
 
-def append_turn(path: Path, turn: DuelTurn) -> Summary:
+def append_turn(path: Path, turn: DuelTurn, joined: Sequence[Participant] = ()) -> Summary:
     """Validate ``turn`` against the record (``step``), append it, update Status and Candidate
-    Convergence, and extend the digest chain. Refuses (ProtocolViolationError) a record that is already
-    invalid, and any turn that breaks a rule or would not read back identically."""
+    Convergence, add the ``joined`` participants the table lacks, and extend the digest chain, all in
+    one write. Refuses (ProtocolViolationError) a record that is already invalid, and any turn that
+    breaks a rule or would not read back identically; a refusal writes nothing."""
     file = str(path)
     document, checked = _open_for_write(path)
     if checked.report.errors:
@@ -990,30 +1037,45 @@ def append_turn(path: Path, turn: DuelTurn) -> Summary:
         state, _ = checked.protocol.step(checked.state, turn)
     except ProtocolViolationError as refused:
         raise ProtocolViolationError([v.at(file=file) for v in refused.violations]) from None
-    record = document.record
+    record = _with_participants(document.record, joined, file)
     updated = record.model_copy(update={"turns": [*record.turns, turn]})
     turn_text = render_turn(turn).rstrip()
     _write(path, updated, [*document.turn_texts, turn_text], document.conclusion_text, rechain=True)
     return checked.protocol.summary(state)
 
 
-def write_conclusion(path: Path, conclusion: DuelConclusion) -> Summary:
+def write_conclusion(path: Path, conclusion: DuelConclusion, joined: Sequence[Participant] = ()) -> Summary:
     """Write the Terminal Conclusion (atomic rewrite). It must agree with the turns; a record that is
     already invalid (e.g. a tampered turn) can only be concluded INVALIDATED."""
     file = str(path)
     document, checked = _open_for_write(path)
     errors = checked.report.errors
-    if errors and conclusion.outcome != OutcomeName.INVALIDATED.value:
+    invalidated = conclusion.outcome == OutcomeName.INVALIDATED.value
+    if errors and not invalidated:
         raise ProtocolViolationError(errors)
     problems = [v.at(file=file) for v in checked.protocol.conclusion_violations(checked.state, conclusion)]
     if any(v.is_error for v in problems):
         raise ProtocolViolationError(problems)
     state = checked.state.model_copy(update={"conclusion": conclusion})
-    updated = document.record.model_copy(update={"conclusion": conclusion})
+    record = document.record if errors else _with_participants(document.record, joined, file)
+    updated = record.model_copy(update={"conclusion": conclusion})
     # Keep a tampered record's chain as evidence; otherwise bring the chain up to date.
-    intact = not any(v.rule in TAMPER_RULES or v.rule == "CHAIN_UNREADABLE" for v in checked.report.violations)
-    _write(path, updated, document.turn_texts, render_conclusion(conclusion), rechain=intact)
+    evidence = {"CHAIN_UNREADABLE", "CHAIN_MISSING", *TAMPER_RULES}
+    intact = not any(v.rule in evidence for v in checked.report.violations)
+    _write(path, updated, document.turn_texts, render_conclusion(conclusion), rechain=intact, mark=document.chain_mark)
     return checked.protocol.summary(state)
+
+
+def conclude_unreadable(path: Path, conclusion: DuelConclusion) -> None:
+    """INVALIDATED for a record moot cannot read (too large, not UTF-8, not a duel): the Terminal
+    Conclusion is appended after its bytes, which stay as they were; the chain is kept as evidence."""
+    if conclusion.outcome != OutcomeName.INVALIDATED.value:
+        raise ValueError("only INVALIDATED concludes a record that cannot be read")
+    with path.open("rb") as existing:  # a close re-run after a crash finds its conclusion already there
+        existing.seek(max(0, path.stat().st_size - _TAIL_BYTES))
+        if b"## Terminal Conclusion\n\n**Outcome**: INVALIDATED" in existing.read():
+            return
+    append_raw(path, ("\n\n" + render_conclusion(conclusion)).encode("utf-8"))
 
 
 __all__ = [
@@ -1023,6 +1085,7 @@ __all__ = [
     "add_participant",
     "append_turn",
     "check",
+    "conclude_unreadable",
     "create",
     "debate_path",
     "parse",

@@ -14,6 +14,10 @@ from moot import __version__, registry
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
 from moot.cli.eval import eval_command
+from moot.cli.log import log_command
+from moot.cli.ls import ls_command
+from moot.cli.receipts import receipt_command, verify_command
+from moot.cli.review import review_command
 from moot.cli.rules import rules_command
 from moot.cli.run import resume_command, run_app
 from moot.cli.show import show_command
@@ -23,7 +27,7 @@ app = typer.Typer(
     name="moot",
     help="Structured deliberations between LLMs, coding agents and people, with the protocol rules enforced.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
 )
 app.command("check")(check_command)
@@ -32,7 +36,12 @@ app.command("resume")(resume_command)
 app.command("show")(show_command)
 app.command("agents")(agents_command)
 app.command("rules")(rules_command)
+app.command("receipt")(receipt_command)
+app.command("verify")(verify_command)
+app.command("review")(review_command)
 app.command("eval")(eval_command)
+app.command("log")(log_command)
+app.command("ls")(ls_command)
 
 # Every registered protocol brings `moot run NAME` and, if it has agent tools, `moot NAME …`; one that cannot
 # be loaded is left out, and main() says why.
@@ -72,6 +81,10 @@ def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     """moot — structured second opinions with enforced protocols."""
+    if debug:
+        from moot.cli import run
+
+        run.debug_everything = True
 
 
 def main(argv: list[str] | None = None) -> None:

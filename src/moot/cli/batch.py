@@ -18,9 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as BatchBar
 
+from moot.artifacts.run_state import remove_record
 from moot.config import load_settings
-from moot.engine.session import AgentChoice, limits_from, resolve_agents, run_driver
+from moot.engine.session import AgentChoice, limits_from, probe_agents, resolve_agents, run_driver
 from moot.engine.specs import build_driver, caller_keys
 from moot.errors import UserError
 
@@ -30,11 +34,18 @@ async def _run_line(number: int, spec: dict[str, Any], gate: asyncio.Semaphore, 
         try:
             keys = caller_keys(spec)
             root = Path(keys.get("root", "."))
-            driver = build_driver(spec, root, started)
             settings = load_settings(root)
+            driver = build_driver(spec, root, started)
             choice = AgentChoice.for_driver(driver, keys.get("agent", {}), keys.get("agents"))
-            agents = resolve_agents(driver.roles(), choice, settings)
-            result = await run_driver(driver, agents, limits_from(settings, repairs=keys.get("repairs")))
+            try:
+                agents = resolve_agents(driver.roles(), choice, settings)
+                await probe_agents(agents)
+            except UserError:
+                remove_record(driver.record_path, stop_at=root)  # a start that fails leaves nothing
+                raise
+            specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
+            limits = limits_from(settings, repairs=keys.get("repairs"))
+            result = await run_driver(driver, agents, limits, specs=specs)
         except UserError as exc:
             return {"line": number, "error": str(exc)}
         return {"line": number, **result.to_json()}
@@ -44,10 +55,16 @@ async def _run_all(specs: list[tuple[int, dict[str, Any]]], concurrency: int, st
     gate = asyncio.Semaphore(concurrency)
     tasks = [asyncio.create_task(_run_line(number, spec, gate, started)) for number, spec in specs]
     results = []
-    for task in asyncio.as_completed(tasks):
-        row = await task
-        typer.echo(json.dumps(row, ensure_ascii=False))
-        results.append(row)
+    # A bar on a terminal's stderr; stdout keeps one JSON line per debate.
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with BatchBar(*columns, console=console, disable=not console.is_terminal) as bar:
+        done = bar.add_task("debates", total=len(tasks))
+        for task in asyncio.as_completed(tasks):
+            row = await task
+            typer.echo(json.dumps(row, ensure_ascii=False))
+            results.append(row)
+            bar.advance(done)
     return results
 
 

@@ -10,6 +10,7 @@ import typer
 
 from moot.artifacts import check_path
 from moot.artifacts.base import CheckReport
+from moot.artifacts.run_state import halt_text
 
 
 def report_json(report: CheckReport) -> dict[str, object]:
@@ -50,6 +51,15 @@ def report_text(report: CheckReport) -> str:
         if summary.outcome is not None:
             state.append(f"reason: {summary.outcome.reason}")
         lines.append("  state: " + " · ".join(state))
+        grounding = summary.detail.get("grounding")
+        if grounding:
+            shares = [
+                f"{role} {g['verified']}/{g['cited']} verified ({g['share']:.0%})" for role, g in grounding.items()
+            ]
+            lines.append("  grounding: " + ", ".join(shares))
+        halted = summary.detail.get("run_halted")
+        if isinstance(halted, dict):
+            lines.append(f"  run: {halt_text(halted)}; `moot resume {report.path}` continues it.")
     if report.repairable:
         lines.append("  repairable: a turn was written but the state did not advance; `moot resume` finishes it.")
     return "\n".join(lines)

@@ -33,14 +33,17 @@ def after_critique(driver: Driver, result: RunResult) -> bool:
     """Ask the person what the seed's orchestrator asks; True to run the dialogue further."""
     assert isinstance(driver, CritiqueDriver)
     outcome = result.outcome
-    if outcome is None:
+    if outcome is None or outcome.name not in ("MAX_ROUNDS", "STUCK"):
         return False
+    last = driver.state.last
+    if last is not None:  # the person decides having read the latest turn, not before
+        typer.echo(f"\n── the latest turn: {last.role}, round {last.round} ──\n{last.message}\n", err=True)
     if outcome.name == "MAX_ROUNDS":
         if typer.confirm(f"The round limit is reached. Continue for another {EXTENSION_ROUNDS} rounds?", err=True):
             driver.extend(EXTENSION_ROUNDS)
             return True
         return False
-    if outcome.name == "STUCK" and driver.failure is None:
+    if outcome.name == "STUCK":
         note = typer.prompt(
             "The participants are stuck (see the last turn). Your answer for them (empty to stop)",
             default="",

@@ -10,7 +10,10 @@ from types import TracebackType
 
 from rich.console import Console
 from rich.status import Status
+from rich.text import Text
 
+from moot.agents.pricing import usd_text
+from moot.cli.log import attempt_text, read_attempts
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
 
@@ -18,32 +21,48 @@ from moot.engine.loop import Event, RunResult
 class Progress:
     """A rich status line fed by the engine's events (``turn k of max · who · tokens · elapsed``)."""
 
-    def __init__(self, driver: Driver, *, follow: bool, quiet: bool) -> None:
+    def __init__(self, driver: Driver, *, follow: bool, quiet: bool, debug: bool = False) -> None:
         self.driver = driver
         self.follow = follow
         self.quiet = quiet
+        self.debug = debug
+        self.interactive_roles: set[str] = set()  # roles a person answers (set by the caller)
         self.err = Console(stderr=True, highlight=False)
         self.out = Console(highlight=False)
-        self.tokens = 0
+        # A resumed run counts on from what its earlier runs spent.
+        self.tokens = sum(
+            int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
+            for row in read_attempts(driver.record_path)
+        )
         self.started = time.monotonic()
         self.status: Status | None = None
         path = driver.record_path
         self.shown = path.stat().st_size if path.is_file() else 0  # --follow prints only what is new
         self.shown_files = {p.name for p in path.iterdir()} if path.is_dir() else set()
 
+    @property
+    def live(self) -> bool:
+        return not self.quiet and self.err.is_terminal
+
+    def _start_status(self) -> None:
+        self.status = self.err.status("starting…")
+        self.status.start()
+
+    def _stop_status(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
     def __enter__(self) -> Progress:
         self.started = time.monotonic()
-        if not self.quiet and self.err.is_terminal:
-            self.status = self.err.status("starting…")
-            self.status.start()
+        if self.live:
+            self._start_status()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
+        self._stop_status()
 
     def _line(self, event: Event, what: str) -> str:
         limit = self.driver.summary().detail.get("max_turns")
@@ -52,11 +71,17 @@ class Progress:
         return f"{turn} · {event.role or '—'} {what} · {self.tokens} tokens · {elapsed:.0f} s"
 
     def on_event(self, event: Event) -> None:
+        if event.type == "attempt" and self.debug:
+            self.err.print(attempt_text({"role": event.role, **event.data}), markup=False, soft_wrap=True)
         if event.type == "turn_accepted":
             self.tokens += int(event.data.get("tokens", 0))
             if self.follow:
                 self._show_new_text()
         if self.quiet:
+            return
+        if event.type == "turn_started" and event.role in self.interactive_roles:
+            # A person types now: nothing may draw over their input, so the live line stops until they are done.
+            self._stop_status()
             return
         if event.type == "turn_started":
             text = self._line(event, "is speaking")
@@ -67,6 +92,8 @@ class Progress:
             text = self._line(event, "spoke")
         else:
             return
+        if self.status is None and self.live and event.type != "turn_rejected":
+            self._start_status()
         if self.status is not None:
             self.status.update(text)
         elif event.type != "turn_started":
@@ -85,12 +112,15 @@ class Progress:
         self.shown = len(text)
 
 
-def print_outcome(result: RunResult) -> None:
-    """The readable summary at the end of a run."""
+def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
+    """The readable summary at the end of a run (``quiet``: its first line and the record only)."""
     out = Console(highlight=False)
     outcome = result.outcome
     name = outcome.name if outcome is not None else "OPEN"
     style = "green" if outcome is not None and outcome.consensus else "yellow"
+    if quiet:
+        out.print(Text.assemble((name, f"bold {style}"), f" {result.record_path}"))
+        return
     out.print(f"[bold {style}]{name}[/] — {result.protocol}, {result.summary.turns} turn(s)")
     if outcome is not None:
         out.print(f"  {outcome.reason}", markup=False)
@@ -98,4 +128,5 @@ def print_outcome(result: RunResult) -> None:
     tokens = result.prompt_tokens + result.completion_tokens
     out.print(
         f"  {tokens} tokens ({result.prompt_tokens} prompt, {result.completion_tokens} completion) in {result.elapsed_s:.1f} s"
+        f" · cost {usd_text(result.cost_usd)}"
     )

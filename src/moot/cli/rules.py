@@ -19,9 +19,11 @@ def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
     books = [(plugin.name, book) for plugin in plugins for book in plugin.rule_books()]
     from moot.artifacts.base import FILE_RULES
     from moot.engine.driver import ENGINE_RULES
+    from moot.protocols.grounding import RULES as GROUNDING_RULES
     from moot.tools.errors import TOOL_RULES
 
     books.extend([("any record", FILE_RULES), ("moot run", ENGINE_RULES), ("agent tools", TOOL_RULES)])
+    books.append(("cited evidence", GROUNDING_RULES))
     return books
 
 
@@ -38,7 +40,13 @@ def rules_command(
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
+    console = Console()
+    if not console.is_terminal:  # piped: one whole line per rule, never cut to a guessed width
+        for row in rows:
+            typer.echo(f"{row['protocol']}\t{row['id']}\t{row['severity']}\t{row['summary']}")
+        return
     table = Table("protocol", "rule", "severity", "what it asks")
+    table.columns[1].no_wrap = True
     for row in rows:
         table.add_row(row["protocol"], row["id"], row["severity"], row["summary"])
-    Console().print(table)
+    console.print(table)

@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,12 +22,24 @@ from typing import Annotated
 import typer
 
 from moot import registry
+from moot.agents import Agent
+from moot.agents.acp_catalog import ALLOW_WRITES_ENV
+from moot.agents.pricing import total_usd, usd_text
+from moot.artifacts.run_state import remove_record, stored_agents
 from moot.cli.progress import Progress, print_outcome
-from moot.config import load_settings
+from moot.config import Settings, load_settings
 from moot.engine.driver import Driver
-from moot.engine.loop import RunResult
-from moot.engine.session import AgentChoice, limits_from, parse_agent_options, resolve_agents, run_driver
-from moot.errors import UserError
+from moot.engine.loop import Limits, RunResult
+from moot.engine.session import (
+    AgentChoice,
+    limits_from,
+    parse_agent_options,
+    probe_agents,
+    require_prices,
+    resolve_agents,
+    run_driver,
+)
+from moot.errors import RecordExists, UserError
 
 run_app = typer.Typer(
     help="Run a debate: moot asks every participant for its turn, enforces the protocol and writes the record.",
@@ -46,6 +61,56 @@ RepairsOpt = Annotated[int | None, typer.Option("--repairs", min=0, help="Retrie
 TurnTimeoutOpt = Annotated[float | None, typer.Option("--turn-timeout", min=1, help="Seconds per turn.")]
 MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Token budget for the debate.")]
 MaxWallOpt = Annotated[float | None, typer.Option("--max-wall", min=1, help="Wall-time budget in seconds.")]
+MaxCostOpt = Annotated[
+    float | None, typer.Option("--max-cost", min=0, help="Budget in USD (every agent needs a known price).")
+]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the expected calls, tokens and price; run and write nothing.")
+]
+MaxTurnTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-turn-tokens", min=1, help="Completion tokens per turn for every agent (default: each agent's)."
+    ),
+]
+
+
+DRY_RUN_PREFIX = "moot-dry-run-"
+
+
+def start_root(root: Path, dry_run: bool) -> Path:
+    """Where the record is started: the work root, or for a dry run a temporary one removed afterwards."""
+    return Path(tempfile.mkdtemp(prefix=DRY_RUN_PREFIX)) if dry_run else root
+
+
+def print_estimate(
+    driver: Driver, agents: dict[str, Agent], choice: AgentChoice, settings: Settings, limits: Limits
+) -> None:
+    """The dry run's table: per role its agent, calls, tokens and price, and the total."""
+    from moot.engine.estimate import estimate
+
+    found = estimate(driver, agents, limits)
+    typer.echo(f"dry run of a {driver.protocol} debate: nothing was asked or written; at most, without repairs:")
+    for row in found:
+        typer.echo(
+            f"  {row.role:<12} {choice.spec_for(row.role, settings):<28} {row.calls} call(s), "
+            f"~{row.prompt_tokens} prompt + ≤{row.completion_tokens} completion tokens, {usd_text(row.cost_usd)}"
+        )
+    calls = sum(row.calls for row in found)
+    tokens = sum(row.prompt_tokens + row.completion_tokens for row in found)
+    cost = total_usd([row.cost_usd for row in found])
+    typer.echo(f"  total: {calls} call(s), ~{tokens} tokens, {usd_text(cost)}")
+
+
+SourceOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--source", help="A file or directory the evidence comes from (repeatable; .gitignore respected)."),
+]
+
+
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Print every attempt (raw reply, violations) as it happens.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress line; only the outcome.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing record of the same name.")]
 
 
 def now_minutes() -> str:
@@ -69,34 +134,97 @@ class RunFlags:
     turn_timeout: float | None
     max_tokens: int | None
     max_wall: float | None
+    max_turn_tokens: int | None = None
+    max_cost: float | None = None
+    dry_run: bool = False
+    debug: bool = False
+    quiet: bool = False
 
 
-def execute(driver: Driver, flags: RunFlags, after: Callable[[Driver, RunResult], bool] | None = None) -> None:
+def start_record(start: Callable[[], Driver], flags: RunFlags, *, force: bool) -> Driver:
+    """Create a new debate's record once its settings and --agent options are known to be good.
+
+    ``--force`` replaces an existing record of the same name (and the files beside it).
+    """
+    load_settings(flags.root)
+    parse_agent_options(flags.agent or [])
+    try:
+        return start()
+    except RecordExists as exc:
+        if not force:
+            raise UserError(f"{exc} To start it afresh, pass --force.") from exc
+        remove_record(exc.path, stop_at=exc.path.parent)
+        return start()
+
+
+# ``moot --debug run …`` (the root's flag) asks for the attempts as well as the tracebacks.
+debug_everything = False
+
+
+def execute(
+    driver: Driver,
+    flags: RunFlags,
+    after: Callable[[Driver, RunResult], bool] | None = None,
+    *,
+    created: bool = True,
+) -> None:
     """Run ``driver`` with the chosen agents, show progress, print the outcome and exit with its code.
 
+    The agents are built and probed before the first turn; when that fails for a record this command
+    ``created``, the record is removed again, so the corrected command can start it. A resumed run
+    uses the agent specs its record's runs used, unless --agent/--agents say otherwise.
     ``after`` may continue the debate (the person agreed to more rounds): it returns True to run again.
     """
-    settings = load_settings(flags.root)
-    choice = AgentChoice.for_driver(driver, parse_agent_options(flags.agent or []), flags.agents)
-    limits = limits_from(
-        settings,
-        repairs=flags.repairs,
-        turn_timeout_s=flags.turn_timeout,
-        max_tokens=flags.max_tokens,
-        max_wall_s=flags.max_wall,
-    )
-    progress = Progress(driver, follow=flags.follow, quiet=flags.as_json)
-    while True:
-        roles = driver.roles()
-        chosen = resolve_agents(roles, choice, settings)
-        with progress:
-            result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,)))
-        if after is None or flags.as_json or not after(driver, result):
-            break
+    path = driver.record_path
+    try:
+        settings = load_settings(flags.root)
+        per_role = parse_agent_options(flags.agent or [])
+        if not created and flags.agents is None:
+            per_role = {**stored_agents(path), **per_role}
+        choice = AgentChoice.for_driver(driver, per_role, flags.agents)
+        limits = limits_from(
+            settings,
+            repairs=flags.repairs,
+            turn_timeout_s=flags.turn_timeout,
+            max_tokens=flags.max_tokens,
+            max_wall_s=flags.max_wall,
+            max_turn_tokens=flags.max_turn_tokens,
+            max_cost_usd=flags.max_cost,
+        )
+        if flags.dry_run:
+            try:
+                print_estimate(driver, resolve_agents(driver.roles(), choice, settings), choice, settings, limits)
+            finally:
+                shutil.rmtree(next(p for p in path.parents if p.name.startswith(DRY_RUN_PREFIX)))
+            raise typer.Exit(0)
+        try:
+            chosen = resolve_agents(driver.roles(), choice, settings)
+            if limits.max_cost_usd is not None:
+                require_prices(chosen, choice, settings)
+            asyncio.run(probe_agents(chosen))
+        except UserError:
+            if created:
+                remove_record(path, stop_at=flags.root)
+            raise
+        progress = Progress(
+            driver, follow=flags.follow, quiet=flags.as_json or flags.quiet, debug=flags.debug or debug_everything
+        )
+        progress.interactive_roles = {role for role, agent in chosen.items() if agent.interactive}
+        while True:
+            roles = driver.roles()
+            specs = {role: choice.spec_for(role, settings) for role in roles}
+            with progress:
+                result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,), specs))
+            if after is None or flags.as_json or not after(driver, result):
+                break
+            chosen = resolve_agents(roles, choice, settings)
+    except KeyboardInterrupt:
+        typer.echo(f"moot: stopped. The record is {path}; continue with: moot resume {path}", err=True)
+        raise typer.Exit(130) from None
     if flags.as_json:
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:
-        print_outcome(result)
+        print_outcome(result, quiet=flags.quiet)
     outcome = result.outcome
     raise typer.Exit(0 if outcome is not None and outcome.consensus else 1)
 
@@ -106,8 +234,13 @@ def run_root(
     ctx: typer.Context,
     batch: Annotated[Path | None, typer.Option("--batch", help="A JSONL file: one debate per line.")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Debates run at once.")] = 4,
+    allow_writes: Annotated[
+        bool, typer.Option("--allow-writes", help="Let acp: agents edit files and run commands (default: read-only).")
+    ] = False,
 ) -> None:
     """Run one debate (choose a protocol) or many (--batch FILE.jsonl)."""
+    if allow_writes:
+        os.environ[ALLOW_WRITES_ENV] = "1"
     if ctx.invoked_subcommand is not None:
         if batch is not None:
             raise UserError("--batch runs the debates in the file; give it without a protocol.")
@@ -131,6 +264,7 @@ def run_critique(
         str | None, typer.Option("--context", help="A file (or - for stdin) given to the first role only.")
     ] = None,
     max_rounds: Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round limit.")] = None,
+    source: SourceOpt = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -140,6 +274,12 @@ def run_critique(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """A Critique Loop: two roles alternate until one proposes done and the other confirms."""
     from moot.cli.critique_prompts import after_critique, offer_gitignore
@@ -152,14 +292,20 @@ def run_critique(
         roles=_two_roles(roles) if roles is not None else None,
         template=template,
         max_rounds=max_rounds,
-        context=_read_context(context),
+        context=_with_passages(_read_context(context), source, root, topic),
     )
-    if not as_json and interactive():
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
+    )  # fmt: skip
+    driver = start_record(
+        lambda: CritiqueDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+    )
+    if not as_json and not dry_run and interactive():
         offer_gitignore(root)
-    driver = CritiqueDriver.start(root, options, now_minutes())
     execute(
         driver,
-        RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall),
+        flags,
         after=after_critique if interactive() else None,
     )
 
@@ -189,6 +335,12 @@ def run_duel(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """A Socratic Duel: two participants debate a source document in at most six turns."""
     from moot.engine.duel import DuelDriver, DuelOptions
@@ -198,8 +350,14 @@ def run_duel(
     options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]))
     if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
         options = dataclasses.replace(options, max_turns=max_turns)
-    driver = DuelDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
+    )  # fmt: skip
+    driver = start_record(
+        lambda: DuelDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+    )
+    execute(driver, flags)
 
 
 def run_agora(
@@ -210,9 +368,7 @@ def run_agora(
     methodology: Annotated[str, typer.Option("--methodology", help="opinion, fact-based or mixed.")] = "opinion",
     max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="Turn limit (the seed: 20).")] = 20,
     research: Annotated[int, typer.Option("--research", min=0, help="Research drones that gather evidence first.")] = 0,
-    evidence_source: Annotated[
-        str | None, typer.Option("--evidence-source", help="A file the research drones read.")
-    ] = None,
+    source: SourceOpt = None,
     sealed: Annotated[
         bool, typer.Option("--sealed", help="Ask every drone's opening proposal at once, none seeing another's.")
     ] = False,
@@ -225,6 +381,12 @@ def run_agora(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """An Agora debate: drones exchange signals until Nash consensus, or time out."""
     from moot.engine.agora import AgoraDriver, AgoraOptions, parse_position
@@ -232,18 +394,25 @@ def run_agora(
     positions = tuple(parse_position(value) for value in position or [])
     roles = [role for role, _ in positions]
     models = tuple(zip(roles, _specs(roles, root, agent, agents), strict=True))
+    announce_sources(source, root)
     options = AgoraOptions(
         topic=topic,
         positions=positions,
         methodology=methodology,
         max_turns=max_turns,
         research=research,
-        evidence_source=evidence_source,
+        sources=tuple(str(path) for path in source or ()),
         models=models,
         sealed=sealed,
     )
-    driver = AgoraDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
+    )  # fmt: skip
+    driver = start_record(
+        lambda: AgoraDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+    )
+    execute(driver, flags)
 
 
 def run_roundtable(
@@ -252,6 +421,7 @@ def run_roundtable(
     speakers: Annotated[str, typer.Option("--speakers", help="The speakers in order, A,B,C.")] = "architect,reviewer",
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Round limit.")] = 3,
     name: Annotated[str | None, typer.Option("--name", help="The meeting's directory name.")] = None,
+    source: SourceOpt = None,
     sealed: Annotated[
         bool, typer.Option("--sealed", help="Ask every speaker's round-1 position at once, none seeing another's.")
     ] = False,
@@ -264,6 +434,12 @@ def run_roundtable(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
+    dry_run: DryRunOpt = False,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """A Roundtable: speakers in order, then the moderator writes MINUTES.md and closes."""
     from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
@@ -271,11 +447,24 @@ def run_roundtable(
     if topic is None and agenda is None:
         raise UserError("give --topic or --agenda so the meeting has something to discuss.")
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
+    background = _with_passages(None, source, root, topic or (agenda.stem if agenda else ""))
     options = RoundtableOptions(
-        speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds, sealed=sealed
+        speakers=order,
+        topic=topic,
+        agenda=agenda,
+        name=name,
+        max_rounds=max_rounds,
+        background=background,
+        sealed=sealed,
     )
-    driver = RoundtableDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
+    )  # fmt: skip
+    driver = start_record(
+        lambda: RoundtableDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+    )
+    execute(driver, flags)
 
 
 def resume_command(
@@ -289,8 +478,12 @@ def resume_command(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
     max_wall: MaxWallOpt = None,
+    max_turn_tokens: MaxTurnTokensOpt = None,
+    max_cost: MaxCostOpt = None,
+    debug: DebugOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Continue an interrupted debate from its record: no turn is lost or repeated."""
+    """Continue an interrupted debate from its record with the agents it used: no turn is lost or repeated."""
     from moot.artifacts import detect
 
     protocol, target, report = detect(path)
@@ -298,8 +491,40 @@ def resume_command(
         problem = report.violations[0].message if report is not None and report.violations else "unknown format"
         raise UserError(f"cannot resume {path}: {problem}")
     driver = registry.get(protocol).driver_class().resume(target, context=_read_context(context))
+    from moot.engine.sealed import open_phase
+
+    if driver.next_speaker() is None and open_phase(driver) is None:
+        outcome = driver.outcome()
+        ended = f"it ended with {outcome.name} ({outcome.reason})" if outcome is not None else "it has ended"
+        raise UserError(f"nothing to resume in {target}: {ended}; start a new debate instead.")
     root = _work_root(target)
-    execute(driver, RunFlags(root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    flags = RunFlags(
+        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
+        max_turn_tokens=max_turn_tokens, max_cost=max_cost, debug=debug, quiet=quiet,
+    )  # fmt: skip
+    execute(driver, flags, created=False)
+
+
+def announce_sources(paths: list[Path] | None, root: Path) -> None:
+    """Read the --source paths once before the run: a missing one is a usage error, skipped files are said."""
+    if not paths:
+        return
+    from moot.sources import collect_sources
+
+    note = collect_sources(paths, root).skipped_note()
+    if note is not None:
+        typer.echo(f"moot: sources: {note}.", err=True)
+
+
+def _with_passages(context: str | None, paths: list[Path] | None, root: Path, query: str) -> str | None:
+    """``context`` followed by the --source passages that best match ``query`` (critique, roundtable)."""
+    if not paths:
+        return context
+    from moot.engine.grounding import source_passages
+
+    announce_sources(paths, root)
+    passages = source_passages(paths, root, query)
+    return f"{context.rstrip()}\n\n{passages}" if context else passages
 
 
 def _work_root(record: Path) -> Path:

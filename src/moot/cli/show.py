@@ -12,9 +12,11 @@ from rich.markdown import Markdown
 from rich.rule import Rule
 
 from moot import registry
+from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts import check_path, detect
 from moot.artifacts.base import ExitCode, read_text
 from moot.cli.check import report_json, report_text
+from moot.engine.loop import usage_path
 from moot.errors import UserError
 
 
@@ -27,11 +29,28 @@ def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
     return [(target.name, text or "")]
 
 
+def usage_line(path: Path) -> str | None:
+    """What the runs of a record spent, from its usage log: attempts, tokens and price (unknown if any is)."""
+    text, _ = read_text(path)
+    rows = []
+    for line in (text or "").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut by a crash
+    if not rows:
+        return None
+    tokens = sum(int(row.get("prompt_tokens", 0)) + int(row.get("completion_tokens", 0)) for row in rows)
+    cost = total_usd([row.get("cost_usd") for row in rows])
+    return f"usage: {len(rows)} attempt(s), {tokens} tokens, cost {usd_text(cost)}"
+
+
 def show_command(
     path: Annotated[Path, typer.Argument(help="A record file, or a roundtable meeting directory.")],
     plain: Annotated[bool, typer.Option("--plain", help="Print the raw text instead of rendered Markdown.")] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the state and the conformity metrics as one JSON object.")
+        bool,
+        typer.Option("--json", help="Print one JSON object: the check report, the documents' text and conformity."),
     ] = False,
 ) -> None:
     """Show a record readably, followed by its state (whose turn, round, outcome, violations) and conformity."""
@@ -44,7 +63,11 @@ def show_command(
     documents = _documents(protocol, target)
     analyses = record_conformity(protocol, documents[0][1]) if documents else {}
     if as_json:
-        shown = {**report_json(check_path(target)), "conformity": {k: a.to_json() for k, a in analyses.items()}}
+        shown = {
+            **report_json(check_path(target)),
+            "documents": [{"name": title, "text": text} for title, text in documents],
+            "conformity": {k: a.to_json() for k, a in analyses.items()},
+        }
         typer.echo(json.dumps(shown, ensure_ascii=False, indent=2))
         return
     console = Console()
@@ -56,6 +79,9 @@ def show_command(
             console.print(Markdown(text))
     console.print(Rule("state"))
     console.print(report_text(check_path(target)), markup=False, highlight=False)
+    usage = usage_line(usage_path(target))
+    if usage:
+        console.print(usage, markup=False, highlight=False)
     for what, analysis in analyses.items():
         console.print(Rule(f"conformity: {what}"))
         console.print("\n".join(describe(analysis)), markup=False, highlight=False)

@@ -11,6 +11,7 @@ See docs/agent-tools.md.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -60,11 +61,18 @@ def _print(payload: dict[str, Any], code: int) -> None:
     raise typer.Exit(code)
 
 
-def _run(root: Path | None, call: Callable[[Workspace], BaseModel]) -> None:
+def _run(root: Path | None, call: Callable[[Workspace], BaseModel], *, debate_id: str | None = None) -> None:
+    """Run one tool in the work root: ``root``, else (for a command given a ``debate_id``) the root that
+    holds that debate (see moot.tools.locate), else the current directory."""
     from moot.tools import ToolError, invoke, open_workspace
 
     try:
-        workspace = open_workspace(root)
+        if debate_id is not None:
+            from moot.tools.locate import open_for_debate
+
+            workspace = open_for_debate(debate_id, root)
+        else:
+            workspace = open_workspace(root)
     except ToolError as problem:
         _print(problem.payload(), problem.exit_code)
     with workspace:
@@ -86,7 +94,7 @@ def _read(path: str, what: str) -> tuple[str, str]:
             raise BadInput(f"Cannot read the {what} {path} ({exc.strerror}); pass an existing file.") from exc
     text, problems = decode_text(data, name)
     if text is None:
-        raise BadInput(f"The {what} {name} is not UTF-8 text ({problems[0].message}); save it as UTF-8.")
+        raise BadInput(f"The {what} cannot be used: {problems[0].message}", rules=problems)
     return text, name
 
 
@@ -121,23 +129,29 @@ def duel_join(
     """Join the active duel on this source and topic (created if none); prints duel_id, participant_id, debate_path."""
     if debate_dir is not None:
         from moot.builtin_protocols import DUEL
-        from moot.tools import BadInput
+        from moot.tools import BadInput, Refused
 
-        debates = _absolute(debate_dir).resolve()
-        root = root or debates.parent
-        if debates != (_absolute(root).resolve() / DUEL.folder):
+        given = Path(os.path.abspath(debate_dir))
+        if given.is_symlink():
+            link = Refused(
+                f"--debate-dir {given} is a symbolic link; moot writes only to real directories under the work "
+                "root, so replace the link with a directory (or pass the real one).",
+                rule="FILE_SYMLINK",
+            )
+            _print(link.payload(), link.exit_code)
+        root = root or given.parent
+        if given.resolve() != (_absolute(root).resolve() / DUEL.folder):
             _print(
-                BadInput(
-                    f"--debate-dir {debate_dir} is not <work root>/debates; pass --root with the work root."
-                ).payload(),
+                BadInput(f"--debate-dir {given} is not <work root>/debates; pass --root with the work root.").payload(),
                 2,
             )
     source = _absolute(target)
 
     def call(ws: Workspace) -> BaseModel:
         from moot.tools import duel
+        from moot.tools.locate import remember
 
-        return duel.join(
+        joined = duel.join(
             ws,
             target=source,
             topic=topic,
@@ -146,6 +160,9 @@ def duel_join(
             model_id=model_id,
             run_id=run_id,
         )
+        if joined.created:
+            remember(joined.duel_id, ws.root)  # so that later commands find the root without --root
+        return joined
 
     _run(root, call)
 
@@ -155,7 +172,7 @@ def duel_status(duel_id: Annotated[str, typer.Option("--duel-id")], root: Root =
     """Participants, lock holder (never a token), turns accepted, and what the artifact says."""
     from moot.tools import duel
 
-    _run(root, lambda ws: duel.status(ws, duel_id=duel_id))
+    _run(root, lambda ws: duel.status(ws, duel_id=duel_id), debate_id=duel_id)
 
 
 @duel_app.command("claim-lock")
@@ -184,6 +201,7 @@ def duel_claim_lock(
             ttl_seconds=ttl_seconds,
             retry_after_seconds=retry_after_seconds,
         ),
+        debate_id=duel_id,
     )
 
 
@@ -203,6 +221,7 @@ def duel_refresh_lock(
         lambda ws: duel.refresh_lock(
             ws, duel_id=duel_id, participant_id=participant_id, lease_token=lease_token, ttl_seconds=ttl_seconds
         ),
+        debate_id=duel_id,
     )
 
 
@@ -234,6 +253,7 @@ def duel_release_lock(
             reason=reason,
             fencing_token=fencing_token,
         ),
+        debate_id=duel_id,
     )
 
 
@@ -262,7 +282,7 @@ def duel_append(
             fencing_token=fencing_token,
         )
 
-    _run(root, call)
+    _run(root, call, debate_id=duel_id)
 
 
 # --- moot roundtable ----------------------------------------------------------------------------

@@ -8,6 +8,11 @@
 - ``--research N``: before the first turn, N research drones (role ``researcher``) each report
   evidence items; together they are the EVIDENCE POOL every debater sees. The pool lives in the
   sidecar ``.NAME.evidence.json`` (see :class:`ResearchFile`), so a resumed debate sees the same pool.
+- ``--source PATH`` grounds the debate (``moot.engine.grounding``): research needs it; each research
+  drone reads the passages retrieved for the topic and its focus and cites their lines as
+  ``path:line``; every evidence item (a researcher's or a debater's) must be in the file it cites or
+  come from the pool, else the reply is sent back; each accepted item is marked in the record with
+  where it was found.
 - On deadlock the protocol recruits the mediator; its turns are asked of the ``mediator`` role with
   ``MEDIATOR_POSITION`` and every participant's latest message.
 """
@@ -24,11 +29,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.agents.base import AgentRequest
 from moot.artifacts import agora as record
+from moot.artifacts.agora_grounding import mark_for, work_root
 from moot.artifacts.base import atomic_write_text, read_text
+from moot.artifacts.run_state import RUN_HALTED
 from moot.builtin_protocols import AGORA
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
+from moot.engine.grounding import Grounding, numbered_lines, offered_items
+from moot.engine.replies import find_object, parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
     DEFAULT_MAX_TURNS,
@@ -48,9 +57,11 @@ from moot.protocols.agora import (
     make_turn,
 )
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
+from moot.protocols.grounding import CitationCheck, citation_violations, fact_based_violations
+from moot.sources.collect import cited_path
 
 RESEARCHER = "researcher"
-FAILED = "FAILED"  # the run's outcome when a participant cannot go on; the record itself stays open
+FAILED = RUN_HALTED  # the run's outcome when a participant cannot go on; the record itself stays open
 
 # The seed's cap: "Max 100 tokens per response". With SmolLM2's tokenizer the reply JSON without its
 # free text costs 36 tokens, 53 with one evidence item; English at these caps comes to 69 and 82
@@ -69,7 +80,8 @@ RESEARCH_MAX_TOKENS = 160
 RESEARCH_ITEMS = 2
 RESEARCH_SOURCE_CHARS = 32
 RESEARCH_CONTENT_CHARS = 120
-SOURCE_CHARS_PER_DRONE = 1500  # each drone reads its own part of the evidence source, within a small context
+RESEARCH_PASSAGES = 3  # passages of six lines each drone reads, within a small context
+OFFERED_LINES = 6  # source lines evidence is chosen from: each is an alternative in the reply grammar
 POOL_ITEMS_SHOWN = 12
 POOL_CONTENT_CHARS = 160
 
@@ -95,7 +107,7 @@ class AgoraOptions:
     max_turns: int = DEFAULT_MAX_TURNS
     deadlock_window: int = DEFAULT_DEADLOCK_WINDOW
     research: int = 0  # research drones asked for evidence before the debate
-    evidence_source: str | None = None  # a file the research drones read (its text, truncated)
+    sources: Sequence[str] = ()  # --source files and directories the evidence must come from
     models: Sequence[Sequence[str]] = ()  # (role, agent spec) pairs, shown in the summary only
     sealed: bool = False  # every drone's opening proposal is asked at once, none seeing another's
 
@@ -123,14 +135,14 @@ class ResearchReport(BaseModel):
 class ResearchFile(BaseModel):
     """The sidecar ``.NAME.evidence.json`` beside the record: the research stage and its pool.
 
-    ``excerpts`` are the parts of the evidence source each drone reads (kept, so a resumed stage
-    asks the same questions even if the file changed); ``reports`` grow as drones answer.
+    ``excerpts`` are the source passages each drone reads, one ``path:line: text`` line per source
+    line (kept, so a resumed stage asks the same questions even if the files changed); ``reports``
+    grow as drones answer.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     drones: int = Field(ge=1)
-    source: str | None = None
     excerpts: tuple[str, ...] = ()
     reports: tuple[ResearchReport, ...] = ()
 
@@ -155,37 +167,14 @@ def _write_research(path: Path, research: ResearchFile) -> None:
     atomic_write_text(path, json.dumps(research.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
 
 
-def _read_source(path: str, drones: int) -> tuple[str, ...]:
-    """The evidence source, truncated and cut into one part per research drone."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or exc
-        raise UserError(f"cannot read the evidence source {path}: {reason}; check the path.") from exc
-    text = text.strip()[: SOURCE_CHARS_PER_DRONE * drones]
-    if not text:
-        raise UserError(f"the evidence source {path} is empty; give a file with the material to research.")
-    return tuple(part or text for part in _split(text, drones))
-
-
-def _split(text: str, parts: int) -> list[str]:
-    """``text`` in ``parts`` pieces of about equal size, cut at the line end (else the space) nearest the middle."""
-    pieces: list[str] = []
-    rest = text
-    for remaining in range(parts, 0, -1):
-        size = -(-len(rest) // remaining)
-        cut = len(rest)
-        if remaining > 1 and len(rest) > size:
-            cut = _nearest_break(rest, size, "\n") or _nearest_break(rest, size, " ") or size
-        pieces.append(rest[:cut].strip())
-        rest = rest[cut:]
-    return pieces
-
-
-def _nearest_break(text: str, at: int, char: str) -> int | None:
-    """The position of the ``char`` nearest to ``at`` inside ``text`` (not at its ends), if any."""
-    found = [c for c in (text.rfind(char, 0, at + 1), text.find(char, at)) if 0 < c < len(text) - 1]
-    return min(found, key=lambda c: abs(c - at), default=None)
+def _research_excerpts(grounding: Grounding, config: AgoraConfig, drones: int) -> tuple[str, ...]:
+    """Each drone's passages: those retrieved for the topic and its focus position."""
+    excerpts = []
+    for drone in range(1, drones + 1):
+        focus = config.participants[(drone - 1) % len(config.participants)]
+        passages = grounding.passages(f"{config.topic} {focus.position}", RESEARCH_PASSAGES)
+        excerpts.append("\n".join(passage.render() for passage in passages))
+    return tuple(excerpts)
 
 
 # --- the prompts -------------------------------------------------------------------------------
@@ -250,20 +239,41 @@ RESEARCH_SYSTEM = """\
 You are a research drone. Before an Agora debate you gather evidence that the debate drones will cite. \
 Report facts, not opinions: each item gives its source (a document, file section, study or measurement), \
 the key fact in one short sentence, and your confidence in it from 0.0 to 1.0. \
-When a SOURCE text is given, report only what it says; never fabricate. JSON only: no prose, no markdown."""
+When SOURCE PASSAGES are given, each item cites one line as path:line and its content is copied word for word \
+from that line; never fabricate. JSON only: no prose, no markdown."""
 
 
 def text_schema(max_chars: int) -> dict[str, Any]:
     """A one-line string of 1 to ``max_chars`` characters that starts with a visible character.
 
-    A pattern rather than maxLength: llama-cpp-python's grammar for JSON strings lets raw control
-    characters (a newline) through, which strict JSON then refuses; this class excludes them, and
-    quotes and backslashes too, so every character is one character of the reply.
+    A pattern rather than maxLength: it also keeps the text on one line, starts it with a visible
+    character and keeps quotes and backslashes out, so every character of the 100-token reply is one
+    character of the message (an escape would cost several).
     """
     return {"type": "string", "pattern": rf'^[^ "\\\x00-\x1f][^"\\\x00-\x1f]{{0,{max_chars - 1}}}$'}
 
 
-def _evidence_item_schema(source_chars: int, content_chars: int) -> dict[str, Any]:
+def _evidence_item_schema(
+    source_chars: int, content_chars: int, offered: Sequence[Mapping[str, str]] = ()
+) -> dict[str, Any]:
+    """An evidence item; with ``offered`` lines, one of them (its path:line and text), any confidence."""
+    if offered:
+        confidence = {"type": "number", "enum": CONFIDENCES}
+        return {
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "source": {"const": item["source"]},
+                        "content": {"const": item["content"]},
+                        "confidence": confidence,
+                    },
+                    "required": ["source", "content", "confidence"],
+                    "additionalProperties": False,
+                }
+                for item in offered
+            ]
+        }
     return {
         "type": "object",
         "properties": {
@@ -276,13 +286,13 @@ def _evidence_item_schema(source_chars: int, content_chars: int) -> dict[str, An
     }
 
 
-def research_schema() -> dict[str, Any]:
+def research_schema(offered: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
             "evidence": {
                 "type": "array",
-                "items": _evidence_item_schema(RESEARCH_SOURCE_CHARS, RESEARCH_CONTENT_CHARS),
+                "items": _evidence_item_schema(RESEARCH_SOURCE_CHARS, RESEARCH_CONTENT_CHARS, offered),
                 "minItems": 1,
                 "maxItems": RESEARCH_ITEMS,
             }
@@ -327,8 +337,11 @@ class AgoraDriver(Driver, SealedPhases):
             raise UserError(f"methodology {options.methodology!r} is unknown; use one of {', '.join(METHODOLOGIES)}.")
         if options.research < 0:
             raise UserError(f"--research is {options.research}; give 0 or more research drones.")
-        if options.evidence_source is not None and options.research == 0:
-            raise UserError("an evidence source is read by research drones; add --research N (N of 1 or more).")
+        if options.research and not options.sources:
+            raise UserError(
+                "research drones gather evidence from the sources; add --source PATH (a file or directory) "
+                "so their evidence is read, not invented."
+            )
         if options.research and any(role == RESEARCHER for role, _ in positions):
             raise UserError(f"'{RESEARCHER}' names the research drones; give that participant another role.")
         slug = record.slugify(options.topic)
@@ -345,16 +358,19 @@ class AgoraDriver(Driver, SealedPhases):
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
         path = root / AGORA.folder / f"{slug}.md"
         if path.exists() or path.is_symlink():
-            raise UserError(f"{path} already exists; resume it with `moot resume {path}` or choose another topic.")
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
+            )
+        sources = tuple(cited_path(Path(source), root) for source in options.sources)
+        grounding = Grounding(sources, root) if sources else None
+        excerpts = _research_excerpts(grounding, config, options.research) if grounding and options.research else ()
         if options.research:
             # The sidecar first: a record without its pool would start debating without evidence.
-            excerpts = _read_source(options.evidence_source, options.research) if options.evidence_source else ()
-            research = ResearchFile(drones=options.research, source=options.evidence_source, excerpts=excerpts)
-            _write_research(research_path(path), research)
+            _write_research(research_path(path), ResearchFile(drones=options.research, excerpts=excerpts))
         try:
-            record.create(path, config, started)
+            record.create(path, config, started, sources)
         except FileExistsError as exc:  # created by someone else meanwhile
-            raise UserError(f"{path} already exists; resume it with `moot resume {path}`.") from exc
+            raise RecordExists(path, f"{path} already exists; resume it with `moot resume {path}`.") from exc
         if options.sealed:  # the sealed answers' sidecar, present from the start, marks the openings as sealed
             atomic_write_text(sealed_path(path), "")
         return cls(path, {str(role): str(spec) for role, spec in options.models})
@@ -380,6 +396,8 @@ class AgoraDriver(Driver, SealedPhases):
         self.state: AgoraState = state
         self.research = self._load_research()
         self.sealed = sealed_path(self.record_path).is_file()
+        root = work_root(self.record_path)
+        self.grounding = Grounding(parsed.sources, root) if parsed.sources else None
 
     def _load_research(self) -> ResearchFile | None:
         path = research_path(self.record_path)
@@ -478,8 +496,28 @@ class AgoraDriver(Driver, SealedPhases):
         pool = self._pool()
         if pool:
             lines += ["", f"EVIDENCE POOL:\n{_pool_text(pool)}"]
+        elif self.grounding is not None:
+            passages = self._passages(role)
+            lines += ["", "SOURCE PASSAGES (cite a line as path:line, copying its text):", passages]
         lines += ["", "YOUR TURN. Output JSON only:"]
         return "\n".join(lines)
+
+    def _passages(self, role: str) -> str:
+        """The source passages for a debater without a pool: those retrieved for the topic and its position."""
+        assert self.grounding is not None
+        query = f"{self.config.topic} {self.config.position_of(role) or ''}"
+        return "\n".join(p.render() for p in self.grounding.passages(query)) or "(nothing in the sources matches)"
+
+    def _offered(self, role: str) -> list[dict[str, Any]]:
+        """The evidence a grounded debater may cite: the pool's items, else its passages' lines."""
+        if self.grounding is None:
+            return []
+        pool = self._pool()
+        if pool:
+            lines = [(item.source, item.content) for item in pool[:POOL_ITEMS_SHOWN]]
+        else:
+            lines = numbered_lines(self._passages(role))
+        return offered_items(lines, EVIDENCE_CONTENT_CHARS, OFFERED_LINES)
 
     def choices(self, role: str) -> tuple[list[Signal], list[str]]:
         """The signals and targets ``role`` may use now, chosen so that every combination is legal.
@@ -520,7 +558,8 @@ class AgoraDriver(Driver, SealedPhases):
         """
         signals, targets = self.choices(role)
         methodology = self.config.methodology
-        max_evidence = 0 if methodology == "opinion" and not self._pool() else 1
+        offered = self._offered(role)
+        max_evidence = 0 if methodology == "opinion" and not self._pool() and not offered else 1
         message_chars = MESSAGE_CHARS_WITH_EVIDENCE if max_evidence else MESSAGE_CHARS
         return {
             "type": "object",
@@ -531,7 +570,7 @@ class AgoraDriver(Driver, SealedPhases):
                 "target": {"type": "string", "enum": targets} if targets else {"type": "null"},
                 "evidence": {
                     "type": "array",
-                    "items": _evidence_item_schema(EVIDENCE_SOURCE_CHARS, EVIDENCE_CONTENT_CHARS),
+                    "items": _evidence_item_schema(EVIDENCE_SOURCE_CHARS, EVIDENCE_CONTENT_CHARS, offered),
                     "minItems": 1 if methodology == "fact-based" else 0,
                     "maxItems": max_evidence,
                 },
@@ -553,14 +592,15 @@ class AgoraDriver(Driver, SealedPhases):
             *(f"- {p.role}: {p.position}" for p in self.config.participants),
             f"FOCUS: evidence for or against '{focus.position}'",
         ]
-        if research.excerpts:
-            excerpt = research.excerpts[(drone - 1) % len(research.excerpts)]
-            lines += ["", f"SOURCE ({research.source}, part {drone} of {len(research.excerpts)}):", excerpt]
+        excerpt = research.excerpts[(drone - 1) % len(research.excerpts)] if research.excerpts else ""
+        if excerpt:
+            lines += ["", "SOURCE PASSAGES (cite a line as path:line, copying its text):", excerpt]
         lines += ["", f"Report up to {RESEARCH_ITEMS} evidence items. Output JSON only:"]
+        offered = offered_items(numbered_lines(excerpt), RESEARCH_CONTENT_CHARS, OFFERED_LINES)
         return AgentRequest(
             prompt="\n".join(lines),
             system=RESEARCH_SYSTEM,
-            json_schema=research_schema(),
+            json_schema=research_schema(offered),
             max_tokens=RESEARCH_MAX_TOKENS,
             role=RESEARCHER,
             protocol=self.protocol,
@@ -571,29 +611,40 @@ class AgoraDriver(Driver, SealedPhases):
     def read_reply(self, role: str, text: str, now: str) -> Candidate:
         if role == RESEARCHER:
             return self._read_research(text)
-        reply = record.parse_reply(text)
+        found = find_object(text)
+        if isinstance(found, str):
+            return Candidate(None, [reply_format_violation(found)])
+        reply = record.decode_reply(found.text, first_line=found.line)
         if isinstance(reply, list):
             return Candidate(None, reply)
         number = self._opening_number(role)
         if number is None:
             turn = make_turn(reply, self.state.turns + 1, role)
-            return Candidate(turn, self.machine.validate(self.state, turn))
+            return Candidate(turn, [*self.machine.validate(self.state, turn), *self._grounding_problems(turn.evidence)])
         if reply.signal != "propose":
             return Candidate(None, [reply_format_violation("a sealed opening is a propose; send signal propose.")])
         # Its place comes when all openings are revealed: check its content now as if it opened the debate.
         first = self.config.roles[self.state.turns]
         as_first = make_turn(reply, self.state.turns + 1, first)
-        return Candidate(make_turn(reply, number, role), self.machine.validate(self.state, as_first))
+        turn = make_turn(reply, number, role)
+        return Candidate(turn, [*self.machine.validate(self.state, as_first), *self._grounding_problems(turn.evidence)])
+
+    def _evidence_checks(self, items: Sequence[Evidence]) -> list[CitationCheck]:
+        return self.grounding.check_evidence(items, self._pool()) if self.grounding is not None else []
+
+    def _grounding_problems(self, items: Sequence[Evidence], researcher: bool = False) -> list[Violation]:
+        checks = self._evidence_checks(items)
+        problems = citation_violations(checks)
+        if self.config.methodology == "fact-based" and not researcher:
+            problems += fact_based_violations(checks)
+        return problems
 
     def _read_research(self, text: str) -> Candidate:
         assert self.research is not None
-        body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
-        try:
-            reply = ResearchReply.model_validate_json(body, strict=False)
-        except ValidationError as exc:
-            problem = f'the reply is not the research JSON ({first_error(exc)}); send {{"evidence": [{{source, content, confidence}}]}}.'
-            return Candidate(None, [reply_format_violation(problem)])
-        problems = _evidence_problems(reply.evidence)
+        reply, problem = parse_reply(text, ResearchReply)
+        if reply is None:
+            return Candidate(None, [problem] if problem else [])
+        problems = [*_evidence_problems(reply.evidence), *self._grounding_problems(reply.evidence, researcher=True)]
         report = ResearchReport(drone=len(self.research.reports) + 1, evidence=reply.evidence)
         return Candidate(report, problems)
 
@@ -604,8 +655,9 @@ class AgoraDriver(Driver, SealedPhases):
             _write_research(research_path(self.record_path), research)
             self.research = research
             return
+        marks = [mark_for(check) for check in self._evidence_checks(turn.evidence)]
         try:
-            record.append_turn(self.record_path, turn)
+            record.append_turn(self.record_path, turn, marks)
         finally:
             self._load()  # on a refusal the record changed under us; the caller sees the error
 

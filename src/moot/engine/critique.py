@@ -8,16 +8,17 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from moot.agents.base import AgentRequest
 from moot.artifacts import critique as record
 from moot.artifacts.base import read_text
-from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
-from moot.errors import UserError
-from moot.protocols.base import Outcome, Summary
+from moot.artifacts.run_state import RUN_HALTED
+from moot.engine.driver import Candidate, Driver, first_error, json_schema_of
+from moot.engine.replies import parse_reply
+from moot.errors import RecordExists, UserError
+from moot.protocols.base import Outcome, Severity, Summary, Violation
 from moot.protocols.critique import (
     RULES,
     TEMPLATES,
@@ -43,11 +44,15 @@ ROLE_GUIDANCE = {
 }
 CUSTOM_GUIDANCE = "Use your role name as guidance for your perspective. Be a genuine collaborator, not a yes-person."
 
-# The turns shown to a participant are cut to their latest part beyond this size (small models have
-# small context windows). The header's facts (topic, roles, limits) are in the prompt itself.
-MAX_DIALOGUE_CHARS = 6000
-REPLY_MAX_TOKENS = 320
-MESSAGE_MAX_CHARS = 400
+# A small model's bounds: the dialogue shown is cut to its latest part beyond this size (the header's
+# facts are in the prompt itself), and the message is short so that its JSON ends within the budget.
+# Other models see the dialogue up to their context and write as much as a turn needs.
+COMPACT_DIALOGUE_CHARS = 6000
+COMPACT_REPLY_TOKENS = 320
+COMPACT_MESSAGE_CHARS = 400
+CHARS_PER_TOKEN = 3  # a conservative guess for English text
+COMPACT_LENGTH = "two to four sentences"
+FULL_LENGTH = "as long as the point needs, from a few sentences to several paragraphs"
 
 
 @dataclass(frozen=True)
@@ -104,8 +109,8 @@ class CritiqueDriver(Driver):
         try:
             record.create(path, config)
         except FileExistsError as exc:
-            raise UserError(
-                f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
             ) from exc
         return cls(path, options.context)
 
@@ -143,12 +148,15 @@ class CritiqueDriver(Driver):
         system = (
             f"You are the {role} in a structured dialogue with the {other} about: {self.config.topic}.\n"
             f"{guidance}\n"
-            "Rules: respond to the latest turn; keep your message to a few sentences. Status AWAITING passes the "
+            "Rules: respond to the latest turn. Status AWAITING passes the "
             f"turn to the {other}. PROPOSING_DONE says you believe the dialogue can conclude. DONE only confirms "
             f"the {other}'s PROPOSING_DONE and needs a summary of what was agreed. STUCK means a human must decide; "
             "explain the blocker in the message."
         )
-        turns = _tail(self.text[self.text.find("\n---\n") + 5 :].strip())
+        bounds = self.bounds(role)
+        tokens = bounds.turn_tokens(COMPACT_REPLY_TOKENS)
+        shown = COMPACT_DIALOGUE_CHARS if bounds.compact else (bounds.context_tokens - tokens) * CHARS_PER_TOKEN
+        turns = _tail(self.text[self.text.find("\n---\n") + 5 :].strip(), shown)
         parts = [f"Topic: {self.config.topic}"]
         if self.context and role == self.config.roles[0]:
             parts.append(f"Context from the user (only you have it):\n{self.context}")
@@ -158,13 +166,14 @@ class CritiqueDriver(Driver):
         round_ = self.protocol_machine.expected_round(self.state)
         parts.append(
             f"Write your turn as the {role} for round {round_} of {self.config.max_rounds}: "
-            "message = your own words (two to four sentences), status, summary (only with DONE)."
+            f"message = your own words ({COMPACT_LENGTH if bounds.compact else FULL_LENGTH}), status, "
+            "summary (only with DONE)."
         )
         return AgentRequest(
             prompt="\n\n".join(parts),
             system=system,
             json_schema=self._reply_schema(role),
-            max_tokens=REPLY_MAX_TOKENS,
+            max_tokens=tokens,
             role=role,
             protocol=self.protocol,
         )
@@ -184,20 +193,23 @@ class CritiqueDriver(Driver):
             allowed = ["AWAITING", "PROPOSING_DONE", "STUCK"]
         schema = json_schema_of(CritiqueReply)
         schema["properties"]["status"]["enum"] = allowed
-        # Bounded strings keep a small model from running past max_tokens in the middle of the JSON.
-        schema["properties"]["message"]["maxLength"] = MESSAGE_MAX_CHARS
-        schema["properties"]["summary"]["maxLength"] = MESSAGE_MAX_CHARS if "DONE" in allowed else 0
+        if "DONE" not in allowed:
+            schema["properties"]["summary"]["maxLength"] = 0
+        if self.bounds(role).compact:
+            # Bounded strings keep a small model from running past max_tokens in the middle of the JSON.
+            schema["properties"]["message"]["maxLength"] = COMPACT_MESSAGE_CHARS
+            schema["properties"]["summary"]["maxLength"] = COMPACT_MESSAGE_CHARS if "DONE" in allowed else 0
         return schema
 
     def read_reply(self, role: str, text: str, now: str) -> Candidate:
-        reply, problem = _parse_reply(text)
+        reply, problem = parse_reply(text, CritiqueReply)
         if reply is None:
-            return Candidate(None, [reply_format_violation(problem)])
+            return Candidate(None, [problem] if problem else [])
         try:
             turn = self.protocol_machine.turn_from_reply(self.state, role, reply, now)
         except ValueError as exc:
             return Candidate(None, [RULES.violation("CRITIQUE_TURN_HEADER", first_error(exc))])
-        return Candidate(turn, self.protocol_machine.validate(self.state, turn))
+        return Candidate(turn, [_in_a_run(v) for v in self.protocol_machine.validate(self.state, turn)])
 
     def commit(self, turn: CritiqueTurn) -> None:
         try:
@@ -210,8 +222,9 @@ class CritiqueDriver(Driver):
         self.human_note = None
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
-        # The orchestrator never writes a turn, so the failure is the run's outcome, not the record's.
-        self.failure = Outcome(name="STUCK", reason=reason)
+        # The orchestrator never writes a turn, so the failure is the run's outcome, not the record's; it is
+        # not the protocol's STUCK (which asks a person to decide): the engine records it as a run halt.
+        self.failure = Outcome(name=RUN_HALTED, reason=reason)
         return self.failure
 
     def summary(self) -> Summary:
@@ -227,22 +240,19 @@ class CritiqueDriver(Driver):
         self._load()
 
 
-def _parse_reply(text: str) -> tuple[CritiqueReply | None, str]:
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return None, "the reply is not a JSON object; answer with one JSON object with message, status and summary."
-    try:
-        return CritiqueReply.model_validate(data), ""
-    except ValueError as exc:
-        return (
-            None,
-            f"the reply does not match the turn schema ({first_error(exc)}); send message, status and summary.",
-        )
+def _in_a_run(violation: Violation) -> Violation:
+    """Consensus needs both parties: a run refuses the DONE that confirms nobody's PROPOSING_DONE.
+
+    The seed only warns (CRITIQUE_DONE_CONFIRMS), and ``moot check`` keeps that warning for records
+    written by hand; a run sends the turn back instead, so one speaker cannot end the dialogue alone.
+    """
+    if violation.rule == "CRITIQUE_DONE_CONFIRMS":
+        return violation.model_copy(update={"severity": Severity.ERROR})
+    return violation
 
 
-def _tail(turns: str) -> str:
-    """The latest turns of the dialogue, within the context a small model has."""
-    if len(turns) <= MAX_DIALOGUE_CHARS:
+def _tail(turns: str, chars: int) -> str:
+    """The latest turns of the dialogue, within the context the participant has."""
+    if len(turns) <= chars:
         return turns
-    return "[… earlier turns omitted …]\n" + turns[-MAX_DIALOGUE_CHARS:]
+    return "[… earlier turns omitted …]\n" + turns[-chars:]

@@ -11,13 +11,15 @@ from __future__ import annotations
 import functools
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel
 
-from moot.agents.base import AgentRequest
+from moot.agents.base import AgentRequest, TurnBounds
 from moot.protocols.base import Outcome, Rule, RuleBook, Summary, Violation
 
 ENGINE_RULES = RuleBook(
@@ -71,6 +73,11 @@ class Driver(ABC):
     protocol: str
     record_path: Path
     options_type: type  # the dataclass of options ``start`` takes (moot.engine.specs builds it from data)
+    # Each role's bounds, from its agent (set by the engine); a role not named gets the full-size defaults.
+    turn_bounds: Mapping[str, TurnBounds] = MappingProxyType({})
+
+    def bounds(self, role: str) -> TurnBounds:
+        return self.turn_bounds.get(role) or TurnBounds()
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> Driver:

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import math
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,7 +31,8 @@ from moot.agents.base import AgentRequest
 from moot.artifacts import duel as record
 from moot.artifacts.base import read_text
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
-from moot.errors import UserError
+from moot.engine.replies import parse_reply
+from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.duel import (
     MAX_TURNS,
@@ -64,23 +64,31 @@ ROLE_GUIDANCE = {
 }
 CUSTOM_GUIDANCE = "Argue from your role's perspective and follow the evidence, not your peer's confidence."
 
-# The embedded model has a 2048-token context: the reply's budget is kept free and the prompt is
-# fitted into the rest, the source document being cut first (it is the largest part).
-CONTEXT_TOKENS = 2048
-REPLY_MAX_TOKENS = 640
+# The reply's budget is kept free in the participant's context and the prompt is fitted into the rest,
+# the source document being cut first (it is the largest part).
+COMPACT_REPLY_TOKENS = 640
 TEMPLATE_TOKENS = 48  # the chat template's own tokens
-PROMPT_TOKENS = CONTEXT_TOKENS - REPLY_MAX_TOKENS - TEMPLATE_TOKENS
 HISTORY_SHARE = 0.4  # at most this part of what the instructions leave goes to earlier turns
 MAX_SECTIONS = 40
 SECTION_CHARS = 80
 
+# A small model's caps, added to its schema so that it cannot run past max_tokens in the middle of the
+# JSON: characters per text field (by schema definition, "" for the reply itself) and items per list.
+COMPACT_CHARS = {
+    "": {"position": 200, "novel_argument": 200, "limitation": 100, "agreements": 100, "blocking_issues": 100},
+    "Evidence": {"principle": 100},
+    "GuidedCounterpoint": {"claim": 140},
+    "StanceRevision": {"why": 100},
+}
+COMPACT_ITEMS = 2
+MAX_ITEMS = 6  # list lengths for everyone: room for a full answer, not an essay per list
+
 _REPLY = ConfigDict(frozen=True, extra="forbid")
-Line = Annotated[str, Field(min_length=1, max_length=100)]  # one list item: a short non-empty sentence
+Line = Annotated[str, Field(min_length=1)]  # one list item: a non-empty sentence
 
 
 # --- what a participant fills in ---------------------------------------------------------------
-# String lengths are bounded so that a small model cannot run past max_tokens in the middle of the
-# JSON; the enums (stance, sections, what a counterpoint addresses) are filled in per request.
+# The enums (stance, sections, what a counterpoint addresses) are filled in per request.
 
 
 class Evidence(BaseModel):
@@ -89,16 +97,14 @@ class Evidence(BaseModel):
     section: str = Field(
         description="The section of the source document that supports this; moot cites it as `<source path> § <section>`."
     )
-    principle: str = Field(
-        default="", max_length=100, description="Optionally a general principle that supports it too, or ''."
-    )
+    principle: str = Field(default="", description="Optionally a general principle that supports it too, or ''.")
 
 
 class GuidedCounterpoint(BaseModel):
     model_config = _REPLY
 
     addresses: str = Field(description="What this answers: an earlier turn or a section of the source.")
-    claim: str = Field(min_length=1, max_length=140, description="Your counter-claim, in one sentence.")
+    claim: str = Field(min_length=1, description="Your counter-claim.")
     evidence: Evidence
 
 
@@ -106,7 +112,7 @@ class StanceRevision(BaseModel):
     model_config = _REPLY
 
     because_of: str = Field(default="", description="The earlier turn or source section that would change your stance.")
-    why: str = Field(default="", max_length=100, description="How it changes your stance, in one sentence.")
+    why: str = Field(default="", description="How it changes your stance.")
 
 
 class GuidedDuelReply(BaseModel):
@@ -115,18 +121,16 @@ class GuidedDuelReply(BaseModel):
     model_config = _REPLY
 
     stance: str = Field(description="Where you stand now.")
-    position: str = Field(min_length=1, max_length=200, description="Your position on the topic, in two sentences.")
-    counterpoints: list[GuidedCounterpoint] = Field(min_length=1, max_length=2)
-    agreements: list[Line] = Field(min_length=1, max_length=2, description="Points you agree with, one sentence each.")
-    novel_argument: str = Field(
-        min_length=1, max_length=200, description="A claim nobody has made in an earlier turn, in one sentence."
-    )
+    position: str = Field(min_length=1, description="Your position on the topic.")
+    counterpoints: list[GuidedCounterpoint] = Field(min_length=1, max_length=MAX_ITEMS)
+    agreements: list[Line] = Field(min_length=1, max_length=MAX_ITEMS, description="Points you agree with.")
+    novel_argument: str = Field(min_length=1, description="A claim nobody has made in an earlier turn.")
     novel_evidence: Evidence
-    limitation: str = Field(
-        min_length=1, max_length=100, description="A limitation or open question that does not block agreement."
-    )
+    limitation: str = Field(min_length=1, description="A limitation or open question that does not block agreement.")
     blocking_issues: list[Line] = Field(
-        default=[], max_length=2, description="Issues that make agreement impossible until resolved; [] if none."
+        default=[],
+        max_length=MAX_ITEMS,
+        description="Issues that make agreement impossible until resolved; [] if none.",
     )
     stance_revision: StanceRevision = StanceRevision()
 
@@ -232,8 +236,8 @@ class DuelDriver(Driver):
         try:
             record.create(path, config, participants)
         except FileExistsError as exc:
-            raise UserError(
-                f"{path} already exists; resume it with `moot resume {path}` or choose another --topic."
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or choose another --topic."
             ) from exc
         except ProtocolViolationError as exc:
             raise UserError(f"cannot start the duel: {exc.violations[0].message}") from exc
@@ -291,16 +295,21 @@ class DuelDriver(Driver):
         """The request again, with the rule ids and messages; the prompt is rebuilt (not appended to)
         so that it still fits the small model's context after several repairs."""
         problems = "\n".join(f"- {v.rule}: {v.message}" for v in violations if v.is_error)
+        compact = self.bounds(request.role).compact
         extra = (
-            f"Your previous reply was:\n{clip_to_tokens(reply, 160)}\n\nIt broke these rules of the protocol:\n"
-            f"{clip_to_tokens(problems, 220)}\n\nFix the errors and try again."
+            f"Your previous reply was:\n{clip_to_tokens(reply, 160) if compact else reply}\n\n"
+            f"It broke these rules of the protocol:\n{clip_to_tokens(problems, 220) if compact else problems}\n\n"
+            "Fix the errors and try again."
         )
         return self._request(request.role, extra)
 
     def _request(self, role: str, extra: str) -> AgentRequest:
         system = self._system(role)
         fixed = self._instructions(role)
-        budget = PROMPT_TOKENS - estimate_tokens(system) - estimate_tokens(fixed) - estimate_tokens(extra) - 40
+        bounds = self.bounds(role)
+        tokens = bounds.turn_tokens(COMPACT_REPLY_TOKENS)
+        budget = bounds.context_tokens - tokens - TEMPLATE_TOKENS
+        budget -= estimate_tokens(system) + estimate_tokens(fixed) + estimate_tokens(extra) + 40
         history = self._history(max(0, int(budget * HISTORY_SHARE)))
         source = clip_to_tokens(self.source_text, max(0, budget - estimate_tokens(history)))
         parts = [
@@ -314,7 +323,7 @@ class DuelDriver(Driver):
             prompt="\n\n".join(part for part in parts if part),
             system=system,
             json_schema=self._reply_schema(role),
-            max_tokens=REPLY_MAX_TOKENS,
+            max_tokens=tokens,
             role=role,
             protocol=self.protocol,
         )
@@ -386,6 +395,8 @@ class DuelDriver(Driver):
             part["required"] = list(part["properties"])
             for value in part["properties"].values():
                 value.pop("default", None)
+        if self.bounds(role).compact:
+            _compact(schema)
         return schema
 
     # --- reading and writing ---------------------------------------------------------------------
@@ -461,11 +472,14 @@ class DuelDriver(Driver):
         self._load()  # writes the Terminal Conclusion when this turn reached an outcome
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
-        """The seed's INVALIDATED: validation failed, recorded in the Terminal Conclusion with the reason."""
+        """The seed's TIMEOUT ("bounded waiting expires without valid continuation"), in the Terminal Conclusion.
+
+        Not INVALIDATED, which the seed keeps for a broken source, record or turn sequence.
+        """
         reason = " ".join(reason.split()) or f"{role} gave no valid turn"
-        failure = Outcome(name=OutcomeName.INVALIDATED.value, reason=reason)
+        failure = Outcome(name=OutcomeName.TIMEOUT.value, reason=reason)
         conclusion = draft_conclusion(
-            self.config, self.state.turns, closed_at=now, outcome=OutcomeName.INVALIDATED, reason=reason
+            self.config, self.state.turns, closed_at=now, outcome=OutcomeName.TIMEOUT, reason=reason
         )
         try:
             record.write_conclusion(self.record_path, conclusion)
@@ -485,47 +499,24 @@ class DuelDriver(Driver):
 # --- helpers -----------------------------------------------------------------------------------
 
 
+def _compact(schema: dict[str, Any]) -> None:
+    """A small model's caps on the reply schema: short text fields and at most COMPACT_ITEMS per list."""
+    for name, fields in COMPACT_CHARS.items():
+        part = schema["$defs"].get(name) if name else schema
+        for field, chars in fields.items() if part is not None else ():
+            value = part["properties"].get(field)
+            if value is not None:
+                (value["items"] if value.get("type") == "array" else value)["maxLength"] = chars
+    for part in (schema, *schema["$defs"].values()):
+        for value in part["properties"].values():
+            if value.get("type") == "array":
+                value["maxItems"] = COMPACT_ITEMS
+
+
 def source_sections(text: str) -> list[str]:
     """What evidence may cite: the source's headings, or its whole line range when it has none."""
     sections = list(dict.fromkeys(h[:SECTION_CHARS].rstrip() for h in markdown_headings(text)))[:MAX_SECTIONS]
     return sections or [f"lines 1-{max(1, len(text.splitlines()))}"]
-
-
-ReplyModel = TypeVar("ReplyModel", bound=BaseModel)
-
-
-def parse_reply(
-    text: str, model: type[ReplyModel], *, one_line: bool = False
-) -> tuple[ReplyModel | None, Violation | None]:
-    """A participant's raw reply as ``model``, or the REPLY_FORMAT violation that says what to fix.
-
-    ``strict=False`` lets a line break inside a string through (small models write them); with
-    ``one_line`` every string is then collapsed to one line.
-    """
-    try:
-        data = json.loads(text, strict=False)
-    except (ValueError, RecursionError):
-        return None, reply_format_violation(
-            "the reply is not one complete JSON object (it may have been cut off); answer with a shorter JSON object "
-            "that matches the schema."
-        )
-    try:
-        return model.model_validate(_one_line_strings(data) if one_line else data), None
-    except ValidationError as exc:
-        return None, reply_format_violation(
-            f"the reply does not match the schema ({first_error(exc)}); fix that field."
-        )
-
-
-def _one_line_strings(value: Any) -> Any:
-    """Every string of a parsed reply as one line: turn texts are rendered line by line."""
-    if isinstance(value, str):
-        return " ".join(value.split())
-    if isinstance(value, list):
-        return [_one_line_strings(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _one_line_strings(item) for key, item in value.items()}
-    return value
 
 
 def _digest(turn: DuelTurn) -> str:

@@ -1,8 +1,11 @@
 """The one loop that drives every protocol: ask -> read -> repair -> commit -> next, until an outcome.
 
 Each accepted turn is durable (the driver's crash-safe commit) before the loop moves on, so a killed
-run resumes from its record with no lost and no duplicated turn. Budgets (turns, tokens, wall time)
-end the run with the protocol's failure outcome and the reason recorded.
+run resumes from its record with no lost and no duplicated turn. When the run must stop without a
+protocol outcome (an agent failed, repairs ran out, a budget was spent, Ctrl-C), the driver records
+what its format allows and the halt goes to the run sidecar (moot.artifacts.run_state), where
+``moot check`` and ``moot show`` report it. Every attempt (raw reply, violations, tokens, latency,
+model, agent spec) goes to the attempt log beside the record, which ``moot log`` shows.
 """
 
 from __future__ import annotations
@@ -11,13 +14,15 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from moot.agents.base import Agent, AgentError, AgentReply
+from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts.base import append_log_line
+from moot.artifacts.run_state import read_run_state, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, reply_format_violation
 from moot.engine.sealed import open_phase, run_phase
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary
@@ -32,11 +37,13 @@ class Limits:
     max_turns: int | None = None
     max_tokens: int | None = None
     max_wall_s: float | None = None
+    max_turn_tokens: int | None = None  # completion tokens per turn, for every agent (else each agent's bounds)
+    max_cost_usd: float | None = None  # every agent must have a known price (see Agent.price_usd)
 
 
 @dataclass(frozen=True)
 class Event:
-    type: str  # turn_started | turn_rejected | turn_accepted | outcome
+    type: str  # turn_started | attempt | turn_rejected | turn_accepted | halted | outcome
     role: str | None
     data: dict[str, Any]
 
@@ -54,6 +61,11 @@ class RunResult:
     completion_tokens: int = 0
     elapsed_s: float = 0.0
     usage: list[dict[str, Any]] = field(default_factory=list)
+    costs: list[float | None] = field(default_factory=list)  # each attempt's USD price; None: unknown
+
+    @property
+    def cost_usd(self) -> float | None:
+        return total_usd(self.costs)
 
     @property
     def outcome(self) -> Outcome | None:
@@ -71,6 +83,7 @@ class RunResult:
             "turns_this_run": self.turns,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
             "elapsed_s": round(self.elapsed_s, 3),
         }
 
@@ -83,7 +96,11 @@ def _agent_failure(role: str, exc: Exception) -> str:
 
 
 def usage_path(record: Path) -> Path:
-    """Per-turn usage lives beside the record: ``.NAME.usage.jsonl`` (or ``DIR/.moot.usage.jsonl``)."""
+    """The attempt log lives beside the record: ``.NAME.usage.jsonl`` (or ``DIR/.moot.usage.jsonl``).
+
+    One JSON line per attempt: turn, role, agent spec, model, attempt, accepted, the raw reply, its
+    violations (rule and message) or the agent's error, tokens and latency.
+    """
     if record.is_dir():
         return record / ".moot.usage.jsonl"
     return record.with_name(f".{record.name}.usage.jsonl")
@@ -103,6 +120,7 @@ class Engine:
         limits: Limits | None = None,
         subscribers: tuple[Subscriber, ...] = (),
         clock: Callable[[], str] = local_timestamp,
+        specs: Mapping[str, str] | None = None,
     ) -> None:
         missing = [role for role in driver.roles() if role not in agents]
         if missing:
@@ -110,8 +128,14 @@ class Engine:
         self.driver = driver
         self.agents = agents
         self.limits = limits or Limits()
+        driver.turn_bounds = {
+            role: replace(bounds, max_tokens=self.limits.max_turn_tokens or bounds.max_tokens)
+            for role in driver.roles()
+            for bounds in (agents[role].turn_bounds,)
+        }
         self.subscribers = subscribers
         self.clock = clock
+        self.specs = {role: safe_spec(spec) for role, spec in (specs or {}).items()}
 
     def emit(self, type_: str, role: str | None, **data: Any) -> None:
         event = Event(type_, role, data)
@@ -121,23 +145,58 @@ class Engine:
     async def run(self) -> RunResult:
         started = time.monotonic()
         result = RunResult(self.driver.protocol, self.driver.record_path, self.driver.summary())
-        while True:
-            phase = open_phase(self.driver)  # the roles of a sealed phase are asked at once
-            role = phase.roles[0] if phase is not None else self.driver.next_speaker()
-            if role is None:
-                break
-            reason = self._budget_exceeded(result, started)
-            if reason is not None:
-                self.driver.fail(role, reason, self.clock())
-                break
-            if phase is not None:
-                await run_phase(self, phase, result)
-            elif not await self._take_turn(role, result):
-                break
+        self._write_state(None)
+        try:
+            while True:
+                phase = open_phase(self.driver)  # the roles of a sealed phase are asked at once
+                role = phase.roles[0] if phase is not None else self.driver.next_speaker()
+                if role is None:
+                    break
+                reason = self._budget_exceeded(result, started)
+                if reason is not None:
+                    self._halt("budget", role, reason)
+                    break
+                if phase is not None:
+                    await run_phase(self, phase, result)
+                elif not await self._take_turn(role, result):
+                    break
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Ctrl-C: every accepted turn is already durable; the halt says where the run stopped.
+            self._write_state(self._halt_entry("interrupted", self.driver.next_speaker(), "the person stopped the run"))
+            raise
         result.elapsed_s = time.monotonic() - started
         result.summary = self.driver.summary()
         self.emit("outcome", None, **result.to_json())
         return result
+
+    def _halt_entry(self, cause: str, role: str | None, reason: str) -> dict[str, Any]:
+        return {
+            "cause": cause,
+            "role": role,
+            "reason": reason,
+            "at": self.clock(),
+            "turns": self.driver.summary().turns,
+        }
+
+    def _halt(self, cause: str, role: str, reason: str) -> None:
+        """End the run without a protocol outcome: the driver records what its format allows, the sidecar the rest."""
+        self.driver.fail(role, reason, self.clock())
+        self.note_halt(cause, role, reason)
+
+    def note_halt(self, cause: str, role: str, reason: str) -> None:
+        """Record in the run sidecar (and tell subscribers) that the run ended without a protocol outcome."""
+        entry = self._halt_entry(cause, role, reason)
+        self._write_state(entry)
+        self.emit("halted", role, **{key: value for key, value in entry.items() if key != "role"})
+
+    def _write_state(self, halted: dict[str, Any] | None) -> None:
+        """The run sidecar: the agent specs this run uses (merged over earlier runs') and how it halted."""
+        state = read_run_state(self.driver.record_path)
+        earlier = state.get("agents")
+        agents: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
+        wanted = {"agents": {**agents, **self.specs}, "halted": halted}
+        if wanted != {"agents": agents, "halted": state.get("halted")}:  # a durable write only for news
+            write_run_state(self.driver.record_path, wanted)
 
     def _budget_exceeded(self, result: RunResult, started: float) -> str | None:
         limits = self.limits
@@ -145,28 +204,44 @@ class Engine:
             return f"the run reached its cap of {limits.max_turns} turns"
         if limits.max_tokens is not None and result.prompt_tokens + result.completion_tokens >= limits.max_tokens:
             return f"the run spent its budget of {limits.max_tokens} tokens"
+        if limits.max_cost_usd is not None and sum(c or 0.0 for c in result.costs) >= limits.max_cost_usd:
+            return f"the run spent its budget of {usd_text(limits.max_cost_usd)}"
         if limits.max_wall_s is not None and time.monotonic() - started >= limits.max_wall_s:
             return f"the run used its {limits.max_wall_s:g} s of wall time"
         return None
 
     async def _take_turn(self, role: str, result: RunResult) -> bool:
         """Ask ``role`` for a turn, repairing up to ``limits.repairs`` times. False when the run ended."""
-        # The agent's own deadline matches the engine's, so neither gives up before the other.
+        # The agent's deadline for the whole turn matches the engine's; inside it, the agent gives each
+        # request a shorter one, so that a hung request is retried within the turn.
         request = self.driver.request_for(role).model_copy(update={"timeout_s": self.limits.turn_timeout_s})
         number = self.driver.summary().turns + 1
         self.emit("turn_started", role, turn=number)
         for attempt in range(1, self.limits.repairs + 2):
+            asked = time.monotonic()
             try:
                 reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
             except Exception as exc:
                 reason = _agent_failure(role, exc)
+                row = self._attempt_row(
+                    number,
+                    role,
+                    attempt,
+                    error=reason,
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    latency_s=time.monotonic() - asked,
+                    agent_attempts=getattr(exc, "attempts", 1),
+                )
+                self._log_attempt(result, row)
                 self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
-                self.driver.fail(role, reason, self.clock())
+                self._halt("agent_failed", role, reason)
                 return False
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
+            result.costs.append(self.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens))
             candidate = self._accept(role, reply.text)
-            self._record_usage(result, number, role, reply, attempt, accepted=not candidate.errors)
+            self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
             if not candidate.errors:
                 result.turns += 1
                 tokens = reply.prompt_tokens + reply.completion_tokens
@@ -176,7 +251,7 @@ class Engine:
             self.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules)
             request = self.driver.repair_prompt(request, reply.text, candidate.errors)
         reason = f"{role} gave no valid turn in {self.limits.repairs + 1} attempts (last: {', '.join(rules)})"
-        self.driver.fail(role, reason, self.clock())
+        self._halt("repairs_exhausted", role, reason)
         return False
 
     def _accept(self, role: str, text: str) -> Candidate:
@@ -192,19 +267,37 @@ class Engine:
             return Candidate(None, exc.violations)
         return candidate
 
-    def _record_usage(
-        self, result: RunResult, number: int, role: str, reply: AgentReply, attempt: int, *, accepted: bool
-    ) -> None:
-        row = {
+    def _attempt_row(self, number: int, role: str, attempt: int, **fields: Any) -> dict[str, Any]:
+        return {
             "turn": number,
             "role": role,
-            "model": reply.model,
+            "agent": self.specs.get(role),
             "attempt": attempt,
-            "accepted": accepted,
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-            "latency_s": round(reply.latency_s, 4),
-            "agent_attempts": reply.attempts,
+            "accepted": False,
+            **fields,
         }
+
+    def _reply_row(
+        self, number: int, role: str, reply: AgentReply, attempt: int, candidate: Candidate, cost_usd: float | None
+    ) -> dict[str, Any]:
+        row = self._attempt_row(number, role, attempt, model=reply.model, accepted=not candidate.errors)
+        row.update(
+            {
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "cost_usd": cost_usd,
+                "latency_s": round(reply.latency_s, 4),
+                "agent_attempts": reply.attempts,
+                "finish_reason": reply.finish_reason,
+                "reply": reply.text,
+                "violations": [{"rule": v.rule, "message": v.message} for v in candidate.errors],
+            }
+        )
+        return row
+
+    def _log_attempt(self, result: RunResult, row: dict[str, Any]) -> None:
+        if "latency_s" in row:
+            row["latency_s"] = round(row["latency_s"], 4)
         result.usage.append(row)
         append_log_line(usage_path(self.driver.record_path), json.dumps(row, ensure_ascii=False))
+        self.emit("attempt", row["role"], **{key: value for key, value in row.items() if key != "role"})

@@ -31,12 +31,14 @@ from typing import Any
 from moot.agents.base import AgentRequest
 from moot.artifacts import roundtable as record
 from moot.artifacts.base import append_log_line, atomic_write_text, read_text, slugify
+from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_violation
 
-# Shared with the duel's driver: context budgeting for the embedded model and lenient JSON reading.
-from moot.engine.duel import clip_to_tokens, estimate_tokens, parse_reply
+# Shared with the duel's driver: context budgeting for the embedded model.
+from moot.engine.duel import clip_to_tokens, estimate_tokens
+from moot.engine.replies import parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.roundtable import (
     AGENDA_FILE,
@@ -62,13 +64,12 @@ LATEST_SPEECHES = 3  # the guide: "the latest 2-3 speech files"
 INSTRUCTION_TOKENS = 120  # prompt_for_speaker is "a short expectation or question"
 FAILURES_FILE = ".moot.failures.jsonl"  # hidden: the checker ignores it, like the digest chain
 
-# The embedded model has a 2048-token context: the reply's budget is kept free and the prompt is
-# fitted into the rest (the agenda and each speech are cut to their share).
-CONTEXT_TOKENS = 2048
+# The reply's budget is kept free in the participant's context and the prompt is fitted into the rest
+# (the agenda and each speech are cut to their share).
 TEMPLATE_TOKENS = 48
 AGENDA_SHARE = 0.35
 
-# Bounded strings keep a small model from running past max_tokens in the middle of the JSON. A CJK
+# A small model's caps: bounded strings keep it from running past max_tokens in the middle of the JSON. A CJK
 # character costs about two tokens of SmolLM2's tokenizer, so Chinese meetings get shorter fields.
 SPEECH_LIMITS: dict[str, dict[str, int]] = {
     "en": {"position": 240, "analysis": 400, "responses_and_questions": 240, "prompt_for_next_speaker": 160},
@@ -78,7 +79,7 @@ MINUTES_LIMITS: dict[str, dict[str, int]] = {
     "en": {"summary": 400, "consensus": 240, "unresolved": 240, "action_items": 240},
     "zh": {"summary": 110, "consensus": 60, "unresolved": 60, "action_items": 60},
 }
-REPLY_MAX_TOKENS = {"en": 480, "zh": 560}
+COMPACT_REPLY_TOKENS = {"en": 480, "zh": 560}
 
 TEXT: dict[str, dict[str, str]] = {
     "en": {
@@ -142,6 +143,7 @@ class RoundtableOptions:
     max_rounds: int = 3
     language: Language | None = None  # None: Chinese when the topic, agenda or roles are written in Chinese
     first_prompt: str | None = None  # prompt_for_speaker of the first speaker
+    background: str | None = None  # more background for AGENDA.md (the --source passages)
     sealed: bool = False  # every speaker's round-1 position is asked at once, none seeing another's
 
 
@@ -188,9 +190,10 @@ class RoundtableDriver(Driver, SealedPhases):
         except ValueError as exc:  # an unsafe meeting name: it would leave .roundtable/
             raise UserError(str(exc)) from exc
         except FileExistsError as exc:
-            raise UserError(
-                f"the meeting {name!r} already exists; resume it with `moot resume {root / record.ROUNDTABLE_DIR / name}` "
-                "or choose another --name."
+            existing = root / record.ROUNDTABLE_DIR / name
+            raise RecordExists(
+                existing,
+                f"the meeting {name!r} already exists; resume it with `moot resume {existing}` or choose another --name.",
             ) from exc
         except ProtocolViolationError as exc:
             raise UserError(f"cannot start the meeting: {exc.violations[0].message}") from exc
@@ -301,21 +304,23 @@ class RoundtableDriver(Driver, SealedPhases):
             next=self._next_role(role if sealed else None),
             consensus=text["consensus_open" if everyone_spoke else "consensus_closed"],
         )
-        schema = _schema(RoundtableReply, SPEECH_LIMITS[self.language])
+        schema = _schema(RoundtableReply, SPEECH_LIMITS[self.language], self.bounds(role).compact)
         if not everyone_spoke:
             schema["properties"]["consensus_reached"]["enum"] = [False]
         return self._fit(self._request(role, system, schema), "")
 
     def _moderator_request(self, role: str) -> AgentRequest:
         system = TEXT[self.language]["moderator"].format(meeting=self.state.turn.conference)
-        return self._fit(self._request(role, system, _schema(Minutes, MINUTES_LIMITS[self.language])), "")
+        return self._fit(
+            self._request(role, system, _schema(Minutes, MINUTES_LIMITS[self.language], self.bounds(role).compact)), ""
+        )
 
     def _request(self, role: str, system: str, schema: dict[str, Any]) -> AgentRequest:
         return AgentRequest(
             prompt="",
             system=system,
             json_schema=schema,
-            max_tokens=REPLY_MAX_TOKENS[self.language],
+            max_tokens=self.bounds(role).turn_tokens(COMPACT_REPLY_TOKENS[self.language]),
             role=role,
             protocol=self.protocol,
         )
@@ -324,7 +329,7 @@ class RoundtableDriver(Driver, SealedPhases):
         """Fill in the prompt: the agenda, the instruction and the speeches, cut to the context left."""
         text = TEXT[self.language]
         turn = self.state.turn
-        budget = CONTEXT_TOKENS - TEMPLATE_TOKENS - (request.max_tokens or 0)
+        budget = self.bounds(request.role).context_tokens - TEMPLATE_TOKENS - (request.max_tokens or 0)
         budget -= estimate_tokens(request.system or "") + estimate_tokens(extra) + INSTRUCTION_TOKENS
         budget -= 60  # labels and separators
         agenda = clip_to_tokens(self.agenda or "", int(max(0, budget) * AGENDA_SHARE))
@@ -416,7 +421,7 @@ class RoundtableDriver(Driver, SealedPhases):
                 name="closed", reason=f"moot closed the meeting after the moderator failed: {reason}"
             )
         else:
-            self.failure = Outcome(name="failed", reason=f"{reason}; `moot resume` asks {role} again")
+            self.failure = Outcome(name=RUN_HALTED, reason=f"{reason}; `moot resume` asks {role} again")
         return self.failure
 
     def _failure_minutes(self, reason: str) -> Minutes:
@@ -438,6 +443,9 @@ class RoundtableDriver(Driver, SealedPhases):
     def summary(self) -> Summary:
         summary = self.machine.summary(self.state)
         detail = {**summary.detail, "record": str(self.record_path), "language": self.language}
+        if self.state.minutes is not None:
+            # The moderator's minutes are a turn of the run too (the record's own count is of speeches).
+            summary = summary.model_copy(update={"turns": summary.turns + 1})
         if self.failure is not None:
             return summary.model_copy(update={"outcome": self.failure, "next_speaker": None, "detail": detail})
         return summary.model_copy(update={"detail": detail})
@@ -478,13 +486,15 @@ def _agenda_text(options: RoundtableOptions) -> str:
         parts.insert(0, TEXT[language]["topic"].format(topic=" ".join(options.topic.split())))
     if not any(parts):
         raise UserError("a meeting needs a subject; give --topic TEXT or --agenda FILE.")
+    if options.background:
+        parts.append(options.background.strip())
     return "\n\n".join(parts)
 
 
-def _schema(model: type[RoundtableReply] | type[Minutes], limits: dict[str, int]) -> dict[str, Any]:
-    """The model's JSON Schema with bounded, non-empty strings, every property required."""
+def _schema(model: type[RoundtableReply] | type[Minutes], limits: dict[str, int], compact: bool) -> dict[str, Any]:
+    """The model's JSON Schema with non-empty strings (bounded for a small model), every property required."""
     schema = json_schema_of(model)
     for name, limit in limits.items():
-        schema["properties"][name].update({"minLength": 1, "maxLength": limit})
+        schema["properties"][name].update({"minLength": 1, **({"maxLength": limit} if compact else {})})
     schema["required"] = list(schema["properties"])
     return schema

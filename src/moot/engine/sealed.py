@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from moot.artifacts.base import append_log_line
+from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, reply_format_violation
 from moot.protocols.base import ProtocolViolationError, sealed_digest
 
@@ -159,6 +161,10 @@ async def run_phase(engine: Engine, phase: SealedPhase, result: RunResult) -> No
             continue
         answers[role] = candidate.turn
     driver.reveal(phase, answers, failures, engine.clock())
+    outcome = driver.outcome()
+    if failures and outcome is not None and outcome.name == RUN_HALTED:  # the phase's failure ended the run
+        role = next(r for r in phase.roles if r in failures)
+        engine.note_halt("agent_failed", role, failures[role])
 
 
 async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult) -> None:
@@ -172,21 +178,34 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
     engine.emit("turn_started", role, turn=number, phase=phase.name)
     rules: list[str] = []
     for attempt in range(1, engine.limits.repairs + 2):
+        asked = time.monotonic()
         try:
             reply = await asyncio.wait_for(engine.agents[role].reply(request), engine.limits.turn_timeout_s)
         except Exception as exc:
             from moot.engine.loop import _agent_failure  # the loop's wording, imported late: the loop imports us
 
             reason = _agent_failure(role, exc)
+            failed = engine._attempt_row(
+                number,
+                role,
+                attempt,
+                error=reason,
+                prompt_tokens=0,
+                completion_tokens=0,
+                latency_s=time.monotonic() - asked,
+                agent_attempts=getattr(exc, "attempts", 1),
+            )
+            engine._log_attempt(result, failed)
             engine.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
             await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
             return
         result.prompt_tokens += reply.prompt_tokens
         result.completion_tokens += reply.completion_tokens
+        result.costs.append(engine.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens))
         now = engine.clock()
         candidate = _read(engine, role, reply.text, now)
         accepted = not candidate.errors and candidate.turn is not None
-        await asyncio.to_thread(engine._record_usage, result, number, role, reply, attempt, accepted=accepted)
+        engine._log_attempt(result, engine._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
         if accepted:
             digest = sealed_digest(driver.sealed_text(candidate.turn))
             await _commit(record, Commitment(phase.name, role, now, reply=reply.text, digest=digest))

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from moot.agents import Agent, AgentError, resolve_agent
-from moot.config import Settings
+from moot.config import Settings, check_roles
 from moot.engine.driver import Driver
 from moot.engine.loop import Engine, Limits, RunResult, Subscriber
 from moot.errors import UserError
@@ -51,6 +51,7 @@ def resolve_agents(roles: list[str], choice: AgentChoice, settings: Settings) ->
         raise UserError(
             f"--agent names role(s) {', '.join(unknown)} that this debate lacks; its roles are {', '.join(roles)}."
         )
+    check_roles(settings, roles)
     by_spec: dict[str, Agent] = {}
     agents: dict[str, Agent] = {}
     for role in roles:
@@ -64,15 +65,45 @@ def resolve_agents(roles: list[str], choice: AgentChoice, settings: Settings) ->
     return agents
 
 
+def require_prices(agents: Mapping[str, Agent], choice: AgentChoice, settings: Settings) -> None:
+    """A cost budget needs every agent's price: refuse, before anything runs, an agent whose price is unknown."""
+    unknown = sorted(
+        {choice.spec_for(role, settings) for role, agent in agents.items() if agent.price_usd(1, 1) is None}
+    )
+    if unknown:
+        raise UserError(
+            f"--max-cost needs each agent's price, and the price table does not know {', '.join(unknown)}; "
+            "use --max-tokens as the budget instead."
+        )
+
+
 def limits_from(settings: Settings, **overrides: float | int | None) -> Limits:
     values = {
         "repairs": settings.repairs,
         "turn_timeout_s": settings.turn_timeout_s,
         "max_tokens": settings.max_tokens,
         "max_wall_s": settings.max_wall_s,
+        "max_turn_tokens": settings.max_turn_tokens,
+        "max_cost_usd": settings.max_cost_usd,
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
     return Limits(**values)  # type: ignore[arg-type]
+
+
+def distinct(agents: Mapping[str, Agent]) -> list[Agent]:
+    """Each agent once, however many roles share it."""
+    return list({id(a): a for a in agents.values()}.values())
+
+
+async def probe_agents(agents: Mapping[str, Agent]) -> None:
+    """One reachability check per agent before anything is written; a failure is the user's to fix."""
+    try:
+        for agent in distinct(agents):
+            await agent.probe()
+    except AgentError as exc:
+        for agent in distinct(agents):
+            await agent.aclose()
+        raise UserError(f"{exc}.") from exc
 
 
 async def run_driver(
@@ -80,10 +111,11 @@ async def run_driver(
     agents: Mapping[str, Agent],
     limits: Limits,
     subscribers: tuple[Subscriber, ...] = (),
+    specs: Mapping[str, str] | None = None,
 ) -> RunResult:
-    """Run ``driver`` to its outcome, then close every agent once."""
+    """Run ``driver`` to its outcome, then close every agent once. ``specs`` are kept for ``moot resume``."""
     try:
-        return await Engine(driver, agents, limits, subscribers).run()
+        return await Engine(driver, agents, limits, subscribers, specs=specs).run()
     finally:
-        for agent in {id(a): a for a in agents.values()}.values():
+        for agent in distinct(agents):
             await agent.aclose()

@@ -23,6 +23,7 @@ from moot.protocols.duel import (
     SupportKind,
     UnresolvedItem,
 )
+from moot.protocols.grounding import NEAR_LINES
 from moot.tools.errors import TOOL_RULES
 
 SOURCE = "/abs/path/design.md"
@@ -159,6 +160,8 @@ def guide(tools: Sequence[Tool], *, harness: str, level: int = 1) -> str:
         "- Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are never empty.",
         "- Every counterpoint has `Addresses:` (`Turn N` or a source section), `Claim:` and `Support:`.",
         "- Support is a URL, the source path with a heading, line or quoted excerpt, `Turn N`, or `Principle: ...`.",
+        f"- A quoted excerpt is the source's exact words (case and spacing aside) within {NEAR_LINES} lines of the "
+        "line you cite; moot refuses a quote it cannot find there (`CITATION_UNVERIFIED`).",
         "- The novel argument is a claim no earlier turn made, with support.",
         "- Every unresolved item ends with `(blocking)` or `(non-blocking)`.",
         "- `ACCEPTING_CONSENSUS` still brings evidence and names a non-blocking limitation, with no blocking "

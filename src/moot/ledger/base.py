@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Self
@@ -113,12 +114,15 @@ class Ledger(ABC):
         artifact_dir: str | os.PathLike[str],
         protocol: str = "socratic-duel",
         seats: int = 2,
+        artifact_taken: Callable[[str], bool] | None = None,
     ) -> JoinResult:
         """Join the active debate of ``protocol`` on (real source path, topic slug), creating it if there is none.
 
         The same name joining again gets its existing participant back; a new name joining a full debate is
-        refused with ``DebateFullError``. ``artifact_dir`` and ``seats`` are used only when the debate is
-        created: its artifact path is ``artifact_dir/<topic_slug>-<first 8 hex digits of its id>.md``.
+        refused with ``DebateFullError``. ``artifact_dir``, ``seats`` and ``artifact_taken`` are used only when
+        the debate is created: its artifact path is ``artifact_dir/YYYY-MM-DD-<topic_slug>.md`` (the local
+        date), with a suffix ``-2``, ``-3``, … only when another debate has that path or ``artifact_taken``
+        says a file is already there.
         """
 
     @abstractmethod

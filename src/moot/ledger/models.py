@@ -105,9 +105,17 @@ class Refusal:
     lease_expires_at: str | None
     retry_after_seconds: int
     participant_count: int
+    claimed_by_holder: bool = False
+    """The claimer already holds the lease: it lost its token, or forgot that it holds the lock."""
 
     @property
     def message(self) -> str:
+        if self.reason == "lease_held" and self.claimed_by_holder:
+            return (
+                f"You (participant {self.holder_participant_id}) already hold the lock of debate {self.debate_id} "
+                f"until {self.lease_expires_at}; use the lease token claim-lock printed, or if it is lost, claim "
+                f"again after {self.retry_after_seconds} s, when the lease expires and the lost token stops working."
+            )
         if self.reason == "lease_held":
             return (
                 f"The lock of debate {self.debate_id} is held by participant {self.holder_participant_id} until "
@@ -115,7 +123,8 @@ class Refusal:
             )
         return (
             f"Debate {self.debate_id} has {self.participant_count} participant(s) and needs a peer; wait about "
-            f"{self.retry_after_seconds} s for one to join, or claim with for_timeout once the bounded wait is over."
+            f"{self.retry_after_seconds} s for one to join, or claim again with --for-timeout (for_timeout over "
+            "MCP) once the bounded wait is over."
         )
 
 

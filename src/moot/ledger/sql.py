@@ -16,7 +16,7 @@ import secrets
 import threading
 import uuid
 from abc import abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -233,6 +233,19 @@ class SqlLedger(Ledger):
 
     # debates and participants ----------------------------------------------------------------------------
 
+    def _free_artifact_path(self, tx: Tx, artifact_dir: str, slug: str, taken: Callable[[str], bool] | None) -> str:
+        """``artifact_dir/YYYY-MM-DD-<slug>.md`` (the local date), with ``-2``, ``-3``, … only on a clash with
+        another debate's path or (``taken``) a file already there."""
+        stem = os.path.join(artifact_dir, f"{self._now().astimezone().date().isoformat()}-{slug}")
+        used = {
+            str(row[0]) for row in tx.all("SELECT artifact_path FROM debates WHERE artifact_path LIKE ?", (f"{stem}%",))
+        }
+        candidate, number = f"{stem}.md", 1
+        while candidate in used or (taken is not None and taken(candidate)):
+            number += 1
+            candidate = f"{stem}-{number}.md"
+        return candidate
+
     def join(
         self,
         *,
@@ -246,6 +259,7 @@ class SqlLedger(Ledger):
         artifact_dir: str | os.PathLike[str],
         protocol: str = "socratic-duel",
         seats: int = 2,
+        artifact_taken: Callable[[str], bool] | None = None,
     ) -> JoinResult:
         for name, value in (
             ("topic", topic),
@@ -260,8 +274,8 @@ class SqlLedger(Ledger):
         positive_int("seats", seats, minimum=MIN_PARTICIPANTS)
         source = os.path.realpath(os.fspath(source_path))
         new_id = uuid.uuid4().hex
-        artifact = os.path.join(os.fspath(artifact_dir), f"{slug}-{new_id[:8]}.md")
         with self._transaction(write=True) as tx:
+            artifact = self._free_artifact_path(tx, os.fspath(artifact_dir), slug, artifact_taken)
             tx.run(
                 "INSERT INTO debates (id, protocol, source_path, topic, topic_slug, artifact_path, status, seats,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -409,13 +423,15 @@ class SqlLedger(Ledger):
         lease = view.lease
         if lease is not None and view.now < from_iso(lease.expires_at):
             remaining = math.ceil((from_iso(lease.expires_at) - view.now).total_seconds())
+            mine = lease.holder_id == view.participant_id  # only the lease's expiry ends a lost token's lock
             return Refusal(
                 view.debate_id,
                 "lease_held",
                 lease.holder_id,
                 lease.expires_at,
-                max(1, min(retry, remaining)),
+                max(1, remaining if mine else min(retry, remaining)),
                 view.participant_count,
+                claimed_by_holder=mine,
             )
         if view.participant_count < MIN_PARTICIPANTS and not for_timeout:
             return Refusal(view.debate_id, "waiting_for_participant", None, None, retry, view.participant_count)

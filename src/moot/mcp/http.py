@@ -3,7 +3,9 @@ bearer token."""
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import socket
 import sys
 from typing import TYPE_CHECKING
 
@@ -45,6 +47,24 @@ def serve_http(server: MootServer, host: str, port: int, *, token: str | None) -
     # The SDK turns on DNS-rebinding protection (Host and Origin checks) when host is a loopback name.
     app = server.streamable_http_app(streamable_http_path=PATH, host=host)
     config = uvicorn.Config(app, host=host.strip("[]"), port=port, log_level="warning", lifespan="on")
+    listening = _listen(host, port)  # before "serving" is printed: a busy port is the one sentence
     guard = "a bearer token is required" if token else "no token: loopback only"
     print(f"moot mcp: serving {url_of(host, port)} ({guard})", file=sys.stderr, flush=True)
-    anyio.run(uvicorn.Server(config).serve)
+    anyio.run(functools.partial(uvicorn.Server(config).serve, sockets=[listening]))
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The bound socket uvicorn serves on, or a UserError naming the fix (a busy port, an unknown host)."""
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((bare, port))
+    except OSError as exc:
+        listening.close()
+        raise UserError(
+            f"moot mcp cannot listen on {url_of(host, port)} ({exc.strerror or exc}); pass another --port, or stop "
+            "what is using it."
+        ) from None
+    return listening

@@ -10,12 +10,14 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import Resource
+from pydantic import ValidationError
 
 from moot import __version__, registry, tools
 from moot.mcp import resources
@@ -52,6 +54,26 @@ class MootServer(MCPServer[ServerState]):
 
     async def list_resources(self) -> list[Resource]:
         return resources.listed(self.root)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The SDK's call, with arguments that do not fit the schema told in one sentence (not pydantic's text)."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if isinstance(error.__cause__, ValidationError):
+                raise ToolError(f"Error executing tool {name}: {schema_error(name, error.__cause__)}") from None
+            raise
+
+
+def schema_error(tool: str, error: ValidationError) -> str:
+    """The first argument problem as one sentence naming the fix; the rejected value is never echoed."""
+    problems = error.errors(include_url=False, include_input=False)
+    first = problems[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the arguments"
+    more = f" ({len(problems) - 1} more argument problem(s))" if len(problems) > 1 else ""
+    if first["type"] == "missing":
+        return f"the argument {where!r} is missing; pass it and call {tool} again{more}."
+    return f"the argument {where!r} is invalid ({first['msg'].lower()}); fix it and call {tool} again{more}."
 
 
 def build_server(

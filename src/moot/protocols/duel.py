@@ -301,6 +301,14 @@ def has_source_locator(text: str) -> bool:
     return any(p.search(text) for p in (_LINE_REF, _HEADING_REF, _QUOTE))
 
 
+def quoted_excerpts(text: str) -> list[tuple[str, int | None]]:
+    """The quoted excerpts of a support item, each with the line the item cites (or None)."""
+    line = _LINE_REF.search(text)
+    number = re.search(r"\d+", line.group(0)) if line else None
+    cited = int(number.group(0)) if number and len(number.group(0)) <= 9 else None
+    return [(match.group(0)[1:-1], cited) for match in _QUOTE.finditer(text)]
+
+
 def classify_support(text: str, source_path: str) -> SupportKind:
     """Which of the four kinds of support ``text`` is, or UNKNOWN.
 
@@ -496,7 +504,7 @@ def draft_conclusion(
         raise ValueError(f"a {outcome.value} conclusion needs a reason")
     summary = (
         f"Socratic duel on {config.topic} over `{config.source_path}` ended {outcome.value} after "
-        f"{len(turns)} turn(s): {reason}."
+        f"{len(turns)} turn(s): {reason.rstrip('.')}."
     )
     return DuelConclusion(
         outcome=outcome.value,

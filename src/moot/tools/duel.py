@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts import duel as record
+from moot.artifacts import duel_grounding
 from moot.artifacts.base import read_text
 from moot.builtin_protocols import DUEL
 from moot.ledger import (
@@ -45,7 +46,7 @@ from moot.protocols.duel import (
     infer_topic,
 )
 from moot.tools.duel_text import check_names, duel_config, parse_turn, table_participant
-from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
+from moot.tools.errors import BadInput, Refused, ToolError, refused_by, shown, tool, translated
 from moot.tools.models import (
     LockGranted,
     LockView,
@@ -202,16 +203,19 @@ def _document(path: Path) -> record.DuelDocument:
     return document
 
 
+def _existing(path: Path) -> tuple[record.DuelDocument | None, list[Violation]]:
+    """The record at ``path`` (``None`` when there is none yet), or why it cannot be parsed at all."""
+    if not path.exists():
+        return None, []
+    text, problems = read_text(path)
+    if text is None:
+        return None, problems
+    document, parsed = record.parse_document(text, str(path))
+    return document, ([] if document is not None else parsed)
+
+
 def _table(status: DebateStatus) -> list[Participant]:
     return [table_participant(p) for p in status.participants]
-
-
-def _sync_participants(path: Path, document: record.DuelDocument, table: list[Participant]) -> None:
-    """Add every joined participant the artifact's table lacks (a peer may join after it was created)."""
-    listed = {p.name for p in document.record.participants}
-    for participant in table:
-        if participant.name not in listed:
-            record.add_participant(path, participant)
 
 
 # --- the tools ----------------------------------------------------------------------------------
@@ -249,8 +253,17 @@ def join(
         model=identity.model,
         run_id=run_id,
         artifact_dir=DUEL.folder,
+        artifact_taken=lambda relative: os.path.lexists(ws.root / relative),
     )
     debate = joined.debate
+    me = joined.participant
+    if joined.rejoined and (me.harness, me.model) != (identity.harness, identity.model):
+        raise Refused(
+            f"{shown(me.name)!r} joined duel {debate.id} as ({shown(me.harness)} / {shown(me.model)}), not "
+            f"({shown(identity.harness)} / {shown(identity.model)}); rejoin with that --harness and --model-id, "
+            "or join under another --participant-name.",
+            rule="TOOLS_IDENTITY",
+        )
     return Joined(
         duel_id=debate.id,
         participant_id=joined.participant.id,
@@ -310,6 +323,10 @@ def status(ws: Workspace, *, duel_id: str) -> DuelStatus:
     """Participants, lock holder (never a token), ledger turn count, and what the artifact says."""
     found = _status(ws, duel_id)
     debate = found.debate
+    artifact = _artifact_view(ws, debate)
+    next_step = _next_step(debate, found.participant_count)
+    if next_step == "debating" and artifact.terminal_outcome is not None:
+        next_step = "closing"  # the record reached an outcome (INVALIDATED by an edit, too) the ledger has not stored
     return DuelStatus(
         duel_id=debate.id,
         status=debate.status.value,
@@ -323,8 +340,8 @@ def status(ws: Workspace, *, duel_id: str) -> DuelStatus:
         lock=LockView.of(found.lease),
         turn_count=found.turn_count,
         last_fencing_token=found.last_fencing_token,
-        next_step=_next_step(debate, found.participant_count),
-        artifact=_artifact_view(ws, debate),
+        next_step=next_step,
+        artifact=artifact,
     )
 
 
@@ -441,23 +458,31 @@ def append(
             f"'{me.name} ({me.harness} / {me.model})'; sign the heading as yourself.",
             rule="TOOLS_IDENTITY",
         )
+    quotes = duel_grounding.refusals(turn, config, path)
+    if quotes:
+        raise refused_by(_relocate(quotes, turn.number, turn_file))
+    unmarked, turn = turn, duel_grounding.marked(turn, config, path)
     fencing = found.last_fencing_token if fencing_token is None else fencing_token
     created = already = False
+    # Every check runs before the one write (the new record, or the turn with any missing participant
+    # row): a refusal leaves the record, its chain and the ledger as they were.
     with ws.ledger.guarded_write(duel_id, me.id, token, fencing) as guard:
-        if not path.exists():
-            _check_first_turn(config, table, turn, turn_file)
-            record.create(path, config, table)
-            created = True
-        document = _document(path)
-        reconciled = reconcile(guard, document.turn_texts, where=str(path))
-        turns = document.record.turns
-        if turns and turns[-1] == turn:
-            already = True  # the same turn again: a retry after a crash or a lost reply
-            digest = chain_rows(document.turn_texts)[-1].digest
+        document = _document(path) if path.exists() else None
+        texts = document.turn_texts if document is not None else []
+        turns = document.record.turns if document is not None else []
+        reconciled = reconcile(guard, texts, where=str(path))
+        if turns and turns[-1] in (turn, unmarked):
+            already = True  # the same turn again: a retry after a crash or a lost reply (marked or not)
+            digest = chain_rows(texts)[-1].digest
         else:
-            _sync_participants(path, document, table)
+            if document is None:
+                _check_first_turn(config, table, turn, turn_file)
             try:
-                record.append_turn(path, turn)
+                if document is None:
+                    record.create(path, config, table, turn)
+                    created = True
+                else:
+                    record.append_turn(path, turn, table)
             except ProtocolViolationError as refused:
                 raise refused_by(_relocate(refused.violations, len(turns) + 1, turn_file)) from None
             digest = record_last(guard, _document(path).turn_texts).digest
@@ -545,7 +570,18 @@ def _write_conclusion(
     config = duel_config(found.debate)
     table = _table(found)
     with ws.ledger.guarded_write(found.debate.id, me.id, token, fencing) as guard:
-        document = _document(path) if path.exists() else None
+        document, unreadable = _existing(path)
+        if unreadable:
+            if outcome != OutcomeName.INVALIDATED.value:
+                raise refused_by(unreadable)
+            # Nothing can be parsed, so nothing is checked: the conclusion goes after the record's bytes.
+            given = " ".join((reason or "").split())
+            conclusion = draft_conclusion(
+                config, [], closed_at=ws.now(), outcome=OutcomeName.INVALIDATED, reason=given or unreadable[0].message
+            )
+            record.conclude_unreadable(path, conclusion)
+            guard.conclude(outcome, reason=conclusion.reason, summary=conclusion.summary)
+            return conclusion
         damaged = False
         if document is not None:
             try:
@@ -579,9 +615,7 @@ def _write_conclusion(
                 raise refused_by([v.at(file=str(path)) for v in problems])
         if document is None:
             record.create(path, config, table)
-        elif not damaged:
-            _sync_participants(path, document, table)
-        record.write_conclusion(path, conclusion)
+        record.write_conclusion(path, conclusion, table)
         guard.conclude(outcome, reason=conclusion.reason, summary=conclusion.summary)
     return conclusion
 

@@ -15,7 +15,7 @@ from moot.ledger import Debate
 from moot.ledger import Participant as LedgerParticipant
 from moot.protocols.base import Violation
 from moot.protocols.duel import DuelConfig, DuelTurn, Participant, Stance
-from moot.tools.errors import BadInput, Refused, refused_by
+from moot.tools.errors import BadInput, Refused, refused_by, shown
 
 _RULE_LINE = re.compile(r"^\s*-{3,}\s*$")
 _TURN_HEADING = re.compile(r"^#{2,6}\s+Turn\b", re.IGNORECASE)
@@ -55,14 +55,14 @@ def check_names(config: DuelConfig, participant: Participant) -> None:
         ("model id", participant.model),
         ("source path", config.source_path),
     ):
-        if any(unicodedata.category(ch) in {"Cc", "Cf", "Zl", "Zp"} for ch in value):
-            raise BadInput(
-                f"The {label} {value!r} holds a line break or control character; pass it on one line.",
-                rule="TOOLS_UNSAFE_NAME",
-            )
         if label != "source path" and (len(value) > MAX_NAME_CHARS or not value.strip()):
             raise BadInput(
                 f"The {label} must be 1 to {MAX_NAME_CHARS} characters; pass a shorter, non-empty one.",
+                rule="TOOLS_UNSAFE_NAME",
+            )
+        if any(unicodedata.category(ch) in {"Cc", "Cf", "Zl", "Zp"} for ch in value):
+            raise BadInput(
+                f"The {label} {shown(value)!r} holds a line break or control character; pass it on one line.",
                 rule="TOOLS_UNSAFE_NAME",
             )
     if "|" in participant.name + participant.harness + participant.model:

@@ -60,6 +60,22 @@ TOOL_RULES = RuleBook(
 )
 
 
+_MAX_SHOWN = 60  # characters of one name or id from outside echoed in a message
+_MAX_MESSAGE = 600  # characters of a whole message; the end, which names the fix, is always kept
+
+
+def shown(text: str) -> str:
+    """``text`` (a name, id or value from outside) cut for a message: never echoed in full when long."""
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def _bounded(message: str) -> str:
+    """A message whose echoed input made it long, cut in the middle so that its fix (the end) stays."""
+    if len(message) <= _MAX_MESSAGE:
+        return message
+    return message[: _MAX_MESSAGE // 2] + " … " + message[-_MAX_MESSAGE // 3 :]
+
+
 class ToolError(UserError):
     """A refusal with everything a caller needs: one sentence, rule ids, an exit code and details."""
 
@@ -74,6 +90,7 @@ class ToolError(UserError):
         rules: Sequence[Violation] = (),
         detail: dict[str, Any] | None = None,
     ) -> None:
+        message = _bounded(message)
         super().__init__(message)
         self.message = message
         found = list(rules)

@@ -5,14 +5,17 @@ the ledger and read back in order. A malformed event is refused whole (``TOOLS_E
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from moot.ledger import ConflictError, InvalidInputError
-from moot.tools.errors import BadInput, Refused, tool
+from moot.tools.errors import BadInput, Refused, shown, tool
 from moot.tools.models import EventList, EventView
 from moot.tools.workspace import Workspace
 
 DEFAULT_STEP = "unspecified"
+# What an agent may emit (rp1's agent-tools emit); the ledger's other event types are the engine's own.
+AGENT_EVENT_TYPES = ("status_change", "artifact_registered", "btw_update")
 
 
 def parse_data(data: str | dict[str, Any] | None) -> dict[str, Any]:
@@ -50,6 +53,18 @@ def emit(
     close_run: bool = False,
 ) -> EventView:
     """Store one workflow event; ``close_run`` ends the run (no later event is accepted for it)."""
+    if type not in AGENT_EVENT_TYPES:
+        raise BadInput(
+            f"Event type {shown(type)!r} is not one an agent emits; pass --type {', '.join(AGENT_EVENT_TYPES)}.",
+            rule="TOOLS_EVENT",
+        )
+    for option, value in (("--workflow", workflow), ("--run-id", run_id), ("--step", step), ("--unit", unit),
+                          ("--harness", harness)):  # fmt: skip
+        if value is not None and any(unicodedata.category(ch) in {"Cc", "Zl", "Zp"} for ch in value):
+            raise BadInput(
+                f"{option} {shown(value)!r} holds a line break or control character; pass it on one line.",
+                rule="TOOLS_EVENT",
+            )
     payload = parse_data(data)
     try:
         event = ws.ledger.append_event(

@@ -1,0 +1,74 @@
+"""``moot log RECORD``: every attempt of every turn a run asked for, accepted or not, with why.
+
+The attempt log is the JSONL file beside the record (:func:`moot.engine.loop.usage_path`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from moot.artifacts import detect
+from moot.engine.loop import usage_path
+from moot.errors import UserError
+
+
+def read_attempts(record: Path) -> list[dict[str, Any]]:
+    """The attempts logged for ``record``, oldest first; a torn last line is skipped."""
+    path = usage_path(record)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read the attempt log {path}: {exc}; check its permissions.") from exc
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+def attempt_text(row: dict[str, Any]) -> str:
+    """One attempt as a person reads it: a header line, then the reason or the reply."""
+    verdict = "accepted" if row.get("accepted") else "rejected"
+    who = f"{row.get('role', '?')} ({row.get('agent') or row.get('model') or 'unknown agent'})"
+    tokens = int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
+    lines = [
+        f"turn {row.get('turn', '?')} · attempt {row.get('attempt', '?')} · {who} · {verdict} · "
+        f"{tokens} tokens · {float(row.get('latency_s') or 0):.1f} s"
+    ]
+    if row.get("error"):
+        lines.append(f"  error: {row['error']}")
+    for violation in row.get("violations") or []:
+        lines.append(f"  {violation.get('rule')}: {violation.get('message')}")
+    if "reply" in row:
+        reply = str(row["reply"])
+        lines.extend("  | " + line for line in (reply.splitlines() or [""]))
+    return "\n".join(lines)
+
+
+def log_command(
+    path: Annotated[Path, typer.Argument(help="A record file, or a roundtable meeting directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as one JSON array.")] = False,
+) -> None:
+    """Show every attempt a run made: raw reply, violations or error, tokens, latency, model and agent."""
+    protocol, target, report = detect(path)
+    if protocol is None:
+        problem = report.violations[0].message if report is not None and report.violations else "unknown format"
+        raise UserError(f"cannot read the log of {path}: {problem}")
+    rows = read_attempts(target)
+    if as_json:
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        typer.echo(f"{target}: no attempts logged (moot run writes them; records written with the tools have none).")
+        return
+    typer.echo("\n\n".join(attempt_text(row) for row in rows))

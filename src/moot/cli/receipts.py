@@ -1,0 +1,51 @@
+"""``moot receipt RECORD`` and ``moot verify RECEIPT [RECORD]``: signed decision receipts.
+
+``moot verify`` exits 0 when the receipt and the record match, 1 when either was edited (or the
+receipt was signed by another key than ``--trust``), 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from moot.artifacts.base import atomic_write_text
+
+
+def receipt_command(
+    record: Annotated[Path, typer.Argument(help="A record file, or a roundtable meeting directory.")],
+    key: Annotated[
+        Path | None,
+        typer.Option("--key", help="The Ed25519 private key (PEM) to sign with (default: made on first use)."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Where to write it (default: RECORD.receipt.json).")
+    ] = None,
+) -> None:
+    """Write a signed receipt for a record: its digest, outcome, participants, tokens and times."""
+    from moot.receipts import build_receipt, load_or_create_key, receipt_path
+
+    receipt = build_receipt(record, load_or_create_key(key))
+    target = out or receipt_path(record)
+    atomic_write_text(target, json.dumps(receipt, indent=2, ensure_ascii=False) + "\n")
+    typer.echo(f"{target} (key {receipt['signature']['key_id']})")
+
+
+def verify_command(
+    receipt: Annotated[Path, typer.Argument(help="The receipt (.receipt.json).")],
+    record: Annotated[
+        Path | None, typer.Argument(help="The record it vouches for (default: the one named beside the receipt).")
+    ] = None,
+    trust: Annotated[
+        Path | None, typer.Option("--trust", help="The only public key (PEM) the receipt may be signed by.")
+    ] = None,
+) -> None:
+    """Check a receipt offline: its signature, its signer (--trust), and that the record is unchanged."""
+    from moot.receipts import load_trusted_key, verify
+
+    verdict = verify(receipt, record, load_trusted_key(trust) if trust is not None else None)
+    typer.echo(verdict.message, err=not verdict.ok)
+    raise typer.Exit(0 if verdict.ok else 1)

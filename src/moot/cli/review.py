@@ -1,0 +1,96 @@
+"""``moot review [RANGE]``: a review deliberation over a git diff whose verdict is the exit code.
+
+Exit codes: 0 approve; 1 changes requested; 2 an error (bad range, no change, a participant that
+gave no valid turn). The comment (Markdown) and the JSON are also written beside the dialogue record,
+as ``.NAME.review.md`` and ``.NAME.review.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from moot.artifacts.base import atomic_write_text
+from moot.cli.progress import Progress
+from moot.cli.run import (
+    AgentOpt,
+    AgentsOpt,
+    JsonOpt,
+    MaxTokensOpt,
+    RepairsOpt,
+    RootOpt,
+    TurnTimeoutOpt,
+    now_minutes,
+)
+from moot.config import load_settings
+from moot.engine.session import AgentChoice, limits_from, parse_agent_options, resolve_agents, run_driver
+from moot.errors import UserError
+
+EXIT_FOR = {"approve": 0, "changes_requested": 1, None: 2}
+
+
+def review_command(
+    range_: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[RANGE]",
+            help="BASE..HEAD, BASE...HEAD or one commit (default: uncommitted changes, else the last commit).",
+        ),
+    ] = None,
+    max_rounds: Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round limit (default 5).")] = None,
+    root: RootOpt = Path("."),
+    agent: AgentOpt = None,
+    agents: AgentsOpt = None,
+    as_json: JsonOpt = False,
+    repairs: RepairsOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+) -> None:
+    """Review a git change as author and reviewer; exit 0 approve, 1 changes requested, 2 error."""
+    from moot.review import (
+        DIFF_MAX_CHARS,
+        LOCAL_DIFF_MAX_CHARS,
+        collect_change,
+        comment_markdown,
+        review_json,
+        review_path,
+        start_review,
+        verdict_of,
+    )
+
+    change = collect_change(root, range_)
+    if not change.diff.strip():
+        raise UserError(f"there is nothing to review in {change.label}: give a range with changes, like HEAD~3..HEAD.")
+    settings = load_settings(root)
+    choice = AgentChoice(parse_agent_options(agent or []), agents)
+    roles = ["author", "reviewer"]
+    specs = [choice.spec_for(role, settings) for role in roles]
+    local = any(spec.split(":", 1)[0].strip() == "local" for spec in specs)
+    chosen = resolve_agents(roles, choice, settings)  # before the record exists: a bad spec leaves nothing behind
+    driver = start_review(
+        root,
+        change,
+        diff_limit=LOCAL_DIFF_MAX_CHARS if local else DIFF_MAX_CHARS,
+        max_rounds=max_rounds,
+        started=now_minutes(),
+    )
+    limits = limits_from(settings, repairs=repairs, turn_timeout_s=turn_timeout, max_tokens=max_tokens)
+    progress = Progress(driver, follow=False, quiet=as_json)
+    with progress:
+        result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,)))
+    verdict = verdict_of(driver, result)
+    comment = comment_markdown(driver, result, change, verdict)
+    report = review_json(driver, result, change, verdict, comment)
+    atomic_write_text(review_path(driver.record_path, "md"), comment)
+    atomic_write_text(review_path(driver.record_path, "json"), json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False))
+    else:
+        typer.echo(comment)
+    if verdict is None:
+        typer.echo(f"moot: the review failed: {report['reason']}", err=True)
+    raise typer.Exit(EXIT_FOR[verdict])

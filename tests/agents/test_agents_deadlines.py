@@ -1,0 +1,110 @@
+"""A request's own deadline inside the turn's, and a refused response format remembered per server.
+
+Real HTTP servers on loopback play a server whose first answer never comes (a hung request) and
+llama-cpp-python's answer to ``response_format: json_schema`` (HTTP 500 naming it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openai", reason="the openai SDK is not installed (pip install 'moot[openai]')")
+
+from agents_helpers import VERDICT_SCHEMA, chat_completion, scripted_http_server
+
+from moot.agents import AgentError, AgentRequest, OpenAIAgent, RetryPolicy
+from moot.agents._http import RequestDeadline
+
+ANSWER = '{"verdict": "agree", "reason": "fine"}'
+
+
+@contextmanager
+def first_request_hangs(hang_s: float) -> Iterator[tuple[str, list[float]]]:
+    """A server that holds its first request ``hang_s`` seconds without a byte, then answers the others."""
+    arrivals: list[float] = []
+    release = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            arrivals.append(time.monotonic())
+            if len(arrivals) == 1:
+                release.wait(hang_s)
+                return
+            payload = json.dumps(chat_completion(ANSWER)).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", arrivals
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_hung_request_is_retried_inside_the_turn() -> None:
+    # The turn has 4 s; the first request hangs far longer. Before, the request's deadline was the
+    # turn's, so the turn ended with the hang and nothing was retried.
+    with first_request_hangs(hang_s=30) as (url, arrivals):
+        agent = OpenAIAgent("scripted-model", base_url=url, api_key="sk-test", retry=RetryPolicy(base_delay_s=0.01))
+        started = time.monotonic()
+        reply = asyncio.run(agent.reply(AgentRequest(prompt="judge", timeout_s=4)))
+        took = time.monotonic() - started
+    assert json.loads(reply.text) == {"verdict": "agree", "reason": "fine"}
+    assert reply.attempts == 2
+    assert len(arrivals) == 2
+    assert 1.5 <= arrivals[1] - arrivals[0] < 3.5  # the first request was given half the turn
+    assert took < 4
+
+
+def test_the_turn_deadline_still_bounds_every_retry() -> None:
+    with first_request_hangs(hang_s=30) as (url, _arrivals):
+        agent = OpenAIAgent("scripted-model", base_url=url, api_key="sk-test", retry=RetryPolicy(max_attempts=1))
+        started = time.monotonic()
+        with pytest.raises(AgentError) as caught:
+            asyncio.run(agent.reply(AgentRequest(prompt="judge", timeout_s=2)))
+        took = time.monotonic() - started
+    assert "did not answer within 1 s" in str(caught.value)
+    assert "--turn-timeout" in str(caught.value)
+    assert took < 2
+
+
+def test_a_refused_json_schema_is_remembered_for_the_server_across_debates() -> None:
+    refusal = (500, {"error": {"message": "response_format json_schema is not supported", "type": "server"}}, {})
+    ok = (200, chat_completion(ANSWER), {})
+    with scripted_http_server([refusal, ok, ok]) as (url, received):
+        first = OpenAIAgent("scripted-model", base_url=url, api_key="sk-test")
+        asyncio.run(first.reply(AgentRequest(prompt="judge", json_schema=VERDICT_SCHEMA)))
+        # A later debate's agent for the same server: its very first request uses the form the server takes.
+        second = OpenAIAgent("scripted-model", base_url=url + "/", api_key="sk-test")
+        reply = asyncio.run(second.reply(AgentRequest(prompt="judge", json_schema=VERDICT_SCHEMA)))
+    formats = [seen.body["response_format"]["type"] for seen in received]
+    assert formats == ["json_schema", "json_object", "json_object"]
+    assert second.json_schema_refused and reply.attempts == 1
+
+
+def test_a_long_turn_leaves_its_requests_all_but_a_minute_for_a_slow_server() -> None:
+    # A local model on a busy machine may need most of a 300 s turn: its request is not cut at half of it.
+    assert RequestDeadline(AgentRequest(prompt="x", timeout_s=300)).request_s == 240
+    assert RequestDeadline(AgentRequest(prompt="x", timeout_s=60)).request_s == 30
