@@ -17,7 +17,16 @@ from pathlib import Path
 from bench import machine, report
 from bench.common import BenchResult
 
-BENCHMARKS = ["overhead", "concurrency", "model_efficiency", "tokens", "leases", "startup", "embedded_reliability"]
+BENCHMARKS = [
+    "overhead",
+    "concurrency",
+    "model_efficiency",
+    "tokens",
+    "leases",
+    "startup",
+    "sealed",
+    "embedded_reliability",
+]
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

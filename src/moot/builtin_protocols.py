@@ -1,5 +1,5 @@
-"""moot's four seed protocols, registered through moot's own ``moot.protocols`` entry points exactly as a
-third-party protocol is. Plain data: importing this module imports no protocol."""
+"""moot's four seed protocols and the Council, registered through moot's own ``moot.protocols`` entry points
+exactly as a third-party protocol is. Plain data: importing this module imports no protocol."""
 
 from __future__ import annotations
 
@@ -56,4 +56,16 @@ ROUNDTABLE = ProtocolPlugin(
     command="moot.cli.run:run_roundtable",
     documents="moot.artifacts.roundtable:documents",
     tool_commands="moot.cli.tools:roundtable_app",
+)
+
+COUNCIL = ProtocolPlugin(
+    name="council",
+    folder=".council",
+    title="# Council:",
+    rules=("moot.protocols.council:RULES",),
+    config="moot.protocols.council:CouncilConfig",
+    machine="moot.protocols.council:CouncilProtocol",
+    record="moot.artifacts.council",
+    driver="moot.engine.council:CouncilDriver",
+    command="moot.cli.council:run_council",
 )

@@ -20,14 +20,14 @@ from moot.protocols.base import DeliberationProtocol, RuleBook
 from moot.protocols.duel import MAX_TURNS, DuelConfig
 from moot.tools import duel
 
-BUILT_IN = ["agora", "critique", "duel", "roundtable"]
+BUILT_IN = ["agora", "council", "critique", "duel", "roundtable"]
 
 
 def test_the_built_in_protocols_are_registered_through_entry_points() -> None:
-    assert list(registry.protocols())[:4] == BUILT_IN
+    assert list(registry.protocols())[: len(BUILT_IN)] == BUILT_IN
     folders = [plugin.folder for plugin in registry.protocols().values()]
     assert len(set(folders)) == len(folders)
-    assert registry.folders() >= {".dialogues", "debates", ".agora", ".roundtable"}
+    assert registry.folders() >= {".dialogues", "debates", ".agora", ".roundtable", ".council"}
 
 
 @pytest.mark.parametrize("name", BUILT_IN)
@@ -46,7 +46,9 @@ def test_every_part_a_plugin_names_resolves_to_what_the_contract_says(name: str)
 
 
 def test_an_unknown_protocol_is_one_sentence_naming_the_known_ones() -> None:
-    with pytest.raises(UserError, match=r"protocol 'chess' is unknown; use one of agora, critique, duel, roundtable"):
+    with pytest.raises(
+        UserError, match=r"protocol 'chess' is unknown; use one of agora, council, critique, duel, roundtable"
+    ):
         registry.get("chess")
 
 

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from moot import registry
 from moot.artifacts import check_path
+from moot.protocols.roundtable import MINUTES_FILE
 
 MOOT = [sys.executable, "-m", "moot"]
 AGENT_SCRIPT = Path(__file__).with_name("protocol_agent.py")
@@ -27,6 +29,7 @@ SOURCE_TEXT = "# Shared cache across tenants\n\n## Goals\nIsolation first.\n\n##
 
 _CRITIQUE_TURN = re.compile(r"^## \[(?P<role>[^\]]+)\] Round (?P<round>\d+)(?: — .*)?$", re.MULTILINE)
 _NUMBERED_TURN = re.compile(r"^## Turn (?P<number>\d+) — .*$", re.MULTILINE)  # duel and Agora
+_COUNCIL_ENTRY = re.compile(r"^## Stage (?P<stage>[123]) — (?P<what>.+?) \(.*\)$", re.MULTILINE)
 _SPEECH_FILE = re.compile(r"^(?P<number>\d{3})_.+\.md$")  # roundtable
 _TEMP_FILE = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp$")  # what atomic_write_text leaves when killed mid-write
 
@@ -43,7 +46,7 @@ def find_record(protocol: str, root: Path) -> Path | None:
         # A hidden directory is a meeting a kill left half-built in staging, not a record.
         found = [d for d in (root / ".roundtable").glob("[!.]*") if (d / "turn.json").exists()]
     else:
-        folder = {"critique": ".dialogues", "duel": "debates", "agora": ".agora"}[protocol]
+        folder = registry.get(protocol).folder
         found = list((root / folder).glob("*.md"))
     assert len(found) <= 1, f"more than one record under {root}: {found}"
     return found[0] if found else None
@@ -70,6 +73,11 @@ class Turns:
         return self.numbers == list(range(1, len(self.numbers) + 1))
 
 
+def minutes_written(protocol: str, record: Path) -> int:
+    """1 when a roundtable's minutes are written: a run counts the moderator's minutes as a turn."""
+    return int(protocol == "roundtable" and (record / MINUTES_FILE).is_file())
+
+
 def read_turns(protocol: str, record: Path) -> Turns:
     if protocol == "roundtable":
         names = sorted(p.name for p in record.iterdir() if _SPEECH_FILE.match(p.name))
@@ -80,6 +88,9 @@ def read_turns(protocol: str, record: Path) -> Turns:
         opener = matches[0]["role"] if matches else ""
         numbers = [2 * (int(m["round"]) - 1) + (1 if m["role"] == opener else 2) for m in matches]
         return Turns([f"[{m['role']}] Round {m['round']}" for m in matches], numbers)
+    if protocol == "council":  # entries are not numbered: a repeated entry counts as its first place again
+        found = [f"Stage {m['stage']} — {m['what']}" for m in _COUNCIL_ENTRY.finditer(text)]
+        return Turns(found, [found.index(heading) + 1 for heading in found])
     matches = list(_NUMBERED_TURN.finditer(text))
     return Turns([m[0] for m in matches], [int(m["number"]) for m in matches])
 
@@ -103,7 +114,8 @@ def temp_files_left(record: Path) -> list[Path]:
 
 
 def start_moot(root: Path, args: list[str], agents: str | None, env: dict[str, str]) -> subprocess.Popen[str]:
-    chosen = ["--agents", agents] if agents else []
+    # A council names each member's agent with --member; its resume takes --agents like any other.
+    chosen = ["--agents", agents] if agents and args[:2] != ["run", "council"] else []
     return subprocess.Popen(
         [*MOOT, *args, *chosen, "--json"],
         cwd=root,
@@ -149,6 +161,33 @@ class Tally:
         return {k: v for k, v in vars(self).items() if isinstance(v, int)}
 
 
+def sealed_problems(protocol: str, record: Path) -> list[str]:
+    """A sealed stage shown in part (revealed early), or a committed answer asked for and committed again."""
+    if protocol != "council":
+        return []
+    text = record.read_text(encoding="utf-8")
+    members = len(re.findall(r"^  - \S+: ", text, re.MULTILINE))
+    shown = [m["stage"] for m in _COUNCIL_ENTRY.finditer(text)]
+    answers = len(re.findall(r"^## Stage 1 — Answer of ", text, re.MULTILINE))
+    problems = []
+    if shown.count("1") not in (0, members):
+        problems.append(f"stage 1 shows {shown.count('1')} of {members} members' entries")
+    if shown.count("2") not in (0, answers):
+        problems.append(f"stage 2 shows {shown.count('2')} of {answers} reviews")
+    sidecar = record.with_name(f".{record.name}.sealed.jsonl")
+    rows = []
+    for line in sidecar.read_text(encoding="utf-8").splitlines() if sidecar.exists() else []:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue  # a line torn by the kill: never a commitment
+        rows.append((row["phase"], row["role"]))
+    problems += [
+        f"{role} was asked again after committing {phase}" for phase, role in set(rows) if rows.count((phase, role)) > 1
+    ]
+    return problems
+
+
 def check_after_kill(protocol: str, record: Path, reference: list[str] | None, tally: Tally, context: str) -> int:
     """``moot check`` passes (or says repairable) and the turns so far are a clean prefix; returns the turn count."""
     report = check_path(record)
@@ -165,6 +204,7 @@ def check_after_kill(protocol: str, record: Path, reference: list[str] | None, t
         tally.problems.append(f"{context}: turns are numbered {turns.numbers}")
     if reference is not None and turns.headings != reference[: len(turns.headings)]:
         tally.problems.append(f"{context}: the turns {turns.headings} are not the start of {reference}")
+    tally.problems.extend(f"{context}: {problem}" for problem in sealed_problems(protocol, record))
     left = {str(p) for p in temp_files_left(record)}
     if left - tally.temp_files_seen:
         tally.kills_inside_a_write += 1

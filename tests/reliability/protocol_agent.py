@@ -10,7 +10,7 @@ Two uses:
 - ``cmd:python protocol_agent.py`` (the crash test): moot's CommandAgent sends the prompt on stdin
   and MOOT_PROTOCOL, MOOT_ROLE and MOOT_JSON_SCHEMA in the environment (src/moot/agents/cmd.py).
   ``MOOT_TEST_AGENT_SLEEP=MAX_S:SEED`` makes it sleep a pseudo-random 0..MAX_S seconds first (a
-  function of the seed and the prompt), so a kill can land inside an agent call.
+  function of the seed, the role and the prompt), so a kill can land inside an agent call.
 - ``legal_reply(request)`` from a FunctionAgent (the soak test), in-process.
 
 Standard library only: the script starts in tens of milliseconds, once per turn.
@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 SLEEP_ENV = "MOOT_TEST_AGENT_SLEEP"
+ASKED_ENV = "MOOT_TEST_AGENT_ASKED"  # a file that gets one line per request: the role, then the reply's keys
 
 # The duel refuses a novel argument that repeats an earlier one, so each turn (at most 6) has its own.
 DUEL_NOVEL = (
@@ -46,7 +47,13 @@ AGORA_EVIDENCE = {"source": "build logs", "content": "CI takes 6 minutes per rep
 
 def legal_reply(protocol: str, role: str, schema: dict[str, Any], prompt: str) -> str:
     """The JSON turn ``role`` gives now; ``prompt`` is the whole request text (system and prompt)."""
-    reply = {"critique": _critique, "duel": _duel, "agora": _agora, "roundtable": _roundtable}[protocol]
+    reply = {
+        "critique": _critique,
+        "duel": _duel,
+        "agora": _agora,
+        "roundtable": _roundtable,
+        "council": _council,
+    }[protocol]
     return json.dumps(reply(role, schema, prompt))
 
 
@@ -147,19 +154,52 @@ def _roundtable(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any
     }
 
 
+def _council(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """An answer (stage 1), a ranking in label order (stage 2), a synthesis naming the top member (stage 3)."""
+    properties = schema["properties"]
+    if "ranking" in properties:
+        labels = properties["ranking"]["items"]["properties"]["answer"]["enum"]
+        return {
+            "ranking": [{"answer": label, "reason": f"{label} weighs the trade-offs I care about."} for label in labels]
+        }
+    if "dissent" in properties:
+        top = _word(r"name the top-ranked member, ([\w-]+)\.", prompt)
+        others = properties["dissent"]["items"]["properties"]["member"]["enum"]
+        return {
+            "answer": "Keep one shared cache with a per-tenant floor, as the top-ranked answer says.",
+            "basis": f"The reviews ranked {top} first; its floor is the core of this answer.",
+            "dissent": [
+                {"member": m, "position": "separate caches per tenant", "why_not_adopted": "it doubles memory"}
+                for m in others
+            ],
+        }
+    return {"answer": f"A shared cache with a per-tenant floor, as {role} sees it: isolation bounds the worst case."}
+
+
+def _word(pattern: str, prompt: str) -> str:
+    found = re.search(pattern, prompt)
+    if found is None:
+        raise ValueError(f"the prompt has no {pattern!r}")
+    return found.group(1)
+
+
 def _sleep_before_reply(prompt: str) -> None:
     setting = os.environ.get(SLEEP_ENV)
     if not setting:
         return
     max_s, _, seed = setting.partition(":")
-    digest = hashlib.sha256(f"{seed}\n{prompt}".encode()).hexdigest()
+    # The role too: a council's members get the same prompt, and must not all answer at the same moment.
+    digest = hashlib.sha256(f"{seed}\n{os.environ.get('MOOT_ROLE', '')}\n{prompt}".encode()).hexdigest()
     time.sleep(random.Random(digest).uniform(0, float(max_s)))
 
 
 def main() -> None:
     prompt = sys.stdin.read()
-    _sleep_before_reply(prompt)
     schema = json.loads(os.environ["MOOT_JSON_SCHEMA"])
+    if os.environ.get(ASKED_ENV):  # as soon as asked, so a kill of moot while this one sleeps still counts it
+        with open(os.environ[ASKED_ENV], "a", encoding="utf-8") as asked:
+            asked.write(" ".join([os.environ["MOOT_ROLE"], *sorted(schema["properties"])]) + "\n")
+    _sleep_before_reply(prompt)
     print(legal_reply(os.environ["MOOT_PROTOCOL"], os.environ["MOOT_ROLE"], schema, prompt))
 
 

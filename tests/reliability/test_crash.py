@@ -12,6 +12,7 @@ The kill moments come from a seeded RNG; the seed is printed and is in every fai
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -29,13 +30,15 @@ from crash_helpers import (
     check_after_kill,
     find_record,
     finished_report,
+    minutes_written,
     prepare_root,
     read_turns,
     run_or_resume_args,
+    sealed_problems,
     start_moot,
     wait_for_a_new_turn,
 )
-from protocol_agent import SLEEP_ENV
+from protocol_agent import ASKED_ENV, SLEEP_ENV
 from reliability_helpers import LONG, record_result, scale
 
 from moot.artifacts import check_path
@@ -53,11 +56,14 @@ RUN_TIMEOUT_S = 300  # an unkilled scripted run that takes longer has hung
 LOCAL_RUN_TIMEOUT_S = 1200
 
 # What each debate runs; each ends by the protocol's own rule well before any budget.
+COUNCIL_MEMBERS = [arg for name in ("ada", "bo", "cy", "dee") for arg in ("--member", f"{name}={SCRIPTED_AGENT}")]
 SCRIPTED_RUNS = {
     "critique": ["--topic", "Adopt a monorepo", "--max-rounds", "4"],  # 8 turns, DONE
     "duel": [SOURCE_NAME],  # 6 turns, ACCEPTED_CONSENSUS
-    "agora": ["--topic", "Adopt a monorepo", "--max-turns", "12", "--research", "1"],  # a mediator, CONSENSUS
+    "agora": ["--topic", "Adopt a monorepo", "--max-turns", "12"],  # a mediator, CONSENSUS
     "roundtable": ["--topic", "Cache design", "--speakers", "architect,reviewer,security", "--max-rounds", "2"],
+    # Two sealed stages of four members asked at once, then the chairman: SYNTHESIZED after 9 entries.
+    "council": ["--question", "Should tenants share one cache?", *COUNCIL_MEMBERS, "--seed", "5"],
 }
 LOCAL_RUNS = {  # small, so a debate on the embedded model takes minutes, not tens of minutes
     "critique": ["--topic", "Adopt a monorepo", "--max-rounds", "1"],
@@ -88,7 +94,7 @@ def reference_run(protocol: str, root: Path, env: dict[str, str]) -> Reference:
     record = find_record(protocol, root)
     assert record is not None and check_path(record).exit_code == 0
     turns = read_turns(protocol, record)
-    assert turns.consecutive and len(turns.headings) == report["turns"] > 0
+    assert turns.consecutive and len(turns.headings) + minutes_written(protocol, record) == report["turns"] > 0
     startup = max(0.0, wall - report["elapsed_s"])
     return Reference(turns.headings, report["outcome"], report["turns"], wall, startup)
 
@@ -117,6 +123,9 @@ def kill_and_resume(
     on_disk = 0
     for kill in range(kills + 1):
         args = run_or_resume_args(protocol, root, run_args)
+        ended = ended_report(protocol, root) if args[0] == "resume" else None
+        if ended is not None:  # killed after its last write: there is nothing left to resume
+            return ended
         tally.resumes += args[0] == "resume"
         process = start_moot(root, args, agents, env)
         delay = kill_moment(process, on_disk) if kill < kills else finish_within_s
@@ -138,6 +147,15 @@ def kill_and_resume(
             continue
         return finished_report(process, stdout, stderr)
     raise AssertionError("unreachable: the last run is never killed")
+
+
+def ended_report(protocol: str, root: Path) -> dict[str, Any] | None:
+    """The outcome and turns of a record that reached its protocol outcome, as a run's report gives them."""
+    record = find_record(protocol, root)
+    summary = check_path(record).summary if record is not None else None
+    if summary is None or summary.outcome is None or summary.next_speaker is not None:
+        return None
+    return {"outcome": summary.outcome.name, "turns": summary.turns}
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +249,10 @@ def test_sigkill_on_the_embedded_model_then_resume_ends_with_a_valid_record(
     assert record is not None
     assert check_path(record).exit_code == 0, f"seed {SEED}"
     turns = read_turns(protocol, record)
-    assert turns.consecutive and report["turns"] == len(turns.headings), (turns.numbers, report)
+    assert turns.consecutive and report["turns"] == len(turns.headings) + minutes_written(protocol, record), (
+        turns.numbers,
+        report,
+    )
     assert not tally.problems, tally.problems
     print(f"local {protocol}: {tally.figures()} outcome {report['outcome']}")
     tallies[f"local:{protocol}"] = tally
@@ -252,3 +273,45 @@ def test_a_kill_while_a_meeting_is_created_leaves_no_half_meeting(tmp_path: Path
     assert again.returncode in (0, 1), stderr
     record = find_record("roundtable", tmp_path)
     assert record == meeting_dir(tmp_path, "cache-design") and check_path(record).exit_code == 0
+
+
+def test_a_kill_inside_a_sealed_phase_resumes_losing_nothing_asking_nothing_twice_revealing_nothing_early(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL ``moot run council`` once some members' sealed answers are committed and others are still being
+    asked; the record shows none of them yet, and ``moot resume`` asks only the others and reveals them all."""
+    asked = tmp_path / "asked.txt"
+    env = {SLEEP_ENV: f"1.5:{SEED}", ASKED_ENV: str(asked)}  # answers land over 1.5 s, so a kill can fall between
+    root = prepare_root(tmp_path / "council")
+    process = start_moot(root, ["run", "council", *SCRIPTED_RUNS["council"]], None, env)
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    committed: dict[str, str] = {}
+    while process.poll() is None and time.monotonic() < deadline and not committed:
+        record = find_record("council", root)
+        sidecar = record and record.with_name(f".{record.name}.sealed.jsonl")
+        if sidecar and sidecar.exists():
+            rows = [json.loads(line) for line in sidecar.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
+            committed = {row["role"]: row["reply"] for row in rows if row["phase"] == "stage-1"}
+        time.sleep(0.02)
+    process.kill()
+    process.communicate()
+    time.sleep(0.5)  # the agents it had started log their request first thing
+    assert 0 < len(committed) < 4, f"the kill missed the sealed phase: {sorted(committed)} committed, seed {SEED}"
+    record = find_record("council", root)
+    assert record is not None
+    assert "## Stage" not in record.read_text(encoding="utf-8")  # nothing revealed before every answer is in
+    assert check_path(record).exit_code == 0
+    asks_before = asked.read_text(encoding="utf-8").splitlines()
+
+    resumed = start_moot(root, ["resume", str(record)], None, env)
+    stdout, stderr = resumed.communicate(timeout=RUN_TIMEOUT_S)
+    report = finished_report(resumed, stdout, stderr)
+    assert report["outcome"] == "SYNTHESIZED" and report["turns"] == 9
+    asks_after = asked.read_text(encoding="utf-8").splitlines()[len(asks_before) :]
+    answers_asked = [line.split()[0] for line in asks_after if line.split()[1:] == ["answer"]]  # stage 1 only
+    assert not set(answers_asked) & set(committed), f"committed members asked again: {answers_asked}"
+    assert sorted(answers_asked) == sorted({"ada", "bo", "cy", "dee"} - set(committed))
+    text = record.read_text(encoding="utf-8")
+    for reply in committed.values():  # each committed answer is in the record exactly as it was committed
+        assert text.count("> " + json.loads(reply)["answer"]) == 1
+    assert check_path(record).exit_code == 0 and sealed_problems("council", record) == []

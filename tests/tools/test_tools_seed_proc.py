@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tools_helpers import ALICE, BOB, Cli, example_turns
+from tools_helpers import ALICE, BOB, SOURCE_TEXT, Cli, example_turns
 
 from moot.artifacts import check_path
 
 TOPIC = "Shared cache across tenants"
-SOURCE_TEXT = "# Shared cache across tenants\n\n## Eviction\n\nOne global LRU list serves all tenants.\n"
 
 
 def join(cli: Cli, source: Path, work_root: Path, who: dict[str, str]) -> dict[str, object]:

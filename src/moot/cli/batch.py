@@ -36,7 +36,7 @@ async def _run_line(number: int, spec: dict[str, Any], gate: asyncio.Semaphore, 
             root = Path(keys.get("root", "."))
             settings = load_settings(root)
             driver = build_driver(spec, root, started)
-            choice = AgentChoice(keys.get("agent", {}), keys.get("agents"))
+            choice = AgentChoice.for_driver(driver, keys.get("agent", {}), keys.get("agents"))
             try:
                 agents = resolve_agents(driver.roles(), choice, settings)
                 await probe_agents(agents)

@@ -181,7 +181,7 @@ def execute(
         per_role = parse_agent_options(flags.agent or [])
         if not created and flags.agents is None:
             per_role = {**stored_agents(path), **per_role}
-        choice = AgentChoice(per_role, flags.agents)
+        choice = AgentChoice.for_driver(driver, per_role, flags.agents)
         limits = limits_from(
             settings,
             repairs=flags.repairs,
@@ -369,6 +369,9 @@ def run_agora(
     max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="Turn limit (the seed: 20).")] = 20,
     research: Annotated[int, typer.Option("--research", min=0, help="Research drones that gather evidence first.")] = 0,
     source: SourceOpt = None,
+    sealed: Annotated[
+        bool, typer.Option("--sealed", help="Ask every drone's opening proposal at once, none seeing another's.")
+    ] = False,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -400,6 +403,7 @@ def run_agora(
         research=research,
         sources=tuple(str(path) for path in source or ()),
         models=models,
+        sealed=sealed,
     )
     flags = RunFlags(
         root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
@@ -418,6 +422,9 @@ def run_roundtable(
     max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Round limit.")] = 3,
     name: Annotated[str | None, typer.Option("--name", help="The meeting's directory name.")] = None,
     source: SourceOpt = None,
+    sealed: Annotated[
+        bool, typer.Option("--sealed", help="Ask every speaker's round-1 position at once, none seeing another's.")
+    ] = False,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -442,7 +449,13 @@ def run_roundtable(
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
     background = _with_passages(None, source, root, topic or (agenda.stem if agenda else ""))
     options = RoundtableOptions(
-        speakers=order, topic=topic, agenda=agenda, name=name, max_rounds=max_rounds, background=background
+        speakers=order,
+        topic=topic,
+        agenda=agenda,
+        name=name,
+        max_rounds=max_rounds,
+        background=background,
+        sealed=sealed,
     )
     flags = RunFlags(
         root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
@@ -478,7 +491,9 @@ def resume_command(
         problem = report.violations[0].message if report is not None and report.violations else "unknown format"
         raise UserError(f"cannot resume {path}: {problem}")
     driver = registry.get(protocol).driver_class().resume(target, context=_read_context(context))
-    if driver.next_speaker() is None:
+    from moot.engine.sealed import open_phase
+
+    if driver.next_speaker() is None and open_phase(driver) is None:
         outcome = driver.outcome()
         ended = f"it ended with {outcome.name} ({outcome.reason})" if outcome is not None else "it has ended"
         raise UserError(f"nothing to resume in {target}: {ended}; start a new debate instead.")

@@ -36,6 +36,7 @@ from moot.builtin_protocols import AGORA
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.engine.replies import find_object, parse_reply
+from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
@@ -108,6 +109,7 @@ class AgoraOptions:
     research: int = 0  # research drones asked for evidence before the debate
     sources: Sequence[str] = ()  # --source files and directories the evidence must come from
     models: Sequence[Sequence[str]] = ()  # (role, agent spec) pairs, shown in the summary only
+    sealed: bool = False  # every drone's opening proposal is asked at once, none seeing another's
 
 
 # --- the research stage ------------------------------------------------------------------------
@@ -311,7 +313,10 @@ def _pool_text(pool: Sequence[Evidence]) -> str:
 # --- the driver --------------------------------------------------------------------------------
 
 
-class AgoraDriver(Driver):
+SEALED_OPENING = "openings"
+
+
+class AgoraDriver(Driver, SealedPhases):
     protocol = "agora"
     options_type = AgoraOptions
 
@@ -366,6 +371,8 @@ class AgoraDriver(Driver):
             record.create(path, config, started, sources)
         except FileExistsError as exc:  # created by someone else meanwhile
             raise RecordExists(path, f"{path} already exists; resume it with `moot resume {path}`.") from exc
+        if options.sealed:  # the sealed answers' sidecar, present from the start, marks the openings as sealed
+            atomic_write_text(sealed_path(path), "")
         return cls(path, {str(role): str(spec) for role, spec in options.models})
 
     # --- state ---
@@ -388,6 +395,7 @@ class AgoraDriver(Driver):
         self.machine: AgoraProtocol = machine
         self.state: AgoraState = state
         self.research = self._load_research()
+        self.sealed = sealed_path(self.record_path).is_file()
         root = work_root(self.record_path)
         self.grounding = Grounding(parsed.sources, root) if parsed.sources else None
 
@@ -417,6 +425,36 @@ class AgoraDriver(Driver):
             return RESEARCHER
         return self.machine.next_speaker(self.state)
 
+    # --- the sealed openings ---
+
+    def sealed_phase(self) -> SealedPhase | None:
+        """With --sealed, the first round is one sealed phase: every drone that has not opened yet proposes,
+        all asked at once. A drone that failed is asked again by ``moot resume``."""
+        roles = self.config.roles
+        if not self.sealed or self.failure is not None or self._research_pending() or self.state.turns >= len(roles):
+            return None
+        return SealedPhase(SEALED_OPENING, tuple(roles[self.state.turns :]), retry_failures=True)
+
+    def _opening_number(self, role: str) -> int | None:
+        """The turn a drone's sealed opening will be, while the openings are open."""
+        phase = self.sealed_phase()
+        if phase is None or role not in phase.roles:
+            return None
+        return self.state.turns + 1 + phase.roles.index(role)
+
+    def sealed_text(self, turn: Any) -> str:
+        opening: AgoraTurn = turn
+        return opening.model_dump_json()
+
+    def reveal(self, phase: SealedPhase, answers: Mapping[str, Any], failures: Mapping[str, str], now: str) -> None:
+        """The openings as turns 1…n in speaking order, right after the last is in; with any failure, none."""
+        if failures:
+            role = next(r for r in phase.roles if r in failures)
+            self.fail(role, failures[role], now)
+            return
+        for role in phase.roles:
+            self.commit(answers[role])
+
     # --- asking ---
 
     def request_for(self, role: str) -> AgentRequest:
@@ -440,7 +478,7 @@ class AgoraDriver(Driver):
         """The seed's context injection, line for line; the mediator hears every side instead of one opponent."""
         lines = [
             f"DIALOGUE: {self.config.dialogue_id}",
-            f"TURN: {self.state.turns + 1}",
+            f"TURN: {self._opening_number(role) or self.state.turns + 1}",
             f"YOUR ROLE: {role}",
             f"YOUR POSITION: {self.config.position_of(role)}",
             f"TOPIC: {self.config.topic}",
@@ -498,6 +536,8 @@ class AgoraDriver(Driver):
         )
         if role == MEDIATOR and MEDIATOR not in self.state.proposals.values():
             return ["propose"], others or self._recent_turns()
+        if self._opening_number(role) is not None:
+            return ["propose"], []  # a sealed opening: each drone's own proposal, nothing to name yet
         if others:
             return list(SIGNALS), others
         if self.state.turns:
@@ -577,8 +617,17 @@ class AgoraDriver(Driver):
         reply = record.decode_reply(found.text, first_line=found.line)
         if isinstance(reply, list):
             return Candidate(None, reply)
-        turn = make_turn(reply, self.state.turns + 1, role)
-        return Candidate(turn, [*self.machine.validate(self.state, turn), *self._grounding_problems(turn.evidence)])
+        number = self._opening_number(role)
+        if number is None:
+            turn = make_turn(reply, self.state.turns + 1, role)
+            return Candidate(turn, [*self.machine.validate(self.state, turn), *self._grounding_problems(turn.evidence)])
+        if reply.signal != "propose":
+            return Candidate(None, [reply_format_violation("a sealed opening is a propose; send signal propose.")])
+        # Its place comes when all openings are revealed: check its content now as if it opened the debate.
+        first = self.config.roles[self.state.turns]
+        as_first = make_turn(reply, self.state.turns + 1, first)
+        turn = make_turn(reply, number, role)
+        return Candidate(turn, [*self.machine.validate(self.state, as_first), *self._grounding_problems(turn.evidence)])
 
     def _evidence_checks(self, items: Sequence[Evidence]) -> list[CitationCheck]:
         return self.grounding.check_evidence(items, self._pool()) if self.grounding is not None else []

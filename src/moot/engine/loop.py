@@ -24,6 +24,7 @@ from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts.base import append_log_line
 from moot.artifacts.run_state import read_run_state, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.engine.sealed import open_phase, run_phase
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary
 
 
@@ -146,12 +147,18 @@ class Engine:
         result = RunResult(self.driver.protocol, self.driver.record_path, self.driver.summary())
         self._write_state(None)
         try:
-            while (role := self.driver.next_speaker()) is not None:
+            while True:
+                phase = open_phase(self.driver)  # the roles of a sealed phase are asked at once
+                role = phase.roles[0] if phase is not None else self.driver.next_speaker()
+                if role is None:
+                    break
                 reason = self._budget_exceeded(result, started)
                 if reason is not None:
                     self._halt("budget", role, reason)
                     break
-                if not await self._take_turn(role, result):
+                if phase is not None:
+                    await run_phase(self, phase, result)
+                elif not await self._take_turn(role, result):
                     break
         except (asyncio.CancelledError, KeyboardInterrupt):
             # Ctrl-C: every accepted turn is already durable; the halt says where the run stopped.
@@ -174,6 +181,10 @@ class Engine:
     def _halt(self, cause: str, role: str, reason: str) -> None:
         """End the run without a protocol outcome: the driver records what its format allows, the sidecar the rest."""
         self.driver.fail(role, reason, self.clock())
+        self.note_halt(cause, role, reason)
+
+    def note_halt(self, cause: str, role: str, reason: str) -> None:
+        """Record in the run sidecar (and tell subscribers) that the run ended without a protocol outcome."""
         entry = self._halt_entry(cause, role, reason)
         self._write_state(entry)
         self.emit("halted", role, **{key: value for key, value in entry.items() if key != "role"})

@@ -72,7 +72,7 @@ def find_object(text: str) -> FoundObject | str:
     if region[first] == "[":
         try:
             value, _ = _DECODER.raw_decode(region, first)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             pass
         else:
             return f"the reply is a JSON {_kind(value)}, not an object; answer with one JSON object."

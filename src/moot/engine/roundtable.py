@@ -23,19 +23,21 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from moot.agents.base import AgentRequest
 from moot.artifacts import roundtable as record
-from moot.artifacts.base import append_log_line, read_text, slugify
+from moot.artifacts.base import append_log_line, atomic_write_text, read_text, slugify
 from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_violation
 
-# Shared with the duel's driver: context budgeting for the embedded model and lenient JSON reading.
+# Shared with the duel's driver: context budgeting for the embedded model.
 from moot.engine.duel import clip_to_tokens, estimate_tokens
 from moot.engine.replies import parse_reply
+from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.roundtable import (
@@ -142,9 +144,13 @@ class RoundtableOptions:
     language: Language | None = None  # None: Chinese when the topic, agenda or roles are written in Chinese
     first_prompt: str | None = None  # prompt_for_speaker of the first speaker
     background: str | None = None  # more background for AGENDA.md (the --source passages)
+    sealed: bool = False  # every speaker's round-1 position is asked at once, none seeing another's
 
 
-class RoundtableDriver(Driver):
+SEALED_OPENING = "round-1"
+
+
+class RoundtableDriver(Driver, SealedPhases):
     protocol = "roundtable"
     options_type = RoundtableOptions
 
@@ -191,6 +197,8 @@ class RoundtableDriver(Driver):
             ) from exc
         except ProtocolViolationError as exc:
             raise UserError(f"cannot start the meeting: {exc.violations[0].message}") from exc
+        if options.sealed:  # the sealed answers' sidecar, present from the start, marks the opening as sealed
+            atomic_write_text(sealed_path(directory), "")
         return cls(directory, language)
 
     def _finish_interrupted_commit(self) -> None:
@@ -213,6 +221,7 @@ class RoundtableDriver(Driver):
         )
         self.agenda, _ = read_text(self.record_path / AGENDA_FILE)
         self.language: Language = self._language or self._detect_language()
+        self.sealed = sealed_path(self.record_path).is_file()
 
     def _detect_language(self) -> Language:
         first = self._speeches()[:1]
@@ -227,6 +236,38 @@ class RoundtableDriver(Driver):
         if self.failure is not None:
             return None
         return self.machine.next_speaker(self.state)
+
+    # --- the sealed opening ------------------------------------------------------------------------
+
+    def sealed_phase(self) -> SealedPhase | None:
+        """With --sealed, round 1 is one sealed phase: the speakers who have not spoken yet, asked at once.
+
+        A speaker that failed is asked again by ``moot resume``, as in an unsealed meeting.
+        """
+        turn = self.state.turn
+        order = turn.speaker_order
+        if not self.sealed or self.failure is not None or turn.status != "open" or turn.round != 1:
+            return None
+        return SealedPhase(SEALED_OPENING, tuple(order[self.state.speeches :]), retry_failures=True)
+
+    def sealed_text(self, turn: Any) -> str:
+        reply: RoundtableReply = turn
+        return reply.model_dump_json()
+
+    def reveal(self, phase: SealedPhase, answers: Mapping[str, Any], failures: Mapping[str, str], now: str) -> None:
+        """Every speech of the round in speaking order, each written as the seed writes a speech (the
+        speech, then turn.json); with any failure, none, and the meeting stops until ``moot resume``."""
+        if failures:
+            role = next(r for r in phase.roles if r in failures)
+            self.fail(role, failures[role], now)
+            return
+        for role in phase.roles:
+            action = turn_from_reply(self.state, answers[role], self.language)
+            if action.speech.role != role:
+                raise ProtocolViolationError(
+                    [reply_format_violation(f"{role} is not the speaker after the last speech.")]
+                )
+            self.commit(action)
 
     # --- asking ----------------------------------------------------------------------------------
 
@@ -252,13 +293,15 @@ class RoundtableDriver(Driver):
     def _speaker_request(self, role: str) -> AgentRequest:
         text = TEXT[self.language]
         turn = self.state.turn
-        everyone_spoke = self._everyone_will_have_spoken()
+        sealed = self.sealed_phase() is not None
+        # A sealed speaker hears no one else in round 1, so cannot declare that everyone agrees.
+        everyone_spoke = not sealed and self._everyone_will_have_spoken()
         system = text["speaker"].format(
             role=role,
             meeting=turn.conference,
             round=turn.round,
             max_rounds=turn.max_rounds,
-            next=self._next_role(),
+            next=self._next_role(role if sealed else None),
             consensus=text["consensus_open" if everyone_spoke else "consensus_closed"],
         )
         schema = _schema(RoundtableReply, SPEECH_LIMITS[self.language], self.bounds(role).compact)
@@ -319,10 +362,11 @@ class RoundtableDriver(Driver):
         """Whether this speech completes everyone's first speech: only then can all agree."""
         return self.state.speeches + 1 >= len(self.state.turn.speaker_order)
 
-    def _next_role(self) -> str:
-        """Who speaks after the current speaker: the next in order, or the moderator after the last round."""
+    def _next_role(self, after: str | None = None) -> str:
+        """Who speaks after ``after`` (default: the current speaker): the next in order, or the moderator
+        after the last round."""
         turn = self.state.turn
-        index = turn.current_speaker_index + 1
+        index = (turn.current_speaker_index if after is None else turn.speaker_order.index(after)) + 1
         if index < len(turn.speaker_order):
             return turn.speaker_order[index]
         if turn.round + 1 > turn.max_rounds:
@@ -343,6 +387,11 @@ class RoundtableDriver(Driver):
             reply, problem = parse_reply(text, RoundtableReply)
             if reply is None:
                 return Candidate(None, [problem] if problem else [])
+            if self.sealed_phase() is not None:  # checked as a turn when revealed, in speaking order
+                if reply.consensus_reached:
+                    early = "consensus_reached is true in a sealed opening, where no one has heard the others."
+                    return Candidate(None, [reply_format_violation(early)])
+                return Candidate(reply)
             if reply.consensus_reached and not self._everyone_will_have_spoken():
                 early = "consensus_reached is true before every speaker has spoken; set it to false."
                 return Candidate(None, [reply_format_violation(early)])

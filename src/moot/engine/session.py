@@ -22,6 +22,13 @@ class AgentChoice:
     per_role: Mapping[str, str] = field(default_factory=dict)
     every_role: str | None = None
 
+    @classmethod
+    def for_driver(cls, driver: Driver, per_role: Mapping[str, str], every_role: str | None) -> AgentChoice:
+        """The choice for ``driver``'s record: a record that names its participants' models (the Council's) is
+        run with them unless --agents names one for every role; --agent ROLE=SPEC overrides either."""
+        recorded: dict[str, str] = {} if every_role else getattr(driver, "agent_specs", dict)()
+        return cls({**recorded, **per_role}, every_role)
+
     def spec_for(self, role: str, settings: Settings) -> str:
         return settings.agent_for(role, dict(self.per_role), self.every_role)
 

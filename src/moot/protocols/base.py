@@ -15,6 +15,7 @@ Contract of :class:`DeliberationProtocol`:
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -185,3 +186,8 @@ class DeliberationProtocol(ABC, Generic[TurnT, StateT]):
             found.extend(v.at(turn=index) for v in self.validate(current, turn))
             current = self.apply(current, turn)
         return Replay(state=current, violations=found)
+
+
+def sealed_digest(text: str) -> str:
+    """The commitment to a sealed answer: ``sha256:`` and the hex digest of its exact text."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,50 @@
+"""``moot run council``: the Council's command; the options every protocol shares come from :mod:`moot.cli.run`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from moot.cli.run import (
+    FollowOpt,
+    JsonOpt,
+    MaxTokensOpt,
+    MaxWallOpt,
+    RepairsOpt,
+    RootOpt,
+    RunFlags,
+    TurnTimeoutOpt,
+    execute,
+    now_minutes,
+)
+from moot.engine.council import CouncilDriver, CouncilOptions, parse_member
+from moot.errors import UserError
+
+
+def run_council(
+    question: Annotated[str, typer.Option("--question", help="What the council answers.")],
+    member: Annotated[
+        list[str],
+        typer.Option("--member", help="NAME=SPEC per member (repeatable, at least two), e.g. alice=openai:gpt-4o."),
+    ],
+    chairman: Annotated[
+        str | None, typer.Option("--chairman", help="A separate chairman's agent SPEC (default: the first member).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="The seed of the review shuffles.")] = None,
+    root: RootOpt = Path("."),
+    as_json: JsonOpt = False,
+    follow: FollowOpt = False,
+    repairs: RepairsOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    max_wall: MaxWallOpt = None,
+) -> None:
+    """A Council: members answer sealed, rank each other's answers anonymously, and a chairman synthesizes."""
+    members = tuple(parse_member(value) for value in member)
+    if len(members) < 2:
+        raise UserError("a council needs at least two members; give --member NAME=SPEC twice or more.")
+    options = CouncilOptions(question=question, members=members, chairman=chairman, seed=seed)
+    driver = CouncilDriver.start(root, options, now_minutes())
+    execute(driver, RunFlags(root, None, None, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))

@@ -1,0 +1,56 @@
+"""`moot run council`, `moot check`, `moot show` and `moot rules council` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from council_helpers import SCRIPTED
+
+from moot.protocols.council import RULES
+
+MOOT = [sys.executable, "-m", "moot"]
+
+
+def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=dict(os.environ))
+
+
+def test_run_council_json_then_check_and_show(tmp_path: Path) -> None:
+    members = [arg for name in ("ada", "bo", "cy") for arg in ("--member", f"{name}={SCRIPTED}")]
+    done = moot(
+        "run", "council", "--question", "Share one cache?", *members, "--chairman", SCRIPTED, "--json", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["protocol"] == "council" and report["outcome"] == "SYNTHESIZED" and report["turns"] == 7
+    assert report["artifact"] == ".council/share-one-cache.md"
+    assert moot("check", report["artifact"], cwd=tmp_path).returncode == 0
+    shown = moot("show", "--plain", report["artifact"], cwd=tmp_path)
+    assert shown.returncode == 0 and "Stage 3 — Synthesis by chairman" in shown.stdout and "SYNTHESIZED" in shown.stdout
+
+
+def test_rules_council_lists_every_council_rule(tmp_path: Path) -> None:
+    done = moot("rules", "council", "--json", cwd=tmp_path)
+    ids = {row["id"] for row in json.loads(done.stdout) if row["protocol"] == "council"}
+    assert ids == {rule.id for rule in RULES}
+
+
+def test_bad_members_are_one_sentence_and_exit_2(tmp_path: Path) -> None:
+    for members in (["--member", "bob"], ["--member", "bob=local"], ["--member", "a=local", "--member", "bob=local"]):
+        done = moot("run", "council", "--question", "Q?", *members, cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.startswith("moot: ") and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / ".council").exists()
+
+
+def test_a_batch_line_convenes_a_council_with_its_members_models(tmp_path: Path) -> None:
+    line = {"protocol": "council", "question": "Share one cache?", "members": [["ada", SCRIPTED], ["bo", SCRIPTED]]}
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    done = moot("run", "--batch", str(batch), cwd=tmp_path)
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome["outcome"] == "SYNTHESIZED", (outcome, done.stderr)
