@@ -31,7 +31,7 @@ STARTED = "2026-05-01 10:00"
 ENGINE_DEBATES: dict[str, dict[str, Any]] = {
     "critique": {"protocol": "critique", "topic": "Adopt a monorepo", "max_rounds": 4},
     "duel": {"protocol": "duel", "source": "design.md"},
-    "agora": {"protocol": "agora", "topic": "Adopt a monorepo", "max_turns": 12, "research": 1},
+    "agora": {"protocol": "agora", "topic": "Adopt a monorepo", "max_turns": 12},
     "roundtable": {"protocol": "roundtable", "topic": "Cache design", "speakers": ["a", "b", "c"], "max_rounds": 2},
 }
 
