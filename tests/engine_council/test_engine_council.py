@@ -209,3 +209,18 @@ def test_an_answer_edited_after_the_reveal_is_caught_by_its_commitment_and_the_c
     )
     rules = {v.rule for v in check_path(driver.record_path).errors}
     assert {"COUNCIL_SEALED", "PRIOR_TURN_MODIFIED"} <= rules
+
+
+def test_a_full_size_model_answers_at_length_and_only_a_small_model_is_held_to_short_fields(tmp_path: Path) -> None:
+    from moot.agents.base import TurnBounds
+
+    driver = start(tmp_path)
+    roles = driver.roles()
+    driver.turn_bounds = {roles[0]: TurnBounds(context_tokens=2048, compact=True)}
+    small, full = driver.request_for(roles[0]), driver.request_for(roles[1])
+    assert small.json_schema is not None and full.json_schema is not None
+    assert small.json_schema["properties"]["answer"]["maxLength"] == 800 and small.max_tokens == 400
+    assert "maxLength" not in full.json_schema["properties"]["answer"]
+    assert full.max_tokens is not None and full.max_tokens > 1000
+    long_answer = " ".join(["Per-tenant caches isolate eviction and billing."] * 60)  # about 2,900 characters
+    assert not driver.read_reply(roles[1], json.dumps({"answer": long_answer}), "2026-11-24 21:01").errors

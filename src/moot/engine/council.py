@@ -44,9 +44,9 @@ from moot.protocols.council import (
     shown_to,
 )
 
-# A concise answer of about 130 words. llama.cpp turns each maxLength into a grammar rule repeated that many
-# times and refuses the grammar at 1500 characters (the embedded model's bound, kept small for every model).
-# The token caps leave room for the JSON around the text (about 4 characters a token).
+# A small model's bounds: a concise answer of about 130 words. llama.cpp turns each maxLength into a grammar
+# rule repeated that many times and refuses the grammar at 1500 characters. Its token caps leave room for the
+# JSON around the text (about 4 characters a token). Other models get no character caps and their own budget.
 ANSWER_CHARS = 800
 REASON_CHARS = 240
 ANSWER_MAX_TOKENS = 400
@@ -101,8 +101,9 @@ class SynthesisReply(BaseModel):
     dissent: list[DissentReply]
 
 
-def _text(max_chars: int) -> dict[str, Any]:
-    return {"type": "string", "minLength": 1, "maxLength": max_chars}
+def _text(max_chars: int, compact: bool) -> dict[str, Any]:
+    """A non-empty text field, capped at ``max_chars`` for a small (compact) model only."""
+    return {"type": "string", "minLength": 1, "maxLength": max_chars} if compact else {"type": "string", "minLength": 1}
 
 
 def _naming(member: str, max_side: int) -> dict[str, Any]:
@@ -196,7 +197,7 @@ class CouncilDriver(Driver, SealedPhases):
         )
         schema = {
             "type": "object",
-            "properties": {"answer": _text(ANSWER_CHARS)},
+            "properties": {"answer": _text(ANSWER_CHARS, self.bounds(role).compact)},
             "required": ["answer"],
             "additionalProperties": False,
         }
@@ -219,7 +220,10 @@ class CouncilDriver(Driver, SealedPhases):
         )
         item = {
             "type": "object",
-            "properties": {"answer": {"type": "string", "enum": labels}, "reason": _text(REASON_CHARS)},
+            "properties": {
+                "answer": {"type": "string", "enum": labels},
+                "reason": _text(REASON_CHARS, self.bounds(role).compact),
+            },
             "required": ["answer", "reason"],
             "additionalProperties": False,
         }
@@ -256,12 +260,13 @@ class CouncilDriver(Driver, SealedPhases):
             f"member, {aggregate[0][0]}. In 'dissent', give one entry for each of {', '.join(others)}: the position "
             "of their answer and why it was not adopted (or which part was)."
         )
+        compact = self.bounds(role).compact
         dissent_item = {
             "type": "object",
             "properties": {
                 "member": {"type": "string", "enum": others},
-                "position": _text(REASON_CHARS),
-                "why_not_adopted": _text(REASON_CHARS),
+                "position": _text(REASON_CHARS, compact),
+                "why_not_adopted": _text(REASON_CHARS, compact),
             },
             "required": ["member", "position", "why_not_adopted"],
             "additionalProperties": False,
@@ -269,8 +274,8 @@ class CouncilDriver(Driver, SealedPhases):
         schema = {
             "type": "object",
             "properties": {
-                "answer": _text(ANSWER_CHARS),
-                "basis": _naming(aggregate[0][0], REASON_CHARS // 2),
+                "answer": _text(ANSWER_CHARS, compact),
+                "basis": _naming(aggregate[0][0], REASON_CHARS // 2 if compact else 4 * REASON_CHARS),
                 "dissent": {"type": "array", "items": dissent_item, "minItems": len(others), "maxItems": len(others)},
             },
             "required": ["answer", "basis", "dissent"],
@@ -280,8 +285,14 @@ class CouncilDriver(Driver, SealedPhases):
         return self._request(role, system, prompt, schema, SYNTHESIS_MAX_TOKENS)
 
     def _request(self, role: str, system: str, prompt: str, schema: dict[str, Any], max_tokens: int) -> AgentRequest:
+        """``max_tokens`` is a small model's budget; other agents get their own (see TurnBounds)."""
         return AgentRequest(
-            prompt=prompt, system=system, json_schema=schema, max_tokens=max_tokens, role=role, protocol=self.protocol
+            prompt=prompt,
+            system=system,
+            json_schema=schema,
+            max_tokens=self.bounds(role).turn_tokens(max_tokens),
+            role=role,
+            protocol=self.protocol,
         )
 
     # --- replies -----------------------------------------------------------------------------
