@@ -222,19 +222,7 @@ class Engine:
             try:
                 reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
             except Exception as exc:
-                reason = _agent_failure(role, exc)
-                row = self._attempt_row(
-                    number,
-                    role,
-                    attempt,
-                    error=reason,
-                    prompt_tokens=0,
-                    completion_tokens=0,
-                    latency_s=time.monotonic() - asked,
-                    agent_attempts=getattr(exc, "attempts", 1),
-                )
-                self._log_attempt(result, row)
-                self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
+                reason = self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
                 self._halt("agent_failed", role, reason)
                 return False
             result.prompt_tokens += reply.prompt_tokens
@@ -266,6 +254,25 @@ class Engine:
         except ProtocolViolationError as exc:  # the record changed between reading and writing
             return Candidate(None, exc.violations)
         return candidate
+
+    def log_failed_attempt(
+        self, result: RunResult, number: int, role: str, attempt: int, exc: Exception, latency_s: float
+    ) -> str:
+        """Log an attempt whose agent raised instead of replying, tell subscribers, and return the reason."""
+        reason = _agent_failure(role, exc)
+        row = self._attempt_row(
+            number,
+            role,
+            attempt,
+            error=reason,
+            prompt_tokens=0,
+            completion_tokens=0,
+            latency_s=latency_s,
+            agent_attempts=getattr(exc, "attempts", 1),
+        )
+        self._log_attempt(result, row)
+        self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
+        return reason
 
     def _attempt_row(self, number: int, role: str, attempt: int, **fields: Any) -> dict[str, Any]:
         return {

@@ -182,21 +182,7 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
         try:
             reply = await asyncio.wait_for(engine.agents[role].reply(request), engine.limits.turn_timeout_s)
         except Exception as exc:
-            from moot.engine.loop import _agent_failure  # the loop's wording, imported late: the loop imports us
-
-            reason = _agent_failure(role, exc)
-            failed = engine._attempt_row(
-                number,
-                role,
-                attempt,
-                error=reason,
-                prompt_tokens=0,
-                completion_tokens=0,
-                latency_s=time.monotonic() - asked,
-                agent_attempts=getattr(exc, "attempts", 1),
-            )
-            engine._log_attempt(result, failed)
-            engine.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
+            reason = engine.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
             await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
             return
         result.prompt_tokens += reply.prompt_tokens
