@@ -20,6 +20,7 @@ from moot.cli.receipts import receipt_command, verify_command
 from moot.cli.review import review_command
 from moot.cli.rules import rules_command
 from moot.cli.run import resume_command, run_app
+from moot.cli.serve import export_command, serve_command
 from moot.cli.show import show_command
 from moot.errors import UserError
 
@@ -42,6 +43,8 @@ app.command("review")(review_command)
 app.command("eval")(eval_command)
 app.command("log")(log_command)
 app.command("ls")(ls_command)
+app.command("serve")(serve_command)
+app.command("export")(export_command)
 
 # Every registered protocol brings `moot run NAME` and, if it has agent tools, `moot NAME …`; one that cannot
 # be loaded is left out, and main() says why.

@@ -12,28 +12,8 @@ from typing import Annotated, Any
 import typer
 
 from moot.artifacts import detect
-from moot.engine.loop import usage_path
 from moot.errors import UserError
-
-
-def read_attempts(record: Path) -> list[dict[str, Any]]:
-    """The attempts logged for ``record``, oldest first; a torn last line is skipped."""
-    path = usage_path(record)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read the attempt log {path}: {exc}; check its permissions.") from exc
-    rows = []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
+from moot.records import read_attempts
 
 
 def attempt_text(row: dict[str, Any]) -> str:

@@ -4,51 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from moot import registry
-from moot.artifacts import check_path
-from moot.cli.log import read_attempts
 from moot.errors import UserError
+from moot.records import find_records, record_row
 
-
-def find_records(root: Path) -> list[Path]:
-    """Every record in ``root``'s protocol folders (files, or directories for a protocol with a marker)."""
-    found: list[Path] = []
-    for plugin in registry.protocols().values():
-        directory = root / plugin.folder
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.iterdir()):
-            if path.name.startswith("."):
-                continue
-            folder_record = plugin.marker is not None and path.is_dir() and (path / plugin.marker).exists()
-            file_record = plugin.title is not None and path.is_file() and path.suffix == ".md"
-            if folder_record or file_record:
-                found.append(path)
-    return found
-
-
-def record_row(path: Path) -> dict[str, Any]:
-    report = check_path(path)
-    summary = report.summary
-    outcome = summary.outcome if summary is not None else None
-    halted = summary.detail.get("run_halted") if summary is not None else None
-    tokens = sum(int(r.get("prompt_tokens") or 0) + int(r.get("completion_tokens") or 0) for r in read_attempts(path))
-    return {
-        "path": str(path),
-        "protocol": report.protocol,
-        "verdict": report.verdict,
-        "status": summary.status if summary is not None else None,
-        "outcome": outcome.name if outcome is not None else None,
-        "run_halted": halted.get("cause") if isinstance(halted, dict) else None,
-        "turns": summary.turns if summary is not None else None,
-        "tokens": tokens,
-    }
+__all__ = ["find_records", "ls_command", "record_row"]
 
 
 def ls_command(

@@ -13,9 +13,10 @@ from rich.status import Status
 from rich.text import Text
 
 from moot.agents.pricing import usd_text
-from moot.cli.log import attempt_text, read_attempts
+from moot.cli.log import attempt_text
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
+from moot.records import read_attempts
 
 
 class Progress:

@@ -1,0 +1,98 @@
+"""The records of a work root: where they are, and one row of facts per record (``moot ls``, the viewer, MCP)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from moot import registry
+from moot.artifacts import check_path
+from moot.engine.loop import usage_path
+from moot.errors import UserError
+
+
+def find_records(root: Path) -> list[Path]:
+    """Every record in ``root``'s protocol folders (files, or directories for a protocol with a marker)."""
+    found: list[Path] = []
+    for plugin in registry.protocols().values():
+        directory = root / plugin.folder
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.iterdir()):
+            if path.name.startswith("."):
+                continue
+            folder_record = plugin.marker is not None and path.is_dir() and (path / plugin.marker).exists()
+            file_record = plugin.title is not None and path.is_file() and path.suffix == ".md"
+            if folder_record or file_record:
+                found.append(path)
+    return found
+
+
+def read_attempts(record: Path) -> list[dict[str, Any]]:
+    """The attempts logged for ``record``, oldest first; a torn last line is skipped."""
+    path = usage_path(record)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read the attempt log {path}: {exc}; check its permissions.") from exc
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+def last_change(path: Path) -> float:
+    """When ``path`` last changed (seconds since the epoch); for a directory record, its newest file."""
+    try:
+        if path.is_dir():
+            return max([path.stat().st_mtime, *(p.stat().st_mtime for p in path.iterdir() if p.is_file())])
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def record_topic(protocol: str | None, path: Path) -> str | None:
+    """The topic a record states on its first line (``# Title: topic``), or None when it cannot be read."""
+    if protocol is None:
+        return None
+    shown = registry.get(protocol).shown(path)
+    if shown is not None:
+        text = shown[0][1] if shown else ""
+    else:
+        try:
+            with path.open(encoding="utf-8", errors="replace") as file:
+                text = file.readline()
+        except OSError:
+            return None
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first.lstrip("#").partition(":")[2].strip() or None
+
+
+def record_row(path: Path) -> dict[str, Any]:
+    report = check_path(path)
+    summary = report.summary
+    outcome = summary.outcome if summary is not None else None
+    halted = summary.detail.get("run_halted") if summary is not None else None
+    tokens = sum(int(r.get("prompt_tokens") or 0) + int(r.get("completion_tokens") or 0) for r in read_attempts(path))
+    changed = last_change(path)
+    return {
+        "path": str(path),
+        "protocol": report.protocol,
+        "topic": record_topic(report.protocol, path),
+        "verdict": report.verdict,
+        "status": summary.status if summary is not None else None,
+        "outcome": outcome.name if outcome is not None else None,
+        "run_halted": halted.get("cause") if isinstance(halted, dict) else None,
+        "turns": summary.turns if summary is not None else None,
+        "tokens": tokens,
+        "changed": datetime.fromtimestamp(changed, UTC).isoformat(timespec="seconds") if changed else None,
+    }

@@ -1,0 +1,130 @@
+"""``moot serve``: the records of a work root as a local web app (Starlette), live by server-sent events.
+
+A record's URL is its path under the root; only paths that :func:`moot.records.find_records` lists are served,
+so no URL reaches another file. Bound beyond loopback, every request needs the token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from sse_starlette.sse import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from moot.errors import UserError
+from moot.records import find_records, last_change, record_row
+from moot.web.page import build, index_html, record_body, record_html
+
+# How often a watched record is looked at: a new turn shows well within a second of its commit.
+POLL_SECONDS = 0.2
+TOKEN_COOKIE = "moot_token"
+LOOPBACK_NAMES = ["127.0.0.1", "localhost"]
+
+
+def _records(root: Path) -> dict[str, Path]:
+    return {path.relative_to(root).as_posix(): path for path in find_records(root)}
+
+
+def _record(request: Request) -> Path:
+    root: Path = request.app.state.root
+    found = _records(root).get(request.path_params["record"])
+    if found is None:
+        raise LookupError(request.path_params["record"])
+    return found
+
+
+def _link(row: dict[str, Any]) -> str:
+    return "/r/" + quote(row["name"])
+
+
+async def index(request: Request) -> Response:
+    root: Path = request.app.state.root
+    rows = []
+    for name, path in _records(root).items():
+        rows.append({**await asyncio.to_thread(record_row, path), "name": name})
+    return HTMLResponse(index_html(root, rows, _link))
+
+
+async def record(request: Request) -> Response:
+    try:
+        path = _record(request)
+        page = await asyncio.to_thread(build, path)
+    except (LookupError, UserError) as exc:
+        return PlainTextResponse(f"no record {exc} in this work root; the index lists them.", status_code=404)
+    events = "/events/" + quote(request.path_params["record"])
+    return HTMLResponse(record_html(page, events=events, index="/"))
+
+
+async def events(request: Request) -> Response:
+    """A stream of the page's changing part, sent whenever the record's files change."""
+    try:
+        path = _record(request)
+    except LookupError as exc:
+        return PlainTextResponse(f"no record {exc} in this work root.", status_code=404)
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        seen = -1.0
+        sent = ""
+        while not await request.is_disconnected():
+            changed = await asyncio.to_thread(last_change, path)
+            if changed != seen:
+                seen = changed
+                try:
+                    body = await asyncio.to_thread(lambda: record_body(build(path)))
+                except UserError:  # mid-write or removed: the next change says more
+                    body = sent
+                if body != sent:
+                    sent = body
+                    yield {"event": "update", "data": body}
+            await asyncio.sleep(POLL_SECONDS)
+
+    return EventSourceResponse(stream(), ping=15)
+
+
+class TokenMiddleware(BaseHTTPMiddleware):
+    """Every request carries the token: ``?token=…`` once (kept in a cookie), or the cookie."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        super().__init__(app)
+        self.token = token
+
+    async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        given = request.query_params.get("token")
+        if given is not None and secrets.compare_digest(given, self.token):
+            response = RedirectResponse(request.url.remove_query_params("token"), status_code=303)
+            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
+            return response
+        cookie = request.cookies.get(TOKEN_COOKIE, "")
+        if not secrets.compare_digest(cookie, self.token):
+            return PlainTextResponse("this moot server needs its token: open the URL it printed (…?token=…).", 401)
+        return await call_next(request)
+
+
+def create_app(root: Path, *, token: str | None = None, loopback: bool = True) -> Starlette:
+    """The web app over ``root``; ``token`` is required of every request when given."""
+    middleware = []
+    if loopback:  # a page of another site cannot reach the records through a rebound DNS name
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES))
+    if token is not None:
+        middleware.append(Middleware(TokenMiddleware, token=token))
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/r/{record:path}", record),
+            Route("/events/{record:path}", events),
+        ],
+        middleware=middleware,
+    )
+    app.state.root = root
+    return app

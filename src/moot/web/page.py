@@ -1,0 +1,293 @@
+"""One record as a web page, and the index of a work root: the data each page shows and its HTML.
+
+``moot serve`` and ``moot export --html`` both render through :func:`record_html`; the live page swaps in
+:func:`record_body` as the record changes. Records are untrusted input: the templates autoescape, and the plots
+escape every text they draw (:mod:`moot.web.svg`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from moot import registry
+from moot.artifacts import check_path, detect
+from moot.artifacts.base import CheckReport, read_text
+from moot.errors import UserError
+from moot.protocols.base import Summary, Violation
+from moot.records import last_change, read_attempts, record_topic
+from moot.web import plots
+
+_ENV = Environment(loader=PackageLoader("moot.web"), autoescape=select_autoescape(default=True), trim_blocks=True)
+
+
+@dataclass
+class Line:
+    number: int
+    text: str
+    violations: list[Violation] = field(default_factory=list)
+
+
+@dataclass
+class Section:
+    """A part of the transcript: a turn (or the header, or one file of a meeting) with its violations."""
+
+    title: str
+    lines: list[Line]
+    turn: bool = False
+    violations: list[Violation] = field(default_factory=list)  # located at the section, not at a line
+
+
+@dataclass
+class Plot:
+    """A panel beside the state: a picture, or label/value rows (the roundtable's minutes)."""
+
+    title: str
+    svg: Markup | None = None
+    rows: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class RecordPage:
+    path: Path
+    protocol: str
+    topic: str | None
+    report: CheckReport
+    sections: list[Section]
+    state: list[tuple[str, str]]
+    plots: list[Plot]
+    attempts: list[dict[str, Any]]
+    conformity: dict[str, list[str]]
+    unplaced: list[Violation]  # violations of the record as a whole
+    changed: str | None
+
+    @property
+    def turns(self) -> int:
+        return self.report.summary.turns if self.report.summary is not None else 0
+
+    @property
+    def max_tokens(self) -> int:
+        return max([_tokens(row) for row in self.attempts] or [0])
+
+
+def _tokens(row: dict[str, Any]) -> int:
+    return int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
+
+
+# --- what each built-in protocol adds: where its turns start, and its plot ----------------------------
+
+# The heading that opens a turn in each file format; other sections (header, conclusion, outcome) are not turns.
+TURN_HEADINGS = {"duel": "## Turn ", "agora": "## Turn ", "critique": "## [", "council": "## Stage "}
+
+
+def _duel_plots(target: Path, text: str) -> list[Plot]:
+    from moot.artifacts import duel
+
+    record, _ = duel.parse(text, str(target))
+    svg = plots.duel_stances(record.turns) if record is not None else None
+    return [Plot("Stance timeline", svg)] if svg is not None else []
+
+
+def _agora_plots(target: Path, text: str) -> list[Plot]:
+    from moot.artifacts import agora
+
+    record, _ = agora.parse(text, str(target))
+    svg = plots.agora_confidence(record.turns) if record is not None else None
+    return [Plot("Confidence, signals and proposals", svg)] if svg is not None else []
+
+
+def _critique_plots(target: Path, text: str) -> list[Plot]:
+    from moot.artifacts import critique
+
+    record, _ = critique.parse(text, str(target))
+    svg = plots.critique_rounds(record.turns) if record is not None else None
+    return [Plot("Rounds and statuses", svg)] if svg is not None else []
+
+
+def _council_plots(target: Path, text: str) -> list[Plot]:
+    from moot.artifacts import council
+
+    record = council.parse(text, str(target))
+    svg = plots.council_rankings([source.turn for source in record.turns])
+    return [Plot("Ranking matrix and aggregate", svg)] if svg is not None else []
+
+
+def _roundtable_plots(target: Path, text: str) -> list[Plot]:
+    from moot.artifacts import roundtable
+
+    meeting, _ = roundtable.parse_meeting(target)
+    if meeting is None:
+        return []
+    svg = plots.roundtable_flow(meeting.speeches, meeting.state.speaker_order)
+    shown = [Plot("Speaker flow", svg)] if svg is not None else []
+    if meeting.minutes is not None:
+        minutes = meeting.minutes
+        rows = [("summary", minutes.summary), ("consensus", minutes.consensus), ("unresolved", minutes.unresolved)]
+        shown.append(Plot("Minutes", rows=[*rows, ("action items", minutes.action_items)]))
+    return shown
+
+
+PLOTS: dict[str, Callable[[Path, str], list[Plot]]] = {
+    "duel": _duel_plots,
+    "agora": _agora_plots,
+    "critique": _critique_plots,
+    "council": _council_plots,
+    "roundtable": _roundtable_plots,
+}
+
+
+# --- building a page ----------------------------------------------------------------------------------
+
+
+def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
+    shown = registry.get(protocol).shown(target)
+    if shown is not None:
+        return shown
+    text, _ = read_text(target)
+    return [(target.name, text or "")]
+
+
+def _split(text: str, turn_heading: str | None) -> list[Section]:
+    """A file record cut at its ``## `` headings: the header, then each turn and closing section."""
+    sections = [Section("Header", [])]
+    for number, content in enumerate(text.splitlines(), start=1):
+        if content.startswith("## ") and sections[-1].lines:
+            title = content[3:].strip()
+            sections.append(Section(title, [], turn=turn_heading is not None and content.startswith(turn_heading)))
+        sections[-1].lines.append(Line(number, content))
+    return sections
+
+
+def _place(violations: Sequence[Violation], files: dict[str, list[Section]], single: bool) -> list[Violation]:
+    """Attach each violation to its line (or turn) in ``files``; returns those that belong to no part."""
+    unplaced = []
+    for violation in violations:
+        name = Path(violation.file).name if violation.file else None
+        sections = next(iter(files.values())) if single else files.get(name or "")
+        if sections is None:
+            unplaced.append(violation)
+            continue
+        if violation.line is not None:
+            target = next((line for s in sections for line in s.lines if line.number == violation.line), None)
+            if target is not None:
+                target.violations.append(violation)
+                continue
+        turns = [s for s in sections if s.turn]
+        if single and violation.turn is not None and 0 < violation.turn <= len(turns):
+            turns[violation.turn - 1].violations.append(violation)
+        elif not single and len(sections) == 1:
+            sections[0].violations.append(violation)
+        else:
+            unplaced.append(violation)
+    return unplaced
+
+
+def _shown_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_shown_value(v)}" for k, v in value.items()) or "—"
+    if isinstance(value, list | tuple):
+        return ", ".join(_shown_value(v) for v in value) or "—"
+    return "—" if value is None else str(value)
+
+
+def state_rows(summary: Summary | None) -> list[tuple[str, str]]:
+    """The state as label/value rows: whose turn, round, outcome and the protocol's own details."""
+    if summary is None:
+        return [("status", "unreadable")]
+    rows = [("status", summary.status), ("turns", str(summary.turns))]
+    if summary.outcome is None:
+        rows.append(("whose turn", summary.next_speaker or "—"))
+    if summary.round is not None:
+        rows.append(("round", str(summary.round)))
+    if summary.outcome is not None:
+        rows += [("reason", summary.outcome.reason), ("consensus", _shown_value(summary.outcome.consensus))]
+    for key, value in summary.detail.items():
+        label = key.replace("_", " ")
+        if all(label != shown for shown, _ in rows):  # e.g. a roundtable's status, already the first row
+            rows.append((label, _shown_value(value)))
+    return rows
+
+
+def build(path: Path) -> RecordPage:
+    """Everything the page of the record at ``path`` shows. Raises :class:`UserError` if it is not a record."""
+    from moot.metrics import describe, record_conformity  # imports the protocols: only when a page is built
+
+    protocol, target, problem = detect(path)
+    if problem is not None or protocol is None:
+        reason = problem.violations[0].message if problem is not None and problem.violations else "unknown format"
+        raise UserError(f"cannot show {path}: {reason}")
+    report = check_path(target)
+    documents = _documents(protocol, target)
+    single = not target.is_dir()
+    heading = TURN_HEADINGS.get(protocol) if single else None
+    files: dict[str, list[Section]] = {}
+    for name, text in documents:
+        if single:
+            files[name] = _split(text, heading)
+        else:
+            files[name] = [Section(name, [Line(n, c) for n, c in enumerate(text.splitlines(), start=1)], turn=True)]
+    unplaced = _place(report.violations, files, single)
+    first = documents[0][1] if documents else ""
+    analyses = record_conformity(protocol, first) if documents else {}
+    make_plots = PLOTS.get(protocol)
+    changed = last_change(target)
+    return RecordPage(
+        path=target,
+        protocol=protocol,
+        topic=record_topic(protocol, target),
+        report=report,
+        sections=[section for sections in files.values() for section in sections],
+        state=state_rows(report.summary),
+        plots=make_plots(target, first) if make_plots is not None else [],
+        attempts=read_attempts(target),
+        conformity={what: describe(analysis) for what, analysis in analyses.items()},
+        unplaced=unplaced,
+        changed=datetime.fromtimestamp(changed, UTC).isoformat(timespec="seconds") if changed else None,
+    )
+
+
+# --- HTML -------------------------------------------------------------------------------------------
+
+
+def _asset(name: str) -> Markup:
+    """moot's own stylesheet or script, inlined so that a page needs nothing from the network."""
+    loader = _ENV.loader
+    assert loader is not None
+    source, _, _ = loader.get_source(_ENV, name)
+    return Markup(source)
+
+
+def record_body(page: RecordPage) -> str:
+    """The part of a record's page that changes as the record grows (what the live page swaps in)."""
+    return _ENV.get_template("record_body.html").render(page=page)
+
+
+def record_html(page: RecordPage, *, events: str | None = None, index: str | None = None) -> str:
+    """The whole page: ``events`` is the live-update stream's URL (none in an export), ``index`` the way back."""
+    nonce = secrets.token_urlsafe(16)
+    return _ENV.get_template("record.html").render(
+        page=page,
+        body=Markup(record_body(page)),
+        events=events,
+        index=index,
+        nonce=nonce,
+        style=_asset("style.css"),
+        script=_asset("live.js"),
+        connect=Markup("'self'" if events else "'none'"),
+    )
+
+
+def index_html(root: Path, rows: Sequence[dict[str, Any]], link: Callable[[dict[str, Any]], str]) -> str:
+    nonce = secrets.token_urlsafe(16)
+    return _ENV.get_template("index.html").render(
+        root=str(root), rows=rows, link=link, nonce=nonce, style=_asset("style.css"), connect=Markup("'none'")
+    )
