@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_helpers import CHROMIUM
+
+
+def _chromium_problem() -> str | None:
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "the browser tests need PyPI's playwright (pip install -e '.[dev]')"
+    if not CHROMIUM.exists() and shutil.which("chromium") is None:
+        return "the browser tests need Debian's chromium (apt-get install -y chromium)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's chromium, driven by playwright (its own browser download is not used)."""
+    problem = _chromium_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    from playwright.sync_api import sync_playwright
+
+    executable = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    shown = context.new_page()
+    shown.set_default_timeout(15_000)
+    yield shown
+    context.close()
+
+
+@pytest.fixture
+def work_root(tmp_path: Path) -> Path:
+    root = tmp_path / "work"
+    root.mkdir()
+    return root

@@ -1,0 +1,48 @@
+"""A running debate's page shows each new turn as it is committed, without a reload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from web_helpers import critique_reply, moot, serving, write_script
+
+
+def test_new_turns_appear_without_reload(page: Any, work_root: Path) -> None:
+    opening = write_script(
+        work_root / "opening.jsonl",
+        [
+            {"role": "proposer", "reply": critique_reply("Move every service into one repository.")},
+            {"role": "critic", "reply": critique_reply("How do you keep CI fast?")},
+        ],
+    )
+    agents = ["--agent", f"proposer=script:{opening}", "--agent", f"critic=script:{opening}"]
+    halted = moot("run", "critique", "--topic", "Adopt a monorepo", *agents, "--max-rounds", "3", cwd=work_root)
+    assert halted.returncode != 0  # the script ran out after two turns: the run halted, the record is open
+    record = ".dialogues/adopt-a-monorepo.md"
+    with serving(work_root) as url:
+        page.goto(url + "r/" + record)
+        page.locator("#live.on").wait_for()  # the event stream is open
+        assert page.locator("[data-turns]").get_attribute("data-turns") == "2"
+        page.evaluate("window.__samePage = true")
+        rest = write_script(
+            work_root / "rest.jsonl",
+            [
+                {"role": "proposer", "reply": critique_reply("Build only what changed.", "PROPOSING_DONE")},
+                {
+                    "role": "critic",
+                    "reply": critique_reply("Agreed.", "DONE", "One repository; CI builds only what changed."),
+                },
+            ],
+        )
+        agents = ["--agent", f"proposer=script:{rest}", "--agent", f"critic=script:{rest}"]
+        resumed = moot("resume", record, *agents, cwd=work_root)
+        assert resumed.returncode == 0, resumed.stderr
+        page.locator('[data-turns="4"]').wait_for()
+        assert page.evaluate("window.__samePage") is True  # no reload
+        transcript = page.locator("#record").inner_text()
+        state = page.locator("table.state").first.inner_text()
+        attempts = page.locator("table.usage tbody tr").count()
+    assert "Build only what changed." in transcript and "One repository; CI builds only what changed." in transcript
+    assert "DONE" in state
+    assert attempts >= 4  # the usage log's rows of both runs

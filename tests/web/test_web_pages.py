@@ -1,0 +1,158 @@
+"""The viewer in a real browser: the index, a page per protocol, violations inline, untrusted text, export."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_helpers import TESTS, critique_reply, moot, place_examples, serving, write_script
+
+
+def test_index_lists_every_record_with_its_state(page: Any, work_root: Path) -> None:
+    place_examples(work_root)
+    with serving(work_root) as url:
+        page.goto(url)
+        rows = page.locator("table.index tbody tr")
+        assert rows.count() == 5
+        text = page.locator("table.index").inner_text()
+    for expected in ("duel", "agora", "critique", "council", "roundtable"):
+        assert expected in text
+    assert "Shared cache across tenants" in text  # the duel's topic
+    assert "ACCEPTED_CONSENSUS" in text and "SYNTHESIZED" in text and "closed" in text
+    duel_row = page.locator("tr", has_text="consensus-six-turns.md").inner_text()
+    assert re.search(r"\b6\b", duel_row)  # its turns
+
+
+# What each protocol's page must draw: the plot's accessible name, and what a reader sees in it.
+PLOTS = {
+    "duel": ("stance of each participant by turn", ["ACCEPTING_CONSENSUS", "DISSENTING", "alice", "bob"]),
+    "agora": ("confidence of each participant by turn, with its signal", ["tabs", "spaces", "mediator"]),
+    "critique": ("status of each role by round", ["proposer", "critic"]),
+    "council": ("council ranking matrix and aggregate ranking", ["aggregate (Borda)", "gpt", "claude", "smol"]),
+    "roundtable": ("speaker flow: who spoke after whom", ["architect", "reviewer", "security"]),
+}
+
+
+@pytest.mark.parametrize("protocol", sorted(PLOTS))
+def test_record_page_of_each_protocol(page: Any, work_root: Path, protocol: str) -> None:
+    placed = place_examples(work_root)
+    with serving(work_root) as url:
+        page.goto(url)
+        page.locator("a", has_text=Path(placed[protocol]).name).click()
+        label, words = PLOTS[protocol]
+        plot = page.locator(f'svg[aria-label="{label}"]')
+        assert plot.count() == 1
+        plot_text = plot.text_content()
+        state = page.locator("table.state").first.inner_text()
+        transcript = page.locator("section.turn")
+        assert transcript.count() > 1
+        assert page.locator(".violation").count() == 0  # valid examples
+    for word in words:
+        assert word in plot_text
+    assert "status" in state and "turns" in state
+
+
+def test_duel_plot_has_a_dot_per_turn_and_conformity(page: Any, work_root: Path) -> None:
+    placed = place_examples(work_root)
+    with serving(work_root) as url:
+        page.goto(url + "r/" + placed["duel"])
+        dots = page.locator('svg[aria-label="stance of each participant by turn"] circle[r="6"]')
+        assert dots.count() == 6
+        assert "turn 6 · bob · ACCEPTING_CONSENSUS" in dots.nth(5).text_content()
+        assert "position changes: 4" in page.locator(".conformity").first.inner_text()
+
+
+def test_council_matrix_ranks_each_answer(page: Any, work_root: Path) -> None:
+    placed = place_examples(work_root)
+    with serving(work_root) as url:
+        page.goto(url + "r/" + placed["council"])
+        tips = page.locator('svg[aria-label="council ranking matrix and aggregate ranking"] rect title')
+        shown = [tips.nth(i).text_content() for i in range(tips.count())]
+    assert "gpt ranks claude 1" in shown and "gpt ranks smol 2" in shown and "gpt did not rank gpt" in shown
+
+
+def test_roundtable_page_shows_its_minutes(page: Any, work_root: Path) -> None:
+    placed = place_examples(work_root)
+    with serving(work_root) as url:
+        page.goto(url + "r/" + placed["roundtable"])
+        minutes = page.locator("h2", has_text="Minutes").locator("xpath=following-sibling::div[1]").inner_text()
+    assert "Adopt a write-through Redis cache" in minutes and "action items" in minutes
+
+
+def test_violations_show_inline_with_rule_and_line(page: Any, work_root: Path) -> None:
+    (work_root / "debates").mkdir()
+    shutil.copyfile(TESTS / "duel/examples/invalid/DUEL_AFTER_TERMINAL.md", work_root / "debates/after-end.md")
+    with serving(work_root) as url:
+        page.goto(url)
+        assert "invalid" in page.locator("tr", has_text="after-end.md").inner_text()
+        page.goto(url + "r/debates/after-end.md")
+        turn = page.locator("section.turn", has_text="Turn 4 — bob")
+        violation = turn.locator(".violation")
+        assert violation.count() == 1
+        assert "DUEL_AFTER_TERMINAL" in violation.inner_text() and "line 115" in violation.inner_text()
+        # It sits right under the line it names.
+        before = violation.locator("xpath=preceding-sibling::pre[1]").inner_text()
+        assert before.rstrip().endswith("115## Turn 4 — bob (codex / gpt-5) — REVISING")
+        assert page.locator("h2", has_text="State").locator(".badge").inner_text() == "invalid"
+
+
+HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+
+
+def _hostile_record(root: Path) -> Path:
+    """A critique whose topic and turn hold markup, written by a real scripted run."""
+    script = write_script(
+        root / "script.jsonl",
+        [
+            {"role": "proposer", "reply": critique_reply(f"Use {HOSTILE} everywhere.")},
+            {"role": "critic", "reply": critique_reply("Why?", "AWAITING")},
+        ],
+    )
+    done = moot(
+        "run", "critique", "--topic", f"Markup {HOSTILE}", "--agent", f"proposer=script:{script}",
+        "--agent", f"critic=script:{script}", "--max-rounds", "2", cwd=root,
+    )  # fmt: skip
+    records = list((root / ".dialogues").glob("markup-*.md"))
+    assert len(records) == 1, done.stderr
+    return records[0]
+
+
+def test_markup_in_a_record_shows_as_text(page: Any, work_root: Path) -> None:
+    record = _hostile_record(work_root)
+    with serving(work_root) as url:
+        page.goto(url)
+        assert page.evaluate("window.__pwned") is None
+        assert HOSTILE in page.locator("table.index").inner_text()
+        page.goto(url + "r/.dialogues/" + record.name)
+        page.wait_for_timeout(300)
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator("script").count() == 1  # moot's own
+        assert page.locator("img").count() == 0
+        assert HOSTILE in page.locator("h1").inner_text()
+        assert HOSTILE in page.locator("section.turn").nth(1).inner_text()
+
+
+def test_export_is_one_file_that_needs_no_network(page: Any, work_root: Path, tmp_path: Path) -> None:
+    placed = place_examples(work_root)
+    record = _hostile_record(work_root)
+    out = tmp_path / "agora.html"
+    done = moot("export", str(work_root / placed["agora"]), "--html", str(out), cwd=work_root)
+    assert done.returncode == 0, done.stderr
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.route(re.compile(r"^(?!file://).*"), lambda route: route.abort())
+    page.goto(out.as_uri())
+    assert page.locator('svg[aria-label="confidence of each participant by turn, with its signal"]').count() == 1
+    assert page.locator("section.turn").count() > 3
+    assert "CONSENSUS" in page.locator("table.state").first.inner_text()
+    assert [url for url in requests if not url.startswith("file://")] == []
+    hostile = tmp_path / "hostile.html"
+    assert moot("export", str(record), "--html", str(hostile), cwd=work_root).returncode == 0
+    page.goto(hostile.as_uri())
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None
+    assert HOSTILE in page.locator("h1").inner_text()
+    assert [url for url in requests if not url.startswith("file://")] == []

@@ -1,0 +1,85 @@
+"""``moot serve`` and ``moot export`` as a user meets them without a browser: ports, tokens, bad paths."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import socket
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from web_helpers import moot, place_examples, serving
+
+
+def _status(url: str, opener: urllib.request.OpenerDirector | None = None, host: str | None = None) -> int:
+    request = urllib.request.Request(url, headers={"Host": host} if host else {})
+    try:
+        with (opener or urllib.request.build_opener()).open(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_a_busy_port_is_one_sentence_and_exit_2(work_root: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = moot("serve", "--root", str(work_root), "--port", str(port), cwd=work_root)
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip() == f"moot: port {port} on 127.0.0.1 is in use; pass --port with a free port (or --port 0)."
+    )
+
+
+def test_loopback_serves_only_the_records_of_the_root(work_root: Path) -> None:
+    placed = place_examples(work_root)
+    (work_root / "secret.txt").write_text("not a record", encoding="utf-8")
+    with serving(work_root) as url:
+        assert _status(url) == 200
+        assert _status(url + "r/" + placed["duel"]) == 200
+        assert _status(url + "r/secret.txt") == 404
+        assert _status(url + "r/debates/../secret.txt") == 404
+        assert _status(url + "r/%2e%2e/%2e%2e/etc/passwd") == 404
+        assert _status(url, host="attacker.example") == 400  # a rebound DNS name reaches nothing
+
+
+def test_beyond_loopback_every_request_needs_the_token(work_root: Path) -> None:
+    place_examples(work_root)
+    with serving(work_root, "--host", "0.0.0.0") as url:
+        assert "?token=" in url
+        token = url.split("?token=")[1]
+        base = url.split("?")[0].replace("0.0.0.0", "127.0.0.1")
+        assert _status(base) == 401
+        assert _status(base + "?token=wrong") == 401
+        jar = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        assert _status(f"{base}?token={token}", jar) == 200  # sets the cookie, then the index
+        assert _status(base + "r/debates/consensus-six-turns.md", jar) == 200
+
+
+def test_serve_refuses_a_missing_root(tmp_path: Path) -> None:
+    done = moot("serve", "--root", str(tmp_path / "nowhere"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "is not a directory; pass --root" in done.stderr
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_export_never_writes_over_the_record(work_root: Path, inside: bool) -> None:
+    placed = place_examples(work_root)
+    record = work_root / placed["roundtable" if inside else "duel"]
+    target = record / "page.html" if inside else record
+    before = {p: p.read_bytes() for p in (record.iterdir() if record.is_dir() else [record])}
+    done = moot("export", str(record), "--html", str(target), cwd=work_root)
+    assert done.returncode == 2
+    assert "is the record itself" in done.stderr
+    assert {p: p.read_bytes() for p in (record.iterdir() if record.is_dir() else [record])} == before
+
+
+def test_export_of_a_file_that_is_no_record(work_root: Path) -> None:
+    notes = work_root / "notes.md"
+    notes.write_text("# Notes\n", encoding="utf-8")
+    done = moot("export", str(notes), "--html", str(work_root / "out.html"), cwd=work_root)
+    assert done.returncode == 2
+    assert done.stderr.startswith("moot: cannot show") and "Traceback" not in done.stderr
+    assert not (work_root / "out.html").exists()

@@ -1,0 +1,76 @@
+"""A work root with a record of every protocol, a real ``moot serve`` process, and Debian's chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).resolve().parents[1]
+MOOT = [sys.executable, "-m", "moot"]
+CHROMIUM = Path("/usr/bin/chromium")
+
+# One real record per protocol, from the spec examples, and where it lives under a work root.
+EXAMPLES = {
+    "duel": ("duel/examples/valid/consensus-six-turns.md", "debates"),
+    "agora": ("agora/examples/valid/mediator-compromise.md", ".agora"),
+    "critique": ("critique/examples/valid/extended-rounds.md", ".dialogues"),
+    "council": ("council/examples/valid/synthesized-three-members.md", ".council"),
+    "roundtable": ("roundtable/examples/valid/closed-on-consensus", ".roundtable"),
+}
+
+
+def place_examples(root: Path) -> dict[str, str]:
+    """Copy one example of each protocol under ``root``; returns each record's path relative to it."""
+    placed = {}
+    for protocol, (example, folder) in EXAMPLES.items():
+        source = TESTS / example
+        target = root / folder / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            shutil.copyfile(source, target)
+        placed[protocol] = f"{folder}/{source.name}"
+    return placed
+
+
+def critique_reply(message: str, status: str = "AWAITING", summary: str = "") -> dict[str, Any]:
+    return {"message": message, "status": status, "summary": summary}
+
+
+def write_script(path: Path, entries: Sequence[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(entry) + "\n" for entry in entries), encoding="utf-8")
+    return path
+
+
+def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@contextmanager
+def serving(root: Path, *extra: str) -> Iterator[str]:
+    """``moot serve --root ROOT --port 0`` as a real process; yields the URL it prints."""
+    proc = subprocess.Popen(
+        [*MOOT, "serve", "--root", str(root), "--port", "0", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "http://" in first, f"moot serve printed {first!r}; stderr: {proc.stderr.read() if proc.stderr else ''}"
+        yield first[first.index("http://") :].split()[0]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
