@@ -147,11 +147,17 @@ PLOTS: dict[str, Callable[[Path, str], list[Plot]]] = {
 
 
 def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
-    shown = registry.get(protocol).shown(target)
-    if shown is not None:
-        return shown
-    text, _ = read_text(target)
-    return [(target.name, text or "")]
+    """What ``moot show`` shows; a folder record also shows its marker (the state file its rules point into)."""
+    plugin = registry.get(protocol)
+    shown = plugin.shown(target)
+    if shown is None:
+        text, _ = read_text(target)
+        return [(target.name, text or "")]
+    if target.is_dir() and plugin.marker is not None and all(name != plugin.marker for name, _ in shown):
+        state, _ = read_text(target / plugin.marker)
+        if state is not None:
+            shown = [*shown, (plugin.marker, state)]
+    return shown
 
 
 def _split(text: str, turn_heading: str | None) -> list[Section]:
