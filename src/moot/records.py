@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,12 +52,15 @@ def read_attempts(record: Path) -> list[dict[str, Any]]:
 
 
 def last_change(path: Path) -> float:
-    """When ``path`` last changed (seconds since the epoch); for a directory record, its newest file."""
+    """When ``path`` last changed (seconds since the epoch), counting the files moot keeps beside it (the usage
+    log, the run state, the chain: ``.NAME.*``); for a directory record, its newest file."""
     try:
         if path.is_dir():
-            return max([path.stat().st_mtime, *(p.stat().st_mtime for p in path.iterdir() if p.is_file())])
-        return path.stat().st_mtime
-    except OSError:
+            files = [p for p in path.iterdir() if p.is_file()]
+        else:
+            files = [path, *path.parent.glob(f".{glob.escape(path.name)}.*")]
+        return max([path.stat().st_mtime, *(p.stat().st_mtime for p in files)])
+    except OSError:  # removed while looked at: the next look says more
         return 0.0
 
 

@@ -40,9 +40,32 @@ def test_new_turns_appear_without_reload(page: Any, work_root: Path) -> None:
         assert resumed.returncode == 0, resumed.stderr
         page.locator('[data-turns="4"]').wait_for()
         assert page.evaluate("window.__samePage") is True  # no reload
-        transcript = page.locator("#record").inner_text()
+        assert page.locator("#live.on").count() == 1
+        transcript = page.locator("#live-part").inner_text()
         state = page.locator("table.state").first.inner_text()
         attempts = page.locator("table.usage tbody tr").count()
     assert "Build only what changed." in transcript and "One repository; CI builds only what changed." in transcript
     assert "DONE" in state
     assert attempts >= 4  # the usage log's rows of both runs
+
+
+def test_the_index_shows_a_new_record_without_reload(page: Any, work_root: Path) -> None:
+    script = write_script(
+        work_root / "script.jsonl",
+        [
+            {"role": "proposer", "reply": critique_reply("Cache the read path.")},
+            {"role": "critic", "reply": critique_reply("Agreed.", "AWAITING")},
+        ],
+    )
+    with serving(work_root) as url:
+        page.goto(url)
+        page.locator("#live.on").wait_for()
+        assert "No records" in page.locator("#live-part").inner_text()
+        page.evaluate("window.__samePage = true")
+        agents = ["--agent", f"proposer=script:{script}", "--agent", f"critic=script:{script}"]
+        moot("run", "critique", "--topic", "Read cache", *agents, "--max-rounds", "2", cwd=work_root)
+        row = page.locator("table.index tr", has_text="read-cache.md")
+        row.wait_for()
+        assert page.evaluate("window.__samePage") is True
+        shown = row.inner_text()
+    assert "Read cache" in shown and "critique" in shown and "halted" in shown

@@ -89,7 +89,7 @@ def serve_command(
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/" + ("" if loopback else f"?token={token}")
     typer.echo(f"moot: serving the records of {root.resolve()} at {url} (Ctrl-C stops)")
-    app = create_app(root.resolve(), token=None if loopback else token, loopback=loopback)
+    app = create_app(root.resolve(), token=None if loopback else token, loopback=host if loopback else None)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
     uvicorn.Server(config).run(sockets=[sock])
 

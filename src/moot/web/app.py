@@ -24,12 +24,12 @@ from starlette.routing import Route
 
 from moot.errors import UserError
 from moot.records import find_records, last_change, record_row
-from moot.web.page import build, index_html, record_body, record_html
+from moot.web.page import build, index_body, index_html, record_body, record_html
 
 # How often a watched record is looked at: a new turn shows well within a second of its commit.
 POLL_SECONDS = 0.2
 TOKEN_COOKIE = "moot_token"
-LOOPBACK_NAMES = ["127.0.0.1", "localhost"]
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 def _records(root: Path) -> dict[str, Path]:
@@ -48,12 +48,47 @@ def _link(row: dict[str, Any]) -> str:
     return "/r/" + quote(row["name"])
 
 
+def _index_rows(root: Path) -> list[dict[str, Any]]:
+    return [{**record_row(path), "name": name} for name, path in _records(root).items()]
+
+
+def _index_state(root: Path) -> list[tuple[str, float]]:
+    """What the index depends on: which records there are, and when each last changed."""
+    return [(name, last_change(path)) for name, path in _records(root).items()]
+
+
 async def index(request: Request) -> Response:
     root: Path = request.app.state.root
-    rows = []
-    for name, path in _records(root).items():
-        rows.append({**await asyncio.to_thread(record_row, path), "name": name})
-    return HTMLResponse(index_html(root, rows, _link))
+    rows = await asyncio.to_thread(_index_rows, root)
+    return HTMLResponse(index_html(root, rows, _link, events="/events"))
+
+
+async def index_events(request: Request) -> Response:
+    """A stream of the index's table, sent whenever a record appears, changes or goes."""
+    root: Path = request.app.state.root
+    return EventSourceResponse(
+        _changes(request, lambda: _index_state(root), lambda: index_body(root, _index_rows(root), _link)), ping=15
+    )
+
+
+async def _changes(
+    request: Request, state: Callable[[], object], render: Callable[[], str]
+) -> AsyncIterator[dict[str, str]]:
+    """``render()`` as an ``update`` event whenever ``state()`` changes and the markup with it."""
+    seen: object = None
+    sent = ""
+    while not await request.is_disconnected():
+        now = await asyncio.to_thread(state)
+        if now != seen:
+            seen = now
+            try:
+                body = await asyncio.to_thread(render)
+            except UserError:  # mid-write or removed: the next change says more
+                body = sent
+            if body != sent:
+                sent = body
+                yield {"event": "update", "data": body}
+        await asyncio.sleep(POLL_SECONDS)
 
 
 async def record(request: Request) -> Response:
@@ -73,23 +108,7 @@ async def events(request: Request) -> Response:
     except LookupError as exc:
         return PlainTextResponse(f"no record {exc} in this work root.", status_code=404)
 
-    async def stream() -> AsyncIterator[dict[str, str]]:
-        seen = -1.0
-        sent = ""
-        while not await request.is_disconnected():
-            changed = await asyncio.to_thread(last_change, path)
-            if changed != seen:
-                seen = changed
-                try:
-                    body = await asyncio.to_thread(lambda: record_body(build(path)))
-                except UserError:  # mid-write or removed: the next change says more
-                    body = sent
-                if body != sent:
-                    sent = body
-                    yield {"event": "update", "data": body}
-            await asyncio.sleep(POLL_SECONDS)
-
-    return EventSourceResponse(stream(), ping=15)
+    return EventSourceResponse(_changes(request, lambda: last_change(path), lambda: record_body(build(path))), ping=15)
 
 
 class TokenMiddleware(BaseHTTPMiddleware):
@@ -111,16 +130,22 @@ class TokenMiddleware(BaseHTTPMiddleware):
         return await call_next(request)
 
 
-def create_app(root: Path, *, token: str | None = None, loopback: bool = True) -> Starlette:
-    """The web app over ``root``; ``token`` is required of every request when given."""
+def create_app(root: Path, *, token: str | None = None, loopback: str | None = "127.0.0.1") -> Starlette:
+    """The web app over ``root``; ``token`` is required of every request when given.
+
+    ``loopback`` is the loopback address served on, if it is one: then only requests naming a loopback host
+    are answered, so that a page of another site cannot reach the records through a rebound DNS name.
+    """
     middleware = []
-    if loopback:  # a page of another site cannot reach the records through a rebound DNS name
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES))
+    if loopback is not None:
+        named = f"[{loopback}]" if ":" in loopback else loopback
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=[*LOOPBACK_NAMES, named]))
     if token is not None:
         middleware.append(Middleware(TokenMiddleware, token=token))
     app = Starlette(
         routes=[
             Route("/", index),
+            Route("/events", index_events),
             Route("/r/{record:path}", record),
             Route("/events/{record:path}", events),
         ],

@@ -292,8 +292,18 @@ def record_html(page: RecordPage, *, events: str | None = None, index: str | Non
     )
 
 
-def index_html(root: Path, rows: Sequence[dict[str, Any]], link: Callable[[dict[str, Any]], str]) -> str:
-    nonce = secrets.token_urlsafe(16)
+def index_body(root: Path, rows: Sequence[dict[str, Any]], link: Callable[[dict[str, Any]], str]) -> str:
+    """The index's table of records (what the live index swaps in)."""
+    return _ENV.get_template("index_body.html").render(root=str(root), rows=rows, link=link)
+
+
+def index_html(root: Path, rows: Sequence[dict[str, Any]], link: Callable[[dict[str, Any]], str], events: str) -> str:
     return _ENV.get_template("index.html").render(
-        root=str(root), rows=rows, link=link, nonce=nonce, style=_asset("style.css"), connect=Markup("'none'")
+        root=str(root),
+        body=Markup(index_body(root, rows, link)),
+        events=events,
+        nonce=secrets.token_urlsafe(16),
+        style=_asset("style.css"),
+        script=_asset("live.js"),
+        connect=Markup("'self'"),
     )

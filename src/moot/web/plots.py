@@ -109,6 +109,9 @@ def agora_confidence(turns: Sequence[AgoraTurn]) -> Markup | None:
             tip = el("title", None, _agora_tip(turn))
             if turn.signal == "propose":
                 parts.append(el("circle", {"cx": x, "cy": y, "r": 10, "fill": "none", "stroke": colour(index)}))
+                parts.append(
+                    text(x, y - 14, short(turn.proposal_id or "proposal", 22), text_anchor="middle", class_="axis")
+                )
             parts.append(el("circle", {"cx": x, "cy": y, "r": 7, "fill": colour(index)}, tip))
             mark = SIGNAL_MARKS.get(turn.signal, "?")
             parts.append(text(x, y + 4, mark, text_anchor="middle", class_="mark"))

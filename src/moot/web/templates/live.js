@@ -1,12 +1,12 @@
-// The live page: the server sends the page's changing part whenever the record changes (server-sent events).
+// A live page: the server sends the part of the page that changed (server-sent events), and it is swapped in.
 (function () {
-  var main = document.getElementById("record");
+  var main = document.getElementById("live-part");
   var url = main && main.getAttribute("data-events");
   if (!url || !window.EventSource) return;
   var status = document.getElementById("live");
   var source = new EventSource(url);
   source.addEventListener("open", function () { if (status) { status.textContent = "live"; status.className = "live on"; } });
   source.addEventListener("error", function () { if (status) { status.textContent = "reconnecting…"; status.className = "live"; } });
-  // The markup was rendered and escaped by the server from the record; nothing here reads record text.
+  // The markup was rendered and escaped by the server from the record; nothing here reads a record.
   source.addEventListener("update", function (event) { main.innerHTML = event.data; });
 })();
