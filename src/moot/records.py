@@ -82,6 +82,7 @@ def record_topic(protocol: str | None, path: Path) -> str | None:
 
 
 def record_row(path: Path) -> dict[str, Any]:
+    """One record's facts: protocol, topic, verdict, status, outcome, turns, tokens and last change (UTC)."""
     report = check_path(path)
     summary = report.summary
     outcome = summary.outcome if summary is not None else None

@@ -156,3 +156,15 @@ def test_export_is_one_file_that_needs_no_network(page: Any, work_root: Path, tm
     assert page.evaluate("window.__pwned") is None
     assert HOSTILE in page.locator("h1").inner_text()
     assert [url for url in requests if not url.startswith("file://")] == []
+
+
+def test_usage_table_lists_every_attempt_of_the_run(page: Any, work_root: Path) -> None:
+    record = _hostile_record(work_root)  # two turns, then the script runs out: a failed third attempt
+    with serving(work_root) as url:
+        page.goto(url + "r/.dialogues/" + record.name)
+        rows = page.locator("table.usage tbody tr")
+        shown = [rows.nth(i).inner_text() for i in range(rows.count())]
+    assert len(shown) >= 3
+    assert shown[0].split()[:3] == ["1", "1", "proposer"] and "accepted" in shown[0] and " s" in shown[0]
+    assert shown[1].split()[:3] == ["2", "1", "critic"] and "script:" in shown[1]
+    assert "rejected" in shown[2] and "no reply left" in shown[2]

@@ -176,7 +176,9 @@ def _place(violations: Sequence[Violation], files: dict[str, list[Section]], sin
     unplaced = []
     for violation in violations:
         name = Path(violation.file).name if violation.file else None
-        sections = next(iter(files.values())) if single else files.get(name or "")
+        # In a one-file record, a violation names that file or none; one naming another file (the digest
+        # chain beside it) has no line here.
+        sections = next(iter(files.values())) if single and name is None else files.get(name or "")
         if sections is None:
             unplaced.append(violation)
             continue
