@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import anyio
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -66,29 +67,34 @@ async def index(request: Request) -> Response:
 async def index_events(request: Request) -> Response:
     """A stream of the index's table, sent whenever a record appears, changes or goes."""
     root: Path = request.app.state.root
-    return EventSourceResponse(
-        _changes(request, lambda: _index_state(root), lambda: index_body(root, _index_rows(root), _link)), ping=15
-    )
+    return _event_stream(request, lambda: _index_state(root), lambda: index_body(root, _index_rows(root), _link))
 
 
-async def _changes(
-    request: Request, state: Callable[[], object], render: Callable[[], str]
-) -> AsyncIterator[dict[str, str]]:
-    """``render()`` as an ``update`` event whenever ``state()`` changes and the markup with it."""
-    seen: object = None
-    sent = ""
-    while not await request.is_disconnected():
-        now = await asyncio.to_thread(state)
-        if now != seen:
-            seen = now
-            try:
-                body = await asyncio.to_thread(render)
-            except UserError:  # mid-write or removed: the next change says more
-                body = sent
-            if body != sent:
-                sent = body
-                yield {"event": "update", "data": body}
-        await asyncio.sleep(POLL_SECONDS)
+def _event_stream(request: Request, state: Callable[[], object], render: Callable[[], str]) -> Response:
+    """``render()`` as an ``update`` event whenever ``state()`` changes and the markup with it.
+
+    At shutdown the stream ends by itself (``stop``), so that the server stops at once and cleanly.
+    """
+    stop = anyio.Event()
+
+    async def changes() -> AsyncIterator[dict[str, str]]:
+        seen: object = None
+        sent = ""
+        while not stop.is_set() and not await request.is_disconnected():
+            now = await asyncio.to_thread(state)
+            if now != seen:
+                seen = now
+                try:
+                    body = await asyncio.to_thread(render)
+                except UserError:  # mid-write or removed: the next change says more
+                    body = sent
+                if body != sent:
+                    sent = body
+                    yield {"event": "update", "data": body}
+            with anyio.move_on_after(POLL_SECONDS):
+                await stop.wait()
+
+    return EventSourceResponse(changes(), ping=15, shutdown_event=stop, shutdown_grace_period=0.5)
 
 
 async def record(request: Request) -> Response:
@@ -108,7 +114,7 @@ async def events(request: Request) -> Response:
     except LookupError as exc:
         return PlainTextResponse(f"no record {exc} in this work root.", status_code=404)
 
-    return EventSourceResponse(_changes(request, lambda: last_change(path), lambda: record_body(build(path))), ping=15)
+    return _event_stream(request, lambda: last_change(path), lambda: record_body(build(path)))
 
 
 class TokenMiddleware(BaseHTTPMiddleware):
