@@ -16,6 +16,8 @@ CRITIQUE = ProtocolPlugin(
     driver="moot.engine.critique:CritiqueDriver",
     command="moot.cli.run:run_critique",
     tool_commands="moot.cli.tools:critique_app",
+    view="moot.web.views:critique",
+    turn_heading="## [",
 )
 
 DUEL = ProtocolPlugin(
@@ -30,6 +32,8 @@ DUEL = ProtocolPlugin(
     command="moot.cli.run:run_duel",
     tool_commands="moot.cli.tools:duel_app",
     mcp_tools="moot.mcp.duel_tools:DUEL_TOOLS",
+    view="moot.web.views:duel",
+    turn_heading="## Turn ",
 )
 
 AGORA = ProtocolPlugin(
@@ -42,6 +46,8 @@ AGORA = ProtocolPlugin(
     record="moot.artifacts.agora",
     driver="moot.engine.agora:AgoraDriver",
     command="moot.cli.run:run_agora",
+    view="moot.web.views:agora",
+    turn_heading="## Turn ",
 )
 
 ROUNDTABLE = ProtocolPlugin(
@@ -56,6 +62,7 @@ ROUNDTABLE = ProtocolPlugin(
     command="moot.cli.run:run_roundtable",
     documents="moot.artifacts.roundtable:documents",
     tool_commands="moot.cli.tools:roundtable_app",
+    view="moot.web.views:roundtable",
 )
 
 COUNCIL = ProtocolPlugin(
@@ -68,4 +75,6 @@ COUNCIL = ProtocolPlugin(
     record="moot.artifacts.council",
     driver="moot.engine.council:CouncilDriver",
     command="moot.cli.council:run_council",
+    view="moot.web.views:council",
+    turn_heading="## Stage ",
 )

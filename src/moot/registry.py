@@ -59,6 +59,9 @@ class ProtocolPlugin:
     - ``documents``: what ``moot show`` prints, ``(path) -> [(title, markdown)]``; default: the record file.
     - ``tool_commands``: a typer app of agent-tool commands, served as ``moot NAME …``; ``mcp_tools``: its MCP
       tools as ``(function, ToolAnnotations)`` pairs.
+    - ``view``: the panels ``moot serve`` and ``moot export`` show beside a record's state (its plots),
+      ``(path, text) -> [moot.web.views.Panel]``; ``turn_heading``: the start of the line that opens a turn in
+      a file record, where the viewer marks turns and places violations located by turn.
     """
 
     name: str
@@ -74,6 +77,8 @@ class ProtocolPlugin:
     documents: str | None = None
     tool_commands: str | None = None
     mcp_tools: str | None = None
+    view: str | None = None
+    turn_heading: str | None = None
 
     def __post_init__(self) -> None:
         if (self.title is None) == (self.marker is None):

@@ -23,7 +23,7 @@ from moot.artifacts.base import CheckReport, read_text
 from moot.errors import UserError
 from moot.protocols.base import Summary, Violation
 from moot.records import last_change, read_attempts, record_topic
-from moot.web import plots
+from moot.web.views import Panel
 
 _ENV = Environment(loader=PackageLoader("moot.web"), autoescape=select_autoescape(default=True), trim_blocks=True)
 
@@ -46,15 +46,6 @@ class Section:
 
 
 @dataclass
-class Plot:
-    """A panel beside the state: a picture, or label/value rows (the roundtable's minutes)."""
-
-    title: str
-    svg: Markup | None = None
-    rows: list[tuple[str, str]] = field(default_factory=list)
-
-
-@dataclass
 class RecordPage:
     path: Path
     protocol: str
@@ -62,7 +53,7 @@ class RecordPage:
     report: CheckReport
     sections: list[Section]
     state: list[tuple[str, str]]
-    plots: list[Plot]
+    panels: list[Panel]
     attempts: list[dict[str, Any]]
     conformity: dict[str, list[str]]
     unplaced: list[Violation]  # violations of the record as a whole
@@ -79,68 +70,6 @@ class RecordPage:
 
 def _tokens(row: dict[str, Any]) -> int:
     return int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
-
-
-# --- what each built-in protocol adds: where its turns start, and its plot ----------------------------
-
-# The heading that opens a turn in each file format; other sections (header, conclusion, outcome) are not turns.
-TURN_HEADINGS = {"duel": "## Turn ", "agora": "## Turn ", "critique": "## [", "council": "## Stage "}
-
-
-def _duel_plots(target: Path, text: str) -> list[Plot]:
-    from moot.artifacts import duel
-
-    record, _ = duel.parse(text, str(target))
-    svg = plots.duel_stances(record.turns) if record is not None else None
-    return [Plot("Stance timeline", svg)] if svg is not None else []
-
-
-def _agora_plots(target: Path, text: str) -> list[Plot]:
-    from moot.artifacts import agora
-
-    record, _ = agora.parse(text, str(target))
-    svg = plots.agora_confidence(record.turns) if record is not None else None
-    return [Plot("Confidence, signals and proposals", svg)] if svg is not None else []
-
-
-def _critique_plots(target: Path, text: str) -> list[Plot]:
-    from moot.artifacts import critique
-
-    record, _ = critique.parse(text, str(target))
-    svg = plots.critique_rounds(record.turns) if record is not None else None
-    return [Plot("Rounds and statuses", svg)] if svg is not None else []
-
-
-def _council_plots(target: Path, text: str) -> list[Plot]:
-    from moot.artifacts import council
-
-    record = council.parse(text, str(target))
-    svg = plots.council_rankings([source.turn for source in record.turns])
-    return [Plot("Ranking matrix and aggregate", svg)] if svg is not None else []
-
-
-def _roundtable_plots(target: Path, text: str) -> list[Plot]:
-    from moot.artifacts import roundtable
-
-    meeting, _ = roundtable.parse_meeting(target)
-    if meeting is None:
-        return []
-    svg = plots.roundtable_flow(meeting.speeches, meeting.state.speaker_order)
-    shown = [Plot("Speaker flow", svg)] if svg is not None else []
-    if meeting.minutes is not None:
-        minutes = meeting.minutes
-        rows = [("summary", minutes.summary), ("consensus", minutes.consensus), ("unresolved", minutes.unresolved)]
-        shown.append(Plot("Minutes", rows=[*rows, ("action items", minutes.action_items)]))
-    return shown
-
-
-PLOTS: dict[str, Callable[[Path, str], list[Plot]]] = {
-    "duel": _duel_plots,
-    "agora": _agora_plots,
-    "critique": _critique_plots,
-    "council": _council_plots,
-    "roundtable": _roundtable_plots,
-}
 
 
 # --- building a page ----------------------------------------------------------------------------------
@@ -236,7 +165,8 @@ def build(path: Path) -> RecordPage:
     report = check_path(target)
     documents = _documents(protocol, target)
     single = not target.is_dir()
-    heading = TURN_HEADINGS.get(protocol) if single else None
+    plugin = registry.get(protocol)
+    heading = plugin.turn_heading if single else None
     files: dict[str, list[Section]] = {}
     for name, text in documents:
         if single:
@@ -246,7 +176,7 @@ def build(path: Path) -> RecordPage:
     unplaced = _place(report.violations, files, single)
     first = documents[0][1] if documents else ""
     analyses = record_conformity(protocol, first) if documents else {}
-    make_plots = PLOTS.get(protocol)
+    view: Callable[[Path, str], list[Panel]] | None = registry.load(plugin.view) if plugin.view else None
     changed = last_change(target)
     return RecordPage(
         path=target,
@@ -255,7 +185,7 @@ def build(path: Path) -> RecordPage:
         report=report,
         sections=[section for sections in files.values() for section in sections],
         state=state_rows(report.summary),
-        plots=make_plots(target, first) if make_plots is not None else [],
+        panels=view(target, first) if view is not None else [],
         attempts=read_attempts(target),
         conformity={what: describe(analysis) for what, analysis in analyses.items()},
         unplaced=unplaced,
