@@ -121,3 +121,16 @@ def test_a_plugin_that_cannot_load_is_left_out_with_a_sentence_and_moot_still_wo
     assert done.returncode == 0 and {row["protocol"] for row in json.loads(done.stdout)} >= {"duel"}
     assert "the protocol broken (nowhere.at_all:PLUGIN) cannot be loaded" in done.stderr
     assert "fix or uninstall the package that provides it." in done.stderr
+
+
+def test_a_plugins_record_gets_a_page_without_a_view(tmp_path: Path, plugin_env: dict[str, str]) -> None:
+    agents = script(tmp_path / "rally.jsonl", "ping", "pong")
+    moot("run", "pingpong", "--topic", "Warm <up>", "--agents", agents, cwd=tmp_path, env=plugin_env)  # halts
+    record = tmp_path / ".pingpong" / "warm-up.md"
+    page = tmp_path / "page.html"
+    done = moot("export", str(record), "--html", str(page), cwd=tmp_path, env=plugin_env)
+    assert done.returncode == 0, done.stderr
+    html = page.read_text(encoding="utf-8")
+    assert "<h1>Warm &lt;up&gt;</h1>" in html  # its topic, escaped
+    assert "- ping: ping" in html and "<th>status</th><td>open</td>" in html  # transcript and state
+    assert "<svg" not in html  # no view registered: no panels
