@@ -58,6 +58,12 @@ def test_beyond_loopback_every_request_needs_the_token(work_root: Path) -> None:
         assert _status(base + "r/debates/consensus-six-turns.md", jar) == 200
 
 
+def test_a_token_given_on_loopback_is_asked_too(work_root: Path) -> None:
+    with serving(work_root, "--token", "s3cret-token") as url:
+        assert url.endswith("/?token=s3cret-token")
+        assert _status(url.split("?")[0]) == 401
+
+
 def test_serve_refuses_a_missing_root(tmp_path: Path) -> None:
     done = moot("serve", "--root", str(tmp_path / "nowhere"), cwd=tmp_path)
     assert done.returncode == 2

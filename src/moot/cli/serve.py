@@ -67,7 +67,7 @@ def serve_command(
         typer.Option(
             "--token",
             envvar="MOOT_SERVE_TOKEN",
-            help="The token asked of every request when bound beyond loopback (default: a random one, printed).",
+            help="A token every request must carry; beyond loopback one is always asked (default: a random one, printed).",
         ),
     ] = None,
 ) -> None:
@@ -87,9 +87,9 @@ def serve_command(
     sock = _listen(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{bound}/" + ("" if loopback else f"?token={token}")
+    url = f"http://{shown}:{bound}/" + (f"?token={token}" if token else "")
     typer.echo(f"moot: serving the records of {root.resolve()} at {url} (Ctrl-C stops)")
-    app = create_app(root.resolve(), token=None if loopback else token, loopback=host if loopback else None)
+    app = create_app(root.resolve(), token=token or None, loopback=host if loopback else None)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
     uvicorn.Server(config).run(sockets=[sock])
 
