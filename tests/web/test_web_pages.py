@@ -97,6 +97,8 @@ def test_violations_show_inline_with_rule_and_line(page: Any, work_root: Path) -
         before = violation.locator("xpath=preceding-sibling::pre[1]").inner_text()
         assert before.rstrip().endswith("115## Turn 4 — bob (codex / gpt-5) — REVISING")
         assert page.locator("h2", has_text="State").locator(".badge").inner_text() == "invalid"
+        page.locator(".violations a", has_text="DUEL_AFTER_TERMINAL").click()  # the list leads to it
+        assert page.evaluate("location.hash") == "#" + violation.get_attribute("id")
 
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'

@@ -59,6 +59,10 @@ class RecordPage:
     unplaced: list[Violation]  # violations of the record as a whole
     changed: str | None
 
+    def anchor(self, violation: Violation) -> str:
+        """The id of a violation's place on the page (it is listed once, and shown where it points)."""
+        return f"v{next(n for n, v in enumerate(self.report.violations, start=1) if v is violation)}"
+
     @property
     def turns(self) -> int:
         return self.report.summary.turns if self.report.summary is not None else 0

@@ -231,7 +231,7 @@ def critique_rounds(turns: Sequence[CritiqueTurn]) -> Markup | None:
     height = TOP + ROW * len(roles) + 44
     parts: list[Markup] = []
     for row, role in enumerate(roles):
-        parts.append(text(LEFT - 10, TOP + ROW * row + 4, short(role), text_anchor="end", class_="axis"))
+        parts.append(text(LEFT - 24, TOP + ROW * row + 4, short(role), text_anchor="end", class_="axis"))
     for turn in turns:
         x = LEFT + STEP * rounds.index(turn.round)
         y = TOP + ROW * roles.index(turn.role)
