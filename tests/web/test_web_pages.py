@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +12,21 @@ import pytest
 from web_helpers import TESTS, critique_reply, moot, place_examples, serving, write_script
 
 
-def test_index_lists_every_record_with_its_state(page: Any, work_root: Path) -> None:
-    place_examples(work_root)
-    with serving(work_root) as url:
-        page.goto(url)
-        rows = page.locator("table.index tbody tr")
-        assert rows.count() == 5
-        text = page.locator("table.index").inner_text()
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    """One server over a work root holding an example of every protocol: (its URL, each record's path)."""
+    root = tmp_path_factory.mktemp("examples")
+    placed = place_examples(root)
+    with serving(root) as url:
+        yield url, placed
+
+
+def test_index_lists_every_record_with_its_state(page: Any, examples: tuple[str, dict[str, str]]) -> None:
+    url, _ = examples
+    page.goto(url)
+    rows = page.locator("table.index tbody tr")
+    assert rows.count() == 5
+    text = page.locator("table.index").inner_text()
     for expected in ("duel", "agora", "critique", "council", "roundtable"):
         assert expected in text
     assert "Shared cache across tenants" in text  # the duel's topic
@@ -37,48 +46,44 @@ PLOTS = {
 
 
 @pytest.mark.parametrize("protocol", sorted(PLOTS))
-def test_record_page_of_each_protocol(page: Any, work_root: Path, protocol: str) -> None:
-    placed = place_examples(work_root)
-    with serving(work_root) as url:
-        page.goto(url)
-        page.locator("a", has_text=Path(placed[protocol]).name).click()
-        label, words = PLOTS[protocol]
-        plot = page.locator(f'svg[aria-label="{label}"]')
-        assert plot.count() == 1
-        plot_text = plot.text_content()
-        state = page.locator("table.state").first.inner_text()
-        transcript = page.locator("section.turn")
-        assert transcript.count() > 1
-        assert page.locator(".violation").count() == 0  # valid examples
+def test_record_page_of_each_protocol(page: Any, examples: tuple[str, dict[str, str]], protocol: str) -> None:
+    url, placed = examples
+    page.goto(url)
+    page.locator("a", has_text=Path(placed[protocol]).name).click()
+    label, words = PLOTS[protocol]
+    plot = page.locator(f'svg[aria-label="{label}"]')
+    assert plot.count() == 1
+    plot_text = plot.text_content()
+    state = page.locator("table.state").first.inner_text()
+    transcript = page.locator("section.turn")
+    assert transcript.count() > 1
+    assert page.locator(".violation").count() == 0  # valid examples
     for word in words:
         assert word in plot_text
     assert "status" in state and "turns" in state
 
 
-def test_duel_plot_has_a_dot_per_turn_and_conformity(page: Any, work_root: Path) -> None:
-    placed = place_examples(work_root)
-    with serving(work_root) as url:
-        page.goto(url + "r/" + placed["duel"])
-        dots = page.locator('svg[aria-label="stance of each participant by turn"] circle[r="6"]')
-        assert dots.count() == 6
-        assert "turn 6 · bob · ACCEPTING_CONSENSUS" in dots.nth(5).text_content()
-        assert "position changes: 4" in page.locator(".conformity").first.inner_text()
+def test_duel_plot_has_a_dot_per_turn_and_conformity(page: Any, examples: tuple[str, dict[str, str]]) -> None:
+    url, placed = examples
+    page.goto(url + "r/" + placed["duel"])
+    dots = page.locator('svg[aria-label="stance of each participant by turn"] circle[r="6"]')
+    assert dots.count() == 6
+    assert "turn 6 · bob · ACCEPTING_CONSENSUS" in dots.nth(5).text_content()
+    assert "position changes: 4" in page.locator(".conformity").first.inner_text()
 
 
-def test_council_matrix_ranks_each_answer(page: Any, work_root: Path) -> None:
-    placed = place_examples(work_root)
-    with serving(work_root) as url:
-        page.goto(url + "r/" + placed["council"])
-        tips = page.locator('svg[aria-label="council ranking matrix and aggregate ranking"] rect title')
-        shown = [tips.nth(i).text_content() for i in range(tips.count())]
+def test_council_matrix_ranks_each_answer(page: Any, examples: tuple[str, dict[str, str]]) -> None:
+    url, placed = examples
+    page.goto(url + "r/" + placed["council"])
+    tips = page.locator('svg[aria-label="council ranking matrix and aggregate ranking"] rect title')
+    shown = [tips.nth(i).text_content() for i in range(tips.count())]
     assert "gpt ranks claude 1" in shown and "gpt ranks smol 2" in shown and "gpt did not rank gpt" in shown
 
 
-def test_roundtable_page_shows_its_minutes(page: Any, work_root: Path) -> None:
-    placed = place_examples(work_root)
-    with serving(work_root) as url:
-        page.goto(url + "r/" + placed["roundtable"])
-        minutes = page.locator("h2", has_text="Minutes").locator("xpath=following-sibling::div[1]").inner_text()
+def test_roundtable_page_shows_its_minutes(page: Any, examples: tuple[str, dict[str, str]]) -> None:
+    url, placed = examples
+    page.goto(url + "r/" + placed["roundtable"])
+    minutes = page.locator("h2", has_text="Minutes").locator("xpath=following-sibling::div[1]").inner_text()
     assert "Adopt a write-through Redis cache" in minutes and "action items" in minutes
 
 
