@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import glob
+import contextlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,6 +10,8 @@ from typing import Any
 
 from moot import registry
 from moot.artifacts import check_path
+from moot.artifacts.chain import chain_path
+from moot.artifacts.run_state import run_state_path
 from moot.engine.loop import usage_path
 from moot.errors import UserError
 
@@ -52,16 +54,20 @@ def read_attempts(record: Path) -> list[dict[str, Any]]:
 
 
 def last_change(path: Path) -> float:
-    """When ``path`` last changed (seconds since the epoch), counting the files moot keeps beside it (the usage
-    log, the run state, the chain: ``.NAME.*``); for a directory record, its newest file."""
-    try:
-        if path.is_dir():
-            files = [p for p in path.iterdir() if p.is_file()]
-        else:
-            files = [path, *path.parent.glob(f".{glob.escape(path.name)}.*")]
-        return max([path.stat().st_mtime, *(p.stat().st_mtime for p in files)])
-    except OSError:  # removed while looked at: the next look says more
-        return 0.0
+    """When ``path`` last changed (seconds since the epoch), counting what moot keeps beside it (the usage log,
+    the run state, the digest chain); for a directory record, its newest file."""
+    if path.is_dir():
+        try:
+            files = [path, *(p for p in path.iterdir() if p.is_file())]
+        except OSError:
+            files = [path]
+    else:
+        files = [path, usage_path(path), run_state_path(path), chain_path(path)]
+    stamps = [0.0]
+    for file in files:
+        with contextlib.suppress(OSError):  # absent, or removed while looked at
+            stamps.append(file.stat().st_mtime)
+    return max(stamps)
 
 
 def record_topic(protocol: str | None, path: Path) -> str | None:

@@ -27,8 +27,10 @@ from moot.errors import UserError
 from moot.records import find_records, last_change, record_row
 from moot.web.page import build, index_body, index_html, record_body, record_html
 
-# How often a watched record is looked at: a new turn shows well within a second of its commit.
+# How often a watched record is looked at: a new turn shows well within a second of its commit. The index
+# looks at every record, so less often.
 POLL_SECONDS = 0.2
+INDEX_POLL_SECONDS = 1.0
 TOKEN_COOKIE = "moot_token"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
@@ -49,28 +51,43 @@ def _link(row: dict[str, Any]) -> str:
     return "/r/" + quote(row["name"])
 
 
-def _index_rows(root: Path) -> list[dict[str, Any]]:
-    return [{**record_row(path), "name": name} for name, path in _records(root).items()]
+class IndexRows:
+    """The index's rows, each computed again only when its record changed (a root may hold thousands)."""
 
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.known: dict[str, tuple[float, dict[str, Any]]] = {}
 
-def _index_state(root: Path) -> list[tuple[str, float]]:
-    """What the index depends on: which records there are, and when each last changed."""
-    return [(name, last_change(path)) for name, path in _records(root).items()]
+    def stamps(self) -> dict[str, float]:
+        """What the index depends on: which records there are, and when each last changed."""
+        return {name: last_change(path) for name, path in _records(self.root).items()}
+
+    def rows(self) -> list[dict[str, Any]]:
+        fresh = {}
+        for name, path in _records(self.root).items():
+            stamp = last_change(path)
+            known = self.known.get(name)
+            fresh[name] = known if known is not None and known[0] == stamp else (stamp, record_row(path))
+        self.known = fresh
+        return [{**row, "name": name} for name, (_, row) in fresh.items()]
 
 
 async def index(request: Request) -> Response:
     root: Path = request.app.state.root
-    rows = await asyncio.to_thread(_index_rows, root)
+    rows = await asyncio.to_thread(request.app.state.index.rows)
     return HTMLResponse(index_html(root, rows, _link, events="/events"))
 
 
 async def index_events(request: Request) -> Response:
     """A stream of the index's table, sent whenever a record appears, changes or goes."""
     root: Path = request.app.state.root
-    return _event_stream(request, lambda: _index_state(root), lambda: index_body(root, _index_rows(root), _link))
+    index: IndexRows = request.app.state.index
+    return _event_stream(request, index.stamps, lambda: index_body(root, index.rows(), _link), INDEX_POLL_SECONDS)
 
 
-def _event_stream(request: Request, state: Callable[[], object], render: Callable[[], str]) -> Response:
+def _event_stream(
+    request: Request, state: Callable[[], object], render: Callable[[], str], every: float = POLL_SECONDS
+) -> Response:
     """``render()`` as an ``update`` event whenever ``state()`` changes and the markup with it.
 
     At shutdown the stream ends by itself (``stop``), so that the server stops at once and cleanly.
@@ -91,7 +108,7 @@ def _event_stream(request: Request, state: Callable[[], object], render: Callabl
                 if body != sent:
                     sent = body
                     yield {"event": "update", "data": body}
-            with anyio.move_on_after(POLL_SECONDS):
+            with anyio.move_on_after(every):
                 await stop.wait()
 
     return EventSourceResponse(changes(), ping=15, shutdown_event=stop, shutdown_grace_period=0.5)
@@ -158,4 +175,5 @@ def create_app(root: Path, *, token: str | None = None, loopback: str | None = "
         middleware=middleware,
     )
     app.state.root = root
+    app.state.index = IndexRows(root)
     return app
