@@ -7,6 +7,8 @@ so no URL reaches another file. Bound beyond loopback, every request needs the t
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -23,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from moot import registry
 from moot.errors import UserError
 from moot.records import find_records, last_change, record_row
 from moot.web.page import build, index_body, index_html, record_body, record_html
@@ -51,6 +54,18 @@ def _link(row: dict[str, Any]) -> str:
     return "/r/" + quote(row["name"])
 
 
+def _stamps(directory: Path, depth: int = 2) -> list[tuple[str, int]]:
+    """Each entry under ``directory`` with its change time, two levels deep (a meeting's files too)."""
+    found: list[tuple[str, int]] = []
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):  # removed while looked at
+                found.append((entry.path, entry.stat(follow_symlinks=False).st_mtime_ns))
+                if depth > 1 and entry.is_dir(follow_symlinks=False):
+                    found += _stamps(Path(entry.path), depth - 1)
+    return found
+
+
 class IndexRows:
     """The index's rows, each computed again only when its record changed (a root may hold thousands)."""
 
@@ -58,9 +73,9 @@ class IndexRows:
         self.root = root
         self.known: dict[str, tuple[float, dict[str, Any]]] = {}
 
-    def stamps(self) -> dict[str, float]:
-        """What the index depends on: which records there are, and when each last changed."""
-        return {name: last_change(path) for name, path in _records(self.root).items()}
+    def stamps(self) -> frozenset[tuple[str, int]]:
+        """What the index depends on: every file in the records' folders and when it changed, in one pass."""
+        return frozenset(entry for folder in registry.folders() for entry in _stamps(self.root / folder))
 
     def rows(self) -> list[dict[str, Any]]:
         fresh = {}
