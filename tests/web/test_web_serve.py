@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import http.cookiejar
+import signal
 import socket
+import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
-from web_helpers import moot, place_examples, serving
+from web_helpers import MOOT, moot, place_examples, serving
 
 
 def _status(url: str, opener: urllib.request.OpenerDirector | None = None, host: str | None = None) -> int:
@@ -89,3 +91,21 @@ def test_export_of_a_file_that_is_no_record(work_root: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("moot: cannot show") and "Traceback" not in done.stderr
     assert not (work_root / "out.html").exists()
+
+
+def test_ctrl_c_stops_the_server_cleanly_while_a_page_is_live(work_root: Path) -> None:
+    place_examples(work_root)
+    proc = subprocess.Popen(
+        [*MOOT, "serve", "--root", str(work_root), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    url = proc.stdout.readline().split(" at ")[1].split()[0]
+    with urllib.request.urlopen(url + "events/debates/consensus-six-turns.md", timeout=10) as stream:
+        assert stream.readline().startswith(b"event: update")  # the page is live
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert proc.returncode == 130  # moot's exit code for Ctrl-C
+    assert proc.stderr.read() == ""  # no error line, no traceback
