@@ -55,6 +55,7 @@ def test_beyond_loopback_every_request_needs_the_token(work_root: Path) -> None:
         base = url.split("?")[0].replace("0.0.0.0", "127.0.0.1")
         assert _status(base) == 401
         assert _status(base + "?token=wrong") == 401
+        assert _status(base + "?token=%C3%A9") == 401  # any text is compared, none breaks the server
         jar = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
         assert _status(f"{base}?token={token}", jar) == 200  # sets the cookie, then the index
         assert _status(base + "r/debates/consensus-six-turns.md", jar) == 200

@@ -132,9 +132,12 @@ def _event_stream(
 async def record(request: Request) -> Response:
     try:
         path = _record(request)
-        page = await asyncio.to_thread(build, path)
-    except (LookupError, UserError) as exc:
+    except LookupError as exc:
         return PlainTextResponse(f"no record {exc} in this work root; the index lists them.", status_code=404)
+    try:
+        page = await asyncio.to_thread(build, path)
+    except UserError as exc:  # e.g. removed since the index was drawn
+        return PlainTextResponse(str(exc), status_code=404)
     events = "/events/" + quote(request.path_params["record"])
     return HTMLResponse(record_html(page, events=events, index="/"))
 
@@ -149,6 +152,11 @@ async def events(request: Request) -> Response:
     return _event_stream(request, lambda: last_change(path), lambda: record_body(build(path)))
 
 
+def _same(given: str, token: str) -> bool:
+    """A comparison that takes as long whatever ``given`` is (any text: compared as UTF-8 bytes)."""
+    return secrets.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode("utf-8", "surrogateescape"))
+
+
 class TokenMiddleware(BaseHTTPMiddleware):
     """Every request carries the token: ``?token=…`` once (kept in a cookie), or the cookie."""
 
@@ -158,12 +166,12 @@ class TokenMiddleware(BaseHTTPMiddleware):
 
     async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         given = request.query_params.get("token")
-        if given is not None and secrets.compare_digest(given, self.token):
+        if given is not None and _same(given, self.token):
             response = RedirectResponse(request.url.remove_query_params("token"), status_code=303)
             response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
             return response
         cookie = request.cookies.get(TOKEN_COOKIE, "")
-        if not secrets.compare_digest(cookie, self.token):
+        if not _same(cookie, self.token):
             return PlainTextResponse("this moot server needs its token: open the URL it printed (…?token=…).", 401)
         return await call_next(request)
 
