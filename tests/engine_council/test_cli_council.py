@@ -31,6 +31,13 @@ def test_run_council_json_then_check_and_show(tmp_path: Path) -> None:
     assert moot("check", report["artifact"], cwd=tmp_path).returncode == 0
     shown = moot("show", "--plain", report["artifact"], cwd=tmp_path)
     assert shown.returncode == 0 and "Stage 3 — Synthesis by chairman" in shown.stdout and "SYNTHESIZED" in shown.stdout
+    # The run's JSON carries the record's conformity, as `moot show --json` computes it: every reviewer's first
+    # choice is another member's answer, and the separate chairman adopts the top-ranked one.
+    answer = report["conformity"]["answer"]
+    assert answer["total_changes"] == 3 and answer["chairman"] == "chairman" and answer["initial_distinct"] == 3
+    assert answer["participants"]["chairman"]["changes"] == 0
+    shown_json = json.loads(moot("show", "--json", report["artifact"], cwd=tmp_path).stdout)
+    assert shown_json["conformity"] == report["conformity"]
 
 
 def test_rules_council_lists_every_council_rule(tmp_path: Path) -> None:

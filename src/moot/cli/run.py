@@ -222,7 +222,9 @@ def execute(
         typer.echo(f"moot: stopped. The record is {path}; continue with: moot resume {path}", err=True)
         raise typer.Exit(130) from None
     if flags.as_json:
-        typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        from moot.cli.show import conformity_json
+
+        typer.echo(json.dumps({**result.to_json(), "conformity": conformity_json(path)}, ensure_ascii=False))
     else:
         print_outcome(result, quiet=flags.quiet)
     outcome = result.outcome

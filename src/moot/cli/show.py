@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,6 +19,9 @@ from moot.cli.check import report_json, report_text
 from moot.engine.loop import usage_path
 from moot.errors import UserError
 
+if TYPE_CHECKING:
+    from moot.metrics import Conformity
+
 
 def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
     """(title, markdown) pairs to show, in reading order: the protocol's own choice, else the record file."""
@@ -27,6 +30,22 @@ def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
         return shown
     text, _ = read_text(target)
     return [(target.name, text or "")]
+
+
+def record_analyses(protocol: str, target: Path) -> dict[str, Conformity]:
+    """The conformity analyses of a record, by what the position is ({} for a protocol without positions)."""
+    from moot.metrics import record_conformity  # imports protocols: only when a record is analysed
+
+    documents = _documents(protocol, target)
+    return record_conformity(protocol, documents[0][1]) if documents else {}
+
+
+def conformity_json(path: Path) -> dict[str, Any]:
+    """``record_analyses`` of the record at ``path`` as JSON, as ``moot show --json`` and ``moot run --json`` print it."""
+    protocol, target, _ = detect(path)
+    if protocol is None:
+        return {}
+    return {what: analysis.to_json() for what, analysis in record_analyses(protocol, target).items()}
 
 
 def usage_line(path: Path) -> str | None:
@@ -54,14 +73,14 @@ def show_command(
     ] = False,
 ) -> None:
     """Show a record readably, followed by its state (whose turn, round, outcome, violations) and conformity."""
-    from moot.metrics import describe, record_conformity  # imports protocols: only when a record is shown
+    from moot.metrics import describe  # imports protocols: only when a record is shown
 
     protocol, target, report = detect(path)
     if report is not None and report.exit_code is ExitCode.UNREADABLE:
         raise UserError(report.violations[0].message if report.violations else f"cannot show {path}.")
     assert protocol is not None
     documents = _documents(protocol, target)
-    analyses = record_conformity(protocol, documents[0][1]) if documents else {}
+    analyses = record_analyses(protocol, target)
     if as_json:
         shown = {
             **report_json(check_path(target)),
