@@ -222,7 +222,7 @@ def execute(
         typer.echo(f"moot: stopped. The record is {path}; continue with: moot resume {path}", err=True)
         raise typer.Exit(130) from None
     if flags.as_json:
-        from moot.cli.show import conformity_json
+        from moot.conformity import conformity_json
 
         typer.echo(json.dumps({**result.to_json(), "conformity": conformity_json(path)}, ensure_ascii=False))
     else:
