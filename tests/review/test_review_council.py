@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_review import MOOT, repo  # noqa: F401  (the fixture)
+from test_review import MOOT
 
 from moot.artifacts import check_path
 
