@@ -15,9 +15,11 @@ from moot.cli.run import (
     RepairsOpt,
     RootOpt,
     RunFlags,
+    SourceOpt,
     TurnTimeoutOpt,
     execute,
     now_minutes,
+    with_passages,
 )
 from moot.engine.council import CouncilDriver, CouncilOptions, parse_member
 from moot.errors import UserError
@@ -33,6 +35,7 @@ def run_council(
         str | None, typer.Option("--chairman", help="A separate chairman's agent SPEC (default: the first member).")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="The seed of the review shuffles.")] = None,
+    source: SourceOpt = None,
     root: RootOpt = Path("."),
     as_json: JsonOpt = False,
     follow: FollowOpt = False,
@@ -45,6 +48,9 @@ def run_council(
     members = tuple(parse_member(value) for value in member)
     if len(members) < 2:
         raise UserError("a council needs at least two members; give --member NAME=SPEC twice or more.")
-    options = CouncilOptions(question=question, members=members, chairman=chairman, seed=seed)
+    # The passages become part of the question: every member, reviewer and the chairman reads them, and a
+    # resumed council reads them from its record.
+    asked = with_passages(question, source, root, question) or question
+    options = CouncilOptions(question=asked, members=members, chairman=chairman, seed=seed)
     driver = CouncilDriver.start(root, options, now_minutes())
     execute(driver, RunFlags(root, None, None, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))

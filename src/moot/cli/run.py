@@ -294,7 +294,7 @@ def run_critique(
         roles=_two_roles(roles) if roles is not None else None,
         template=template,
         max_rounds=max_rounds,
-        context=_with_passages(_read_context(context), source, root, topic),
+        context=with_passages(_read_context(context), source, root, topic),
     )
     flags = RunFlags(
         root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
@@ -449,7 +449,7 @@ def run_roundtable(
     if topic is None and agenda is None:
         raise UserError("give --topic or --agenda so the meeting has something to discuss.")
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
-    background = _with_passages(None, source, root, topic or (agenda.stem if agenda else ""))
+    background = with_passages(None, source, root, topic or (agenda.stem if agenda else ""))
     options = RoundtableOptions(
         speakers=order,
         topic=topic,
@@ -518,8 +518,8 @@ def announce_sources(paths: list[Path] | None, root: Path) -> None:
         typer.echo(f"moot: sources: {note}.", err=True)
 
 
-def _with_passages(context: str | None, paths: list[Path] | None, root: Path, query: str) -> str | None:
-    """``context`` followed by the --source passages that best match ``query`` (critique, roundtable)."""
+def with_passages(context: str | None, paths: list[Path] | None, root: Path, query: str) -> str | None:
+    """``context`` followed by the --source passages that best match ``query`` (critique, roundtable, council)."""
     if not paths:
         return context
     from moot.engine.grounding import source_passages
