@@ -21,12 +21,13 @@ the seed allows any text beside a source reference, so the mark reads as part of
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from moot.artifacts.base import CheckReport
+from moot.artifacts.base import CheckReport, atomic_write_text
 from moot.protocols.base import Severity, Violation
 from moot.protocols.duel import Counterpoint, DuelConfig, DuelTurn, Support, quoted_excerpts
 from moot.protocols.grounding import CitationCheck, citation_violations, verified_share
@@ -43,6 +44,25 @@ DEBATES_FOLDER = "debates"
 def supporting_citation(path: str, line: int, text: str) -> str:
     """How moot writes a supporting file's line into source evidence (see the module docstring)."""
     return f'{SUPPORTING} `{path}` line {line} "{text}"'
+
+
+def supporting_sidecar(record: Path) -> Path:
+    """Where ``moot run duel --source`` keeps the supporting files a resumed duel shows again."""
+    return record.with_name(f".{record.name}.sources.json")
+
+
+def write_supporting(record: Path, paths: Sequence[str]) -> None:
+    atomic_write_text(supporting_sidecar(record), json.dumps({"supporting": list(paths)}, indent=2) + "\n")
+
+
+def read_supporting(record: Path) -> list[str]:
+    """The supporting files of a duel moot runs ([] without any, or when the sidecar is unreadable)."""
+    try:
+        data = json.loads(supporting_sidecar(record).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    paths = data.get("supporting") if isinstance(data, dict) else None
+    return [str(p) for p in paths] if isinstance(paths, list) else []
 
 
 def work_root(record: Path) -> Path:

@@ -328,6 +328,7 @@ def run_duel(
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", help="Turn limit (default and most: the seed's cap).")
     ] = None,
+    supporting: SourceOpt = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -349,7 +350,14 @@ def run_duel(
 
     pair = _two_roles(roles)
     models = _specs(list(pair), root, agent, agents)
-    options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]))
+    announce_sources(supporting, root)
+    options = DuelOptions(
+        source=source,
+        topic=topic,
+        roles=pair,
+        models=(models[0], models[1]),
+        supporting=tuple(str(path) for path in supporting or ()),
+    )
     if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
         options = dataclasses.replace(options, max_turns=max_turns)
     flags = RunFlags(
