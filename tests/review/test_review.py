@@ -20,6 +20,25 @@ def reply(message: str, status: str = "AWAITING", summary: str = "") -> str:
     return json.dumps({"message": message, "status": status, "summary": summary})
 
 
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "config", "user.name", "Dev")
+    (repo / "rate.py").write_text("def limit(requests):\n    return requests < 100\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "rate limit: a fixed cap")
+    (repo / "rate.py").write_text("def limit(requests, cap=100):\n    return requests <= cap\n")
+    git(repo, "commit", "-q", "-am", "rate limit: the cap is a parameter")
+    return repo
+
+
 def script(tmp_path: Path, rows: list[tuple[str, str]]) -> str:
     path = tmp_path / "script.jsonl"
     path.write_text("".join(json.dumps({"role": role, "reply": text}) + "\n" for role, text in rows))

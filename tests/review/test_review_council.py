@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_review import MOOT
+from test_review import MOOT, repo
 
 from moot.artifacts import check_path
+
+__all__ = ["repo"]  # the fixture, shared with test_review
 
 MEMBER = f"cmd:{sys.executable} {Path(__file__).with_name('council_reviewer.py')}"
 

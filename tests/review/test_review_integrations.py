@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 import yaml
-from git_repo import git
-from test_review import APPROVING, reply, script
+from test_review import APPROVING, git, reply, repo, script
 
 INTEGRATIONS = Path(__file__).resolve().parents[2] / "integrations"
 BIN = str(Path(sys.executable).parent)  # where the moot console script is installed
+
+__all__ = ["repo"]  # the fixture, shared with test_review
 
 
 def action_step(step_id_or_name: str) -> dict[str, object]:
