@@ -77,6 +77,10 @@ def test_council_matrix_ranks_each_answer(page: Any, examples: tuple[str, dict[s
     page.goto(url + "r/" + placed["council"])
     tips = page.locator('svg[aria-label="council ranking matrix and aggregate ranking"] rect title')
     shown = [tips.nth(i).text_content() for i in range(tips.count())]
+    assert (
+        "position changes"
+        in page.locator("h2", has_text="Conformity: answer").locator("xpath=following-sibling::div[1]").inner_text()
+    )
     assert "gpt ranks claude 1" in shown and "gpt ranks smol 2" in shown and "gpt did not rank gpt" in shown
 
 
