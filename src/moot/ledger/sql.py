@@ -31,6 +31,7 @@ from moot.ledger.errors import (
     LeaseError,
     LedgerUnavailableError,
     NotFoundError,
+    SourceMismatchError,
 )
 from moot.ledger.migrations import LATEST_VERSION, Dialect, apply_migrations, current_version
 from moot.ledger.models import (
@@ -314,6 +315,8 @@ class SqlLedger(Ledger):
             if row is None:  # pragma: no cover - the insert above or a concurrent one guarantees a row
                 raise LedgerUnavailableError("The ledger lost the debate it just created; retry the join.")
             debate, _ = debate_from(row)
+            if source_digest is not None and debate.source_digest not in (None, source_digest):
+                raise SourceMismatchError(debate.id, debate.source_digest)
             return self._seat(tx, debate, debate.id == new_id, participant_name, harness, model, run_id)
 
     def join_debate(
