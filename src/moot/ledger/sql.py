@@ -19,7 +19,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from moot.ledger.base import LeaseGuard, Ledger
@@ -93,7 +93,7 @@ def _same(left: str, right: str) -> bool:
     return secrets.compare_digest(left.encode("utf-8"), right.encode("utf-8"))
 
 
-def _token_sha256(token: str) -> str:
+def token_sha256(token: str) -> str:
     """Only a digest of a lease token is stored: whoever can read the database still cannot write as the holder."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -108,7 +108,7 @@ _UPSERT_LEASE = (
 
 
 @dataclass(frozen=True)
-class _ClaimView:
+class ClaimView:
     """What a claim is decided on."""
 
     debate_id: str
@@ -157,7 +157,8 @@ class SqlLedger(Ledger):
     # plumbing ----------------------------------------------------------------------------------------------
 
     @contextmanager
-    def _transaction(self, write: bool) -> Iterator[Tx]:
+    def _exclusive(self) -> Iterator[None]:
+        """This connection, for one call (a transaction, or a single statement)."""
         with self._lock:
             if self._closed:
                 raise LedgerUnavailableError("This ledger is closed; open a new one with open_ledger().")
@@ -167,10 +168,14 @@ class SqlLedger(Ledger):
                 )
             self._in_transaction = True
             try:
-                with self._begin(write) as tx:
-                    yield tx
+                yield
             finally:
                 self._in_transaction = False
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[Tx]:
+        with self._exclusive(), self._begin(write) as tx:
+            yield tx
 
     def _now(self) -> datetime:
         moment = self._clock()
@@ -452,6 +457,11 @@ class SqlLedger(Ledger):
         require_text("participant_id", participant_id)
         ttl = ttl_delta(ttl_seconds)
         retry = positive_int("retry_after_seconds", retry_after_seconds)
+        return self._claim(debate_id, participant_id, ttl, for_timeout, retry)
+
+    def _claim(
+        self, debate_id: str, participant_id: str, ttl: timedelta, for_timeout: bool, retry: int
+    ) -> Lease | Refusal:
         # Most claims under contention are refused: decide those from a snapshot, without the write lock,
         # so that pollers never queue in front of the holder's writes. A grant is re-decided under the lock.
         with self._transaction(write=False) as tx:
@@ -469,11 +479,11 @@ class SqlLedger(Ledger):
             tx.run("UPDATE debates SET fencing = ? WHERE id = ?", (fencing, debate_id))
             tx.run(
                 _UPSERT_LEASE,
-                (debate_id, view.participant_id, _token_sha256(token), fencing, to_iso(view.now), expires_at),
+                (debate_id, view.participant_id, token_sha256(token), fencing, to_iso(view.now), expires_at),
             )
             return Lease(debate_id, view.participant_id, token, expires_at, fencing, view.participant_count)
 
-    def _claim_view(self, tx: Tx, debate_id: str, participant_id: str, *, lock: bool) -> _ClaimView:
+    def _claim_view(self, tx: Tx, debate_id: str, participant_id: str, *, lock: bool) -> ClaimView:
         debate, fencing = self._get_debate(tx, debate_id, lock=lock)
         now = self._now()
         if debate.status is DebateState.CLOSED:
@@ -482,10 +492,10 @@ class SqlLedger(Ledger):
             )
         participants = self._participants(tx, debate_id)
         me = self._member(participants, debate_id, participant_id)
-        return _ClaimView(debate_id, me.id, len(participants), fencing, self._lease(tx, debate_id), now)
+        return ClaimView(debate_id, me.id, len(participants), fencing, self._lease(tx, debate_id), now)
 
     @staticmethod
-    def _refusal(view: _ClaimView, for_timeout: bool, retry: int) -> Refusal | None:
+    def _refusal(view: ClaimView, for_timeout: bool, retry: int) -> Refusal | None:
         lease = view.lease
         if lease is not None and view.now < from_iso(lease.expires_at):
             remaining = math.ceil((from_iso(lease.expires_at) - view.now).total_seconds())
@@ -519,7 +529,7 @@ class SqlLedger(Ledger):
         lease = self._lease(tx, debate_id)
         if lease is None:
             raise LeaseError(f"Debate {debate_id} has no active lease; claim the lock before writing.")
-        if not (_same(lease.holder_id, participant_id) and _same(lease.token_sha256, _token_sha256(lease_token))):
+        if not (_same(lease.holder_id, participant_id) and _same(lease.token_sha256, token_sha256(lease_token))):
             raise LeaseError(
                 f"That token is not the current lease of participant {participant_id!r} on debate {debate_id} "
                 "(a peer may have taken it over after it expired); claim the lock again before writing."
@@ -546,7 +556,9 @@ class SqlLedger(Ledger):
     def refresh(
         self, debate_id: str, participant_id: str, lease_token: str, *, ttl_seconds: float = DEFAULT_TTL_SECONDS
     ) -> Lease:
-        ttl = ttl_delta(ttl_seconds)
+        return self._refresh(debate_id, participant_id, lease_token, ttl_delta(ttl_seconds))
+
+    def _refresh(self, debate_id: str, participant_id: str, lease_token: str, ttl: timedelta) -> Lease:
         with self._transaction(write=True) as tx:
             held = self._check_lease(tx, debate_id, participant_id, lease_token, None)
             expires_at = to_iso(held.now + ttl)
@@ -570,6 +582,9 @@ class SqlLedger(Ledger):
             raise InvalidInputError("Closing a debate needs its outcome; pass outcome, e.g. DISSENT.")
         if not close and outcome is not None:
             raise InvalidInputError("An outcome is stored only when closing; pass close=True with it.")
+        if not close:
+            self._release(debate_id, participant_id, lease_token)
+            return Released(debate_id, False, None)
         with self._transaction(write=True) as tx:
             held = self._check_lease(tx, debate_id, participant_id, lease_token, None)
             if outcome is not None:
@@ -579,8 +594,14 @@ class SqlLedger(Ledger):
                     (DebateState.CLOSED.value, outcome, to_iso(held.now), debate_id),
                 )
             tx.run("UPDATE leases SET released_at = ? WHERE debate_id = ?", (to_iso(held.now), debate_id))
-            self._audit(tx, held, "close" if close else "release")
+            self._audit(tx, held, "close")
         return Released(debate_id, close, outcome)
+
+    def _release(self, debate_id: str, participant_id: str, lease_token: str) -> None:
+        with self._transaction(write=True) as tx:
+            held = self._check_lease(tx, debate_id, participant_id, lease_token, None)
+            tx.run("UPDATE leases SET released_at = ? WHERE debate_id = ?", (to_iso(held.now), debate_id))
+            self._audit(tx, held, "release")
 
     @contextmanager
     def _guarded(
