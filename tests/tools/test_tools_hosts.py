@@ -169,3 +169,27 @@ def test_a_sigkill_mid_append_loses_and_duplicates_no_turn_on_either_host(hosts:
     assert [h.split(" — ")[0] for h in headings] == [f"## Turn {n}" for n in range(1, 7)]  # none lost, none twice
     for host, path in ((a, record["alice"]), (b, record["bob"])):
         assert _check(host, path)["errors"] == 0
+
+
+def test_events_emitted_on_one_host_are_read_on_another(hosts: tuple[Host, Host]) -> None:
+    a, b = hosts
+    a.cli(
+        "emit", "--workflow", "socratic-duel", "--type", "status_change", "--run-id", "R", "--step", "debating",
+        "--data", '{"status": "running"}',
+    ).ok()  # fmt: skip
+    b.cli(
+        "emit", "--workflow", "socratic-duel", "--type", "btw_update", "--run-id", "R", "--data",
+        '{"message": "host B took turn 2"}',
+    ).ok()  # fmt: skip
+
+    seen = {}
+    for host in (a, b):
+        done = host.cli("events", "--run-id", "R", "--json")
+        assert done.code == 0, done.stderr
+        seen[host.root] = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+    assert seen[a.root] == seen[b.root]
+    assert [(e["type"], e["data"]) for e in seen[a.root]] == [
+        ("status_change", {"status": "running"}),
+        ("btw_update", {"message": "host B took turn 2"}),
+    ]
