@@ -293,6 +293,11 @@ def _join_by_source(ws: Workspace, source: Path, topic: str | None, identity: Pa
     found = identify(source, ws.root, DUEL.folder, text or "")
     config = DuelConfig(duel_id="-", source_path=found.record_path, topic=topic, topic_slug=slug)
     check_names(config, identity)
+    legacy = ws.ledger.find_debate(source, slug)  # opened by an older moot, which knew the source by its real path
+    if legacy is not None:
+        return ws.ledger.join_debate(
+            legacy.id, participant_name=identity.name, harness=identity.harness, model=identity.model, run_id=run_id
+        )
     try:
         return ws.ledger.join(
             source_path=found.record_path,

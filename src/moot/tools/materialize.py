@@ -79,7 +79,7 @@ def shared_duel(found: DebateRecord, local: DuelDocument | None, *, where: str) 
         else:
             raise Refused(
                 f"The text of turn {turn.turn} of {where} is only in the record of the host that wrote it (an older "
-                "moot stored its digest alone); run any duel command on that host once to store it.",
+                "moot stored its digest alone); the next append or close on that host stores it, so take the turn there.",
                 rule="TOOLS_TURN_TEXT_MISSING",
             )
     tail = ""

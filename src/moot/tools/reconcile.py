@@ -94,6 +94,8 @@ def reconcile(
                 "close the debate as INVALIDATED.",
                 rule="PRIOR_TURN_MODIFIED",
             )
+        if digest.body is None:  # recorded by an older moot: the ledger gets the text this host holds
+            guard.record_turn(digest.turn, digest.digest, digest.chain, body=texts[index])
     extra = rows[len(recorded) :]
     if len(extra) > 1 and not (adopt_history and not recorded):
         raise Refused(
