@@ -2,9 +2,9 @@
 
 An agent tool's append is, on the ledger's side, one guarded write under the lease. Before the ledger held
 the debate, that write read the recorded digests and stored one more digest; now it reads the debate (the
-turns' text too), stores the turn's text with its digest, and after the commit reads the debate once more
-to bring the host's record up to date. Both are timed here on the same debates: six real duel turns (the
-hand-written consensus duel, 1–2 KB each) per debate, the two kinds interleaved debate by debate, one
+turns' text too, from which the host's record is checked and then written) and stores the turn's text with
+its digest. Both are timed here on the same debates: six real duel turns (the
+hand-written consensus duel, about 1 KB each) per debate, the two kinds interleaved debate by debate, one
 process, PostgreSQL (``MOOT_TEST_DATABASE_URL``, else what ``.ci/postgres.sh`` prints; skipped when
 unreachable) and SQLite for reference. The files themselves are not written here: both appends write the
 same record.
@@ -46,9 +46,8 @@ def _append_digest(ledger: Ledger, lease: Lease, number: int, row: dict[str, obj
 
 def _append_text(ledger: Ledger, lease: Lease, number: int, row: dict[str, object], text: str) -> None:
     with ledger.guarded_write(lease.debate_id, lease.participant_id, lease.lease_token, lease.fencing_token) as guard:
-        guard.record()
+        guard.record()  # the debate, from which the host's record is checked and, after the commit, written
         guard.record_turn(number, str(row["digest"]), str(row["chain"]), body=text)
-    ledger.record(lease.debate_id)  # what the host's record is written from after the commit
 
 
 APPENDS: dict[str, Callable[[Ledger, Lease, int, dict[str, object], str], None]] = {
@@ -136,10 +135,8 @@ def run(quick: bool) -> BenchResult:
         rows,
         [
             f"{debates} debates × 6 turns per kind and run, kinds interleaved; median of {runs} run(s). "
-            "With text: the guarded write reads the debate and stores the turn's text, and the debate is read "
-            "again after the commit to write the host's record. Load average during the run: "
-            + ", ".join(f"{x:.1f}" for x in data["load_average"])
-            + "."
+            "With text: the guarded write reads the whole debate (turns with their text) and stores the turn's "
+            "text. Load average during the run: " + ", ".join(f"{x:.1f}" for x in data["load_average"]) + "."
         ],
     )
     pg = data["postgres"]
@@ -153,8 +150,8 @@ def run(quick: bool) -> BenchResult:
         []
         if "skipped" in pg or pg["ratio"] <= 1.2
         else [
-            f"An append on PostgreSQL costs {fmt_ratio(pg['ratio'])} the digest-only append: it reads the debate's "
-            "turns twice (to check the local record, then to write it) and stores the text."
+            f"An append on PostgreSQL costs {fmt_ratio(pg['ratio'])} the digest-only append: it reads every turn's "
+            "text (to check and write the host's record) and stores the new one."
         ]
     )
     return BenchResult("shared_append", summary, [table], data, losses=losses)

@@ -544,7 +544,8 @@ def append(
         written = document.chain_mark.turns if document is not None and document.chain_mark is not None else None
         texts = document.turn_texts if document is not None else []
         reconciled = reconcile(guard, texts, where=str(path), written_turns=written)
-        shared = materialize.shared_duel(guard.record(), document, where=str(path))
+        snapshot = guard.record()
+        shared = materialize.shared_duel(snapshot, document, where=str(path))
         if shared.turns and shared.turns[-1] in (turn, unmarked):
             already = True  # the same turn again: a retry after a crash or a lost reply (marked or not)
             digest = chain_rows(shared.texts)[-1].digest
@@ -557,10 +558,11 @@ def append(
             except ProtocolViolationError as refused:
                 raise refused_by(_relocate(refused.violations, len(extended.turns), turn_file)) from None
             row = chain_rows(extended.texts)[-1]
-            guard.record_turn(row.turn, row.digest, row.chain, body=text)
+            recorded = guard.record_turn(row.turn, row.digest, row.chain, body=text)
+            snapshot = replace(snapshot, turns=(*snapshot.turns, recorded))
             digest = row.digest
     with translated():
-        materialize.sync_duel(path, ws.ledger.record(duel_id))
+        materialize.sync_duel(path, snapshot)  # the debate as this transaction committed it
     created = not existed and path.exists()
     return _appended(ws, found, path, turn, digest, fencing, created, list(reconciled.adopted), already)
 
