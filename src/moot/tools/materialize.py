@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from moot.artifacts import duel as record
-from moot.artifacts.base import atomic_write_text, read_text
+from moot.artifacts.base import MAX_ARTIFACT_BYTES, atomic_write_text, read_text, too_large
 from moot.artifacts.chain import ChainMark, read_chain, record_chain, turn_digest
 from moot.artifacts.duel import DuelDocument, DuelRecord
 from moot.ledger import DebateRecord
+from moot.protocols.base import ProtocolViolationError
 from moot.protocols.duel import DuelConclusion, DuelConfig, DuelTurn, Participant
 from moot.tools.duel_text import duel_config, table_participant
 from moot.tools.errors import Refused
@@ -49,7 +50,11 @@ class SharedDuel:
     def render(self, path: Path) -> str:
         """The record file's text; refused (``ProtocolViolationError``) unless it reads back exactly."""
         mark = ChainMark.of(self.texts)
-        return record.rendered(path, self.record(), self.texts, self.conclusion_text, mark)[0]
+        text = record.rendered(path, self.record(), self.texts, self.conclusion_text, mark)[0]
+        size = len(text.encode("utf-8"))
+        if size > MAX_ARTIFACT_BYTES:  # refused before the ledger accepts what no host could write
+            raise ProtocolViolationError([too_large(str(path), size, writing=True)])
+        return text
 
     def with_turn(self, text: str, turn: DuelTurn) -> SharedDuel:
         return SharedDuel(
