@@ -139,14 +139,19 @@ def test_a_sigkill_mid_append_loses_and_duplicates_no_turn_on_either_host(hosts:
     texts = {"alice": example_turns(a.source), "bob": example_turns(b.source)}
     record = {"alice": a.record(first), "bob": b.record(second)}
     kills = 0
+    whole = 0.0  # how long an append takes on this machine, measured on turn 1
     for number in range(1, 7):
         me, host = ("alice", a) if number % 2 else ("bob", b)
         lock = _claim(host, duel_id, ids[me])
         args = host.append_args(duel_id, ids[me], lock["lease_token"], host.turn_file(number, texts[me][number - 1]))
-        # Kill the appending process at a different moment each turn (from its start to near its end).
-        delay = 0.15 * number
+        if number == 1:
+            started = time.perf_counter()
+            host.cli(*args).ok()
+            whole = time.perf_counter() - started
+        # Kill the appending process late in its run, a little later each turn: most of an append is the
+        # interpreter starting, and the ledger commit and the record write come at its very end.
         process = subprocess.Popen([str(MOOT), *args], cwd=host.root, env=host.cli.environment())
-        time.sleep(delay)
+        time.sleep(whole * (0.55 + 0.09 * number))
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             kills += 1
