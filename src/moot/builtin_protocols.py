@@ -16,6 +16,7 @@ CRITIQUE = ProtocolPlugin(
     driver="moot.engine.critique:CritiqueDriver",
     command="moot.cli.run:run_critique",
     tool_commands="moot.cli.tools:critique_app",
+    mcp_tools="moot.mcp.critique_tools:CRITIQUE_TOOLS",
 )
 
 DUEL = ProtocolPlugin(
@@ -56,6 +57,7 @@ ROUNDTABLE = ProtocolPlugin(
     command="moot.cli.run:run_roundtable",
     documents="moot.artifacts.roundtable:documents",
     tool_commands="moot.cli.tools:roundtable_app",
+    mcp_tools="moot.mcp.roundtable_tools:ROUNDTABLE_TOOLS",
 )
 
 COUNCIL = ProtocolPlugin(

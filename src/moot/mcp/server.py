@@ -20,7 +20,9 @@ from mcp_types import Resource
 from pydantic import ValidationError
 
 from moot import __version__, registry, tools
+from moot.engine.runner import Runner
 from moot.mcp import resources
+from moot.mcp.run_tools import RUN_TOOLS
 from moot.mcp.state import ServerState, state_of
 
 NAME = "moot"
@@ -88,7 +90,11 @@ def build_server(
     @asynccontextmanager
     async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
         with tools.open_workspace(where, database_url=database_url) as workspace:
-            yield ServerState(workspace=workspace)
+            runner = Runner(where)
+            try:
+                yield ServerState(workspace=workspace, runner=runner)
+            finally:
+                await runner.close()  # debates still running record where they stopped
 
     server = MootServer(
         where,
@@ -103,6 +109,8 @@ def build_server(
         token_verifier=StaticBearer(bearer_token) if bearer_token else None,
         auth=AuthSettings(issuer_url=url or "http://127.0.0.1", resource_server_url=None) if bearer_token else None,
     )
+    for function, hints in RUN_TOOLS:
+        server.add_tool(function, name=function.__name__, annotations=hints)
     for plugin in registry.protocols().values():
         for function, hints in registry.load(plugin.mcp_tools) if plugin.mcp_tools is not None else ():
             server.add_tool(function, name=function.__name__, annotations=hints)
