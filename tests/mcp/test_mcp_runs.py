@@ -113,10 +113,17 @@ def test_a_cancelled_debate_keeps_its_turns_and_records_a_durable_ending(root: P
                 assert outcome["run_halted"]["cause"] == "interrupted"
                 assert "cancel_debate" in outcome["run_halted"]["reason"]
                 record = Path(outcome["record"])
-            # The server has stopped: the ending is on disk, beside the record, for every later reader.
+                # A second debate is still waiting for its first turn when the host closes the server.
+                left = await call(session, "start_debate", protocol="critique", topic="Left running", agents=model.spec)
+                assert left["state"] == "running"
+            # The server has stopped: the endings are on disk, beside the records, for every later reader.
             sidecar = json.loads(record.with_name(f".{record.name}.run.json").read_text(encoding="utf-8"))
             assert sidecar["halted"]["cause"] == "interrupted" and sidecar["halted"]["turns"] == 1
             assert record.read_text(encoding="utf-8").count("## [") == 1
+            abandoned = root / left["debate_id"]
+            halted = json.loads(abandoned.with_name(f".{abandoned.name}.run.json").read_text(encoding="utf-8"))
+            assert halted["halted"]["cause"] == "interrupted" and halted["halted"]["turns"] == 0
+            assert halted["halted"]["reason"] == "the server running it stopped"
 
         checked = moot_check(record)
         assert checked.returncode == 0, checked.stdout

@@ -27,6 +27,7 @@ from moot.engine.specs import build_driver, caller_keys
 from moot.errors import RecordExists, UserError
 
 CANCELLED_REASON = "cancelled with cancel_debate"
+STOPPED_REASON = "the server running it stopped"
 
 
 @dataclass(frozen=True)
@@ -186,13 +187,14 @@ class Runner:
         halted = run.last_event is not None and run.last_event.startswith("halted")
         run.finish(RunState.halted if halted else RunState.ended, result=result)
 
-    async def cancel(self, debate_id: str) -> DebateRun:
-        """Stop a running debate: every accepted turn is already durable, and the engine records where it stopped."""
+    async def cancel(self, debate_id: str, reason: str = CANCELLED_REASON) -> DebateRun:
+        """Stop a running debate: every accepted turn is already durable, and the engine records where it stopped
+        and ``reason``."""
         run = self._runs.get(debate_id)
         if run is None:
             raise UserError(f"no debate {debate_id!r} runs in this server; list_debates names the ones that do.")
         if run.active and run.task is not None:
-            run.task.cancel(CANCELLED_REASON)
+            run.task.cancel(reason)
             await asyncio.wait([run.task])
         return run
 
@@ -200,4 +202,4 @@ class Runner:
         """Cancel every debate still running (the server is stopping), each recording where it stopped."""
         for run in self.runs():
             if run.active:
-                await self.cancel(run.id)
+                await self.cancel(run.id, STOPPED_REASON)
