@@ -43,7 +43,7 @@ def test_the_run_tools_are_listed_once_with_every_registered_protocol(root: Path
 
 def test_a_critique_runs_in_the_server_with_progress_then_its_result_and_record_check(root: Path) -> None:
     async def scenario() -> None:
-        with PacedModelServer(REPLIES, delay=0.4) as model:
+        with PacedModelServer(REPLIES, delay=1.0) as model:
             async with connect(root) as session:
                 started = await call(
                     session, "start_debate", protocol="critique", topic="Adopt a monorepo", agents=model.spec
@@ -165,5 +165,41 @@ def test_a_refused_start_is_one_sentence_and_writes_nothing(root: Path, tmp_path
                 done = tree(root)
                 await tool_error(session, "debate_result", debate_id="../outside.md")
                 assert tree(root) == done
+
+    anyio.run(scenario)
+
+
+def drone(signal: str, message: str, target: str | None = None) -> str:
+    """An Agora drone's reply in the seed's JSON."""
+    return json.dumps({"signal": signal, "message": message, "confidence": 0.9, "target": target, "evidence": []})
+
+
+def test_an_agora_debate_reports_its_consensus_and_conformity_metrics(root: Path, tmp_path: Path) -> None:
+    script = tmp_path / "drones.jsonl"
+    replies = [
+        {"role": "advocate", "reply": drone("propose", "One repository, one CI pipeline.")},
+        {
+            "role": "skeptic",
+            "reply": drone("approve", "Builds scoped to changes answer my worry.", "proposal-advocate"),
+        },
+        {"role": "advocate", "reply": drone("no-change", "I hold the proposal.")},
+    ]
+    script.write_text("".join(json.dumps(line) + "\n" for line in replies), encoding="utf-8")
+
+    async def scenario() -> None:
+        async with connect(root) as session:
+            started = await call(
+                session, "start_debate", protocol="agora", topic="Adopt a monorepo", agents=f"script:{script}"
+            )
+            assert started["debate_id"] == ".agora/adopt-a-monorepo.md"
+            status = await call(session, "debate_status", debate_id=started["debate_id"], wait_seconds=60)
+            assert status["state"] == "ended" and status["outcome"] == "CONSENSUS"
+            outcome = await call(session, "debate_result", debate_id=started["debate_id"])
+            assert outcome["consensus"] is True and "proposal-advocate" in outcome["reason"]
+            signals = outcome["conformity"]["signal"]
+            assert signals["participants"]["advocate"]["positions"] == ["propose", "no-change"]
+            assert outcome["conformity"]["proposal"]["final_distinct"] == 1
+        checked = moot_check(root / started["debate_id"])
+        assert checked.returncode == 0, checked.stdout
 
     anyio.run(scenario)
