@@ -17,6 +17,7 @@ from moot.engine.runner import Runner
 from moot.errors import UserError
 from moot.mcp.identity import Identities, connection_key
 from moot.tools import BadInput, ToolError, Workspace
+from moot.tools.errors import translate
 
 
 @dataclass
@@ -62,4 +63,9 @@ async def answer_async(action: Callable[[], Awaitable[BaseModel]]) -> CallToolRe
     except UserError as problem:
         bad = BadInput(str(problem), rule="TOOLS_BAD_INPUT")
         return tool_result(bad.payload(), bad.exit_code)
+    except Exception as exc:  # the files below (a link, a full disk) refuse as the synchronous tools' do
+        error = translate(exc)
+        if error is None:
+            raise
+        return tool_result(error.payload(), error.exit_code)
     return tool_result(tools.result_payload(result), 0)
