@@ -21,6 +21,7 @@ from tools_helpers import ALICE, BOB, TOPIC, example_turns, write_source
 __all__ = [
     "ALICE",
     "BOB",
+    "REPLIES",
     "TOPIC",
     "PacedModelServer",
     "call",
@@ -180,6 +181,15 @@ def chat_completion(content: str) -> dict[str, Any]:
 def critique_reply(message: str, status: str = "AWAITING", summary: str = "") -> str:
     """A critique participant's reply, as the engine asks for it."""
     return json.dumps({"message": message, "status": status, "summary": summary})
+
+
+# A planning critique that ends DONE in round 2: proposer, critic, proposer (PROPOSING_DONE), critic (DONE).
+REPLIES = [
+    critique_reply("Move all services into one repository with one CI pipeline."),
+    critique_reply("CI time grows with every service; how do you keep builds fast?"),
+    critique_reply("Build only what changed, using the dependency graph.", "PROPOSING_DONE"),
+    critique_reply("Agreed.", "DONE", "One repository, one pipeline, builds scoped to changed services."),
+]
 
 
 async def tool_error(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:

@@ -10,16 +10,10 @@ import sys
 from pathlib import Path
 
 import anyio
-from mcp_helpers import PacedModelServer, call, connect, critique_reply, tool_error, tree
+from mcp_helpers import REPLIES, PacedModelServer, call, connect, tool_error, tree
 
 from moot import registry
 
-REPLIES = [
-    critique_reply("Move all services into one repository with one CI pipeline."),
-    critique_reply("CI time grows with every service; how do you keep builds fast?"),
-    critique_reply("Build only what changed, using the dependency graph.", "PROPOSING_DONE"),
-    critique_reply("Agreed.", "DONE", "One repository, one pipeline, builds scoped to changed services."),
-]
 RUN_TOOLS = {"start_debate", "debate_status", "debate_result", "list_debates", "cancel_debate"}
 
 
