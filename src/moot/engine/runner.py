@@ -88,6 +88,7 @@ class DebateRun:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     last_event: str | None = None
+    version: int = 0  # counts the news (turns, halts, the end), so that a waiter misses none
     task: asyncio.Task[None] | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -110,11 +111,14 @@ class DebateRun:
         self._notify()
 
     def _notify(self) -> None:
+        self.version += 1
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
-    async def next_change(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for a turn to land or the run to end; False when nothing happened."""
+    async def next_change(self, seen: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for news after ``version`` ``seen``; False when nothing happened."""
+        if self.version > seen:
+            return True
         if not self.active:
             return False
         try:

@@ -10,6 +10,7 @@ path relative to the work root, so records written before the server started are
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -339,13 +340,10 @@ async def debate_status(
 
 async def _follow(run: DebateRun, ctx: Context, seconds: float) -> None:
     """Wait while ``run`` goes on, up to ``seconds``; each turn that lands is one progress notification."""
-    import time
-
     deadline = time.monotonic() + seconds
-    reported = run.driver.summary().turns
-    while run.active and (left := deadline - time.monotonic()) > 0:
-        if not await run.next_change(left):
-            continue
+    reported, seen = run.driver.summary().turns, run.version
+    while (left := deadline - time.monotonic()) > 0 and await run.next_change(seen, left):
+        seen = run.version
         summary = run.driver.summary()
         if summary.turns > reported:
             reported = summary.turns
