@@ -97,6 +97,7 @@ def test_a_cancelled_debate_keeps_its_turns_and_records_a_durable_ending(root: P
                     while status["turns"] < 1:
                         status = await call(session, "debate_status", debate_id=debate, wait_seconds=5)
                 assert status["state"] == "running" and status["next_speaker"] == "critic"
+                assert status["speaking"] == ["critic"]
 
                 cancelled = await call(session, "cancel_debate", debate_id=debate)
                 assert cancelled["state"] == "cancelled" and cancelled["turns"] == 1

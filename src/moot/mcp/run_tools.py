@@ -23,6 +23,7 @@ from moot.artifacts import check_path
 from moot.artifacts.base import read_text
 from moot.cli.ls import find_records, record_row
 from moot.engine.runner import DebateRun, Runner, RunState
+from moot.engine.sealed import open_phase
 from moot.engine.specs import NOT_OPTIONS
 from moot.errors import UserError
 from moot.mcp.params import READ_ONLY
@@ -77,6 +78,7 @@ class DebateStatus(BaseModel):
     turns: int
     round: int | None
     next_speaker: str | None
+    speaking: list[str]  # who is being asked now: the next speaker, or every role of a sealed phase
     outcome: str | None
     reason: str | None
     turns_this_run: int | None
@@ -147,8 +149,11 @@ def _disk_state(ended: bool, halted: bool) -> str:
 def _status(runner: Runner, debate_id: str) -> DebateStatus:
     run, path = _located(runner, debate_id)
     summary: Summary | None
+    speaking: list[str] = []
     if run is not None and run.active:
         summary = run.driver.summary()
+        phase = open_phase(run.driver)
+        speaking = list(phase.roles) if phase is not None else [r for r in [summary.next_speaker] if r is not None]
         halted = None
         tokens = run.prompt_tokens + run.completion_tokens
         state = run.state.value
@@ -172,6 +177,7 @@ def _status(runner: Runner, debate_id: str) -> DebateStatus:
         turns=summary.turns if summary is not None else 0,
         round=summary.round if summary is not None else None,
         next_speaker=summary.next_speaker if summary is not None and state == RunState.running else None,
+        speaking=speaking,
         outcome=outcome.name if outcome is not None else None,
         reason=reason,
         turns_this_run=run.turns_this_run if run is not None else None,
