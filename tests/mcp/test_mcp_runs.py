@@ -198,3 +198,22 @@ def test_an_agora_debate_reports_its_consensus_and_conformity_metrics(root: Path
         assert checked.returncode == 0, checked.stdout
 
     anyio.run(scenario)
+
+
+def test_a_sealed_phase_shows_every_role_it_asks_at_once(root: Path) -> None:
+    async def scenario() -> None:
+        with PacedModelServer(REPLIES, hold_from=0) as model:  # nobody answers: the openings stay open
+            async with connect(root) as session:
+                started = await call(
+                    session,
+                    "start_debate",
+                    protocol="agora",
+                    topic="Cache",
+                    agents=model.spec,
+                    options={"sealed": True},
+                )
+                assert started["state"] == "running" and started["speaking"] == ["advocate", "skeptic"]
+                cancelled = await call(session, "cancel_debate", debate_id=started["debate_id"])
+                assert cancelled["state"] == "cancelled" and cancelled["speaking"] == []
+
+    anyio.run(scenario)
