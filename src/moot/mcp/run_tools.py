@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
@@ -373,17 +374,20 @@ async def list_debates(ctx: Context) -> CallToolResult:
     (protocol, status, outcome, turns, tokens)."""
     runner = _runner(ctx)
 
-    async def act() -> DebateList:
-        rows = []
+    def rows() -> list[dict[str, Any]]:
+        found = []
         for path in find_records(runner.root):
             debate_id = runner.id_of(path)
             run = runner.get(debate_id)
             row = record_row(path)
-            state = (
-                run.state.value if run is not None else _disk_state(row["outcome"] is not None, bool(row["run_halted"]))
-            )
-            rows.append({"debate_id": debate_id, "state": state, **row})
-        return DebateList(root=str(runner.root), debates=rows)
+            ended, halted = row["outcome"] is not None, bool(row["run_halted"])
+            state = run.state.value if run is not None else _disk_state(ended, halted)
+            found.append({"debate_id": debate_id, "state": state, **row})
+        return found
+
+    async def act() -> DebateList:
+        # Every record is read and checked: off the event loop, where the debates run.
+        return DebateList(root=str(runner.root), debates=await anyio.to_thread.run_sync(rows))
 
     return await answer_async(act)
 
