@@ -17,6 +17,7 @@ from pathlib import Path
 from moot.artifacts.base import (
     CheckReport,
     atomic_write_text,
+    create_record,
     read_text,
     slugify,
     unreadable,
@@ -463,10 +464,7 @@ def council_path(root: Path, question: str) -> Path:
 
 def create(path: Path, config: CouncilConfig) -> None:
     """Start a council record. Refuses to overwrite an existing file."""
-    if path.exists() or path.is_symlink():
-        raise FileExistsError(f"{path} already exists; resume that council or ask another question.")
-    record_chain(path, [])  # first, so a stale chain from an earlier record at this path is gone
-    atomic_write_text(path, render_header(config))
+    create_record(path, render_header(config), "resume that council or ask another question.")
 
 
 def load(path: Path) -> tuple[CouncilProtocol, CouncilState, str]:
