@@ -21,15 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from moot import registry
 from moot.artifacts import check_path
-from moot.artifacts.base import read_text
 from moot.cli.ls import find_records, record_row
+from moot.conformity import conformity_json
 from moot.engine.runner import DebateRun, Runner, RunState
 from moot.engine.sealed import open_phase
 from moot.engine.specs import NOT_OPTIONS
 from moot.errors import UserError
 from moot.mcp.params import READ_ONLY
 from moot.mcp.state import answer_async, state_of
-from moot.metrics import record_conformity
 from moot.protocols.base import Summary
 from moot.tools import BadInput, Refused
 from moot.tools.errors import shown
@@ -189,13 +188,6 @@ def _status(runner: Runner, debate_id: str) -> DebateStatus:
     )
 
 
-def _conformity(protocol: str | None, path: Path) -> dict[str, Any]:
-    if protocol is None or not path.is_file():
-        return {}
-    text, _ = read_text(path)
-    return {what: analysis.to_json() for what, analysis in record_conformity(protocol, text or "").items()}
-
-
 def _result(runner: Runner, debate_id: str) -> DebateResult:
     run, path = _located(runner, debate_id)
     if run is not None and run.active:
@@ -227,7 +219,7 @@ def _result(runner: Runner, debate_id: str) -> DebateResult:
         tokens=int(record_row(path)["tokens"]),
         cost_usd=None if result is None or result.cost_usd is None else round(result.cost_usd, 6),
         elapsed_s=None if result is None else round(result.elapsed_s, 3),
-        conformity=_conformity(report.protocol, path),
+        conformity=conformity_json(path),
     )
 
 
