@@ -18,6 +18,7 @@ CRITIQUE = ProtocolPlugin(
     tool_commands="moot.cli.tools:critique_app",
     view="moot.web.views:critique",
     turn_heading="## [",
+    mcp_tools="moot.mcp.critique_tools:CRITIQUE_TOOLS",
 )
 
 DUEL = ProtocolPlugin(
@@ -63,6 +64,7 @@ ROUNDTABLE = ProtocolPlugin(
     documents="moot.artifacts.roundtable:documents",
     tool_commands="moot.cli.tools:roundtable_app",
     view="moot.web.views:roundtable",
+    mcp_tools="moot.mcp.roundtable_tools:ROUNDTABLE_TOOLS",
 )
 
 COUNCIL = ProtocolPlugin(

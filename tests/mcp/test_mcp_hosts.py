@@ -55,7 +55,8 @@ def test_check_mode_names_a_file_that_drifted(tmp_path: Path) -> None:
 
 
 def test_the_guide_covers_every_tool_and_rule_and_its_example_turn_parses(generated: dict[str, str]) -> None:
-    tool_names = {tool.name for tool in hosts.server_tools()}
+    tool_names = {tool.name for tool in hosts.duel_tools(hosts.server_tools())}
+    assert {"join", "append_turn", "release_lock"} <= tool_names and "start_debate" not in tool_names
     for relative in (SKILL, "codex/AGENTS.md"):
         text = generated[relative]
         for name in tool_names:
@@ -94,3 +95,19 @@ def test_the_shipped_host_configs_start_a_working_server(root: Path, generated: 
             assert Path(joined["debate_path"]).parent == root / "debates"
 
     anyio.run(scenario)
+
+
+def test_the_critique_command_is_the_same_for_both_hosts_and_names_the_run_tools(generated: dict[str, str]) -> None:
+    claude = generated["claude-code/commands/critique.md"]
+    assert claude == generated["codex/prompts/moot-critique.md"]
+    front, body = claude.removeprefix("---\n").split("\n---\n", 1)
+    keys = dict(line.split(": ", 1) for line in front.splitlines())
+    assert set(keys) == {"description", "argument-hint"} and keys["description"]
+    # The user's words go where the host substitutes them; the steps use the tools the server really lists.
+    assert body.count("$ARGUMENTS") == 1
+    for tool in ("start_debate", "debate_status", "debate_result", "cancel_debate"):
+        assert f"`{tool}`" in body, tool
+    assert '`protocol: "critique"`' in body and "`wait_seconds: " in body
+    listed = [tool for tool in hosts.server_tools() if tool.name != "debate_result"]
+    with pytest.raises(KeyError, match="debate_result"):
+        hosts.files(listed)

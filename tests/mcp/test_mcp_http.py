@@ -17,7 +17,7 @@ import httpx2
 import pytest
 from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import ALICE, BOB, call, join, refused, write_source
+from mcp_helpers import ALICE, BOB, REPLIES, PacedModelServer, call, join, refused, write_source
 
 TOKEN = "s3cret-test-token"
 INITIALIZE = {
@@ -160,3 +160,36 @@ def test_a_bad_work_root_is_one_sentence_before_anything_is_served(tmp_path: Pat
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().count("\n") == 0 and str(missing) in done.stderr and "--root" in done.stderr
+
+
+def test_a_debate_started_in_one_http_session_is_followed_from_another(root: Path, server_url: str) -> None:
+    async def scenario() -> None:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        with PacedModelServer(REPLIES, delay=0.5) as model:
+            async with (
+                httpx2.AsyncClient(headers=headers) as first_http,
+                httpx2.AsyncClient(headers=headers) as second_http,
+                streamable_http_client(server_url, http_client=first_http) as (read_a, write_a),
+                streamable_http_client(server_url, http_client=second_http) as (read_b, write_b),
+                ClientSession(read_a, write_a) as first,
+                ClientSession(read_b, write_b) as second,
+            ):
+                await first.initialize()
+                await second.initialize()
+                started = await call(first, "start_debate", protocol="critique", topic="Cache", agents=model.spec)
+                landed: list[float] = []
+
+                async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                    landed.append(value)
+
+                result = await second.call_tool(
+                    "debate_status",
+                    {"debate_id": started["debate_id"], "wait_seconds": 60},
+                    progress_callback=on_progress,
+                )
+                assert result.structured_content is not None and result.structured_content["outcome"] == "DONE"
+                assert landed and landed[-1] == 4
+                listed = await call(second, "list_debates")
+                assert [row["state"] for row in listed["debates"]] == ["ended"]
+
+    anyio.run(scenario)

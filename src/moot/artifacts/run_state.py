@@ -28,7 +28,7 @@ HALT_CAUSES = {
     "agent_failed": "an agent failed",
     "repairs_exhausted": "no valid turn after every repair",
     "budget": "a budget ran out",
-    "interrupted": "interrupted (Ctrl-C)",
+    "interrupted": "interrupted (Ctrl-C, or cancelled)",
 }
 
 _USERINFO = re.compile(r"(://)[^/@\s]+@")

@@ -22,30 +22,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as BatchBar
 
-from moot.artifacts.run_state import remove_record
-from moot.config import load_settings
-from moot.engine.session import AgentChoice, limits_from, probe_agents, resolve_agents, run_driver
-from moot.engine.specs import build_driver, caller_keys
+from moot.engine.runner import prepare
+from moot.engine.session import run_driver
+from moot.engine.specs import caller_keys
 from moot.errors import UserError
 
 
 async def _run_line(number: int, spec: dict[str, Any], gate: asyncio.Semaphore, started: str) -> dict[str, Any]:
     async with gate:
         try:
-            keys = caller_keys(spec)
-            root = Path(keys.get("root", "."))
-            settings = load_settings(root)
-            driver = build_driver(spec, root, started)
-            choice = AgentChoice.for_driver(driver, keys.get("agent", {}), keys.get("agents"))
-            try:
-                agents = resolve_agents(driver.roles(), choice, settings)
-                await probe_agents(agents)
-            except UserError:
-                remove_record(driver.record_path, stop_at=root)  # a start that fails leaves nothing
-                raise
-            specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
-            limits = limits_from(settings, repairs=keys.get("repairs"))
-            result = await run_driver(driver, agents, limits, specs=specs)
+            root = Path(caller_keys(spec).get("root", "."))
+            prepared = await prepare(spec, root, started)  # a start that fails leaves nothing
+            result = await run_driver(prepared.driver, prepared.agents, prepared.limits, specs=prepared.specs)
         except UserError as exc:
             return {"line": number, "error": str(exc)}
         return {"line": number, **result.to_json()}

@@ -160,9 +160,12 @@ class Engine:
                     await run_phase(self, phase, result)
                 elif not await self._take_turn(role, result):
                     break
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            # Ctrl-C: every accepted turn is already durable; the halt says where the run stopped.
-            self._write_state(self._halt_entry("interrupted", self.driver.next_speaker(), "the person stopped the run"))
+        except (asyncio.CancelledError, KeyboardInterrupt) as stop:
+            # Ctrl-C, or a cancelled task (its message says who): every accepted turn is already durable; the
+            # halt says where the run stopped.
+            cancelled = isinstance(stop, asyncio.CancelledError) and stop.args and isinstance(stop.args[0], str)
+            why = stop.args[0] if cancelled else "the person stopped the run"
+            self._write_state(self._halt_entry("interrupted", self.driver.next_speaker(), why))
             raise
         result.elapsed_s = time.monotonic() - started
         result.summary = self.driver.summary()

@@ -44,7 +44,7 @@ def mcp_command(
         ),
     ] = None,
 ) -> None:
-    """Serve join, status, claim_lock, refresh_lock, release_lock, read_debate, append_turn and emit over MCP."""
+    """Serve moot over MCP: start and follow deliberations, and take part in duels, critiques and roundtables."""
     from moot import tools
 
     http = transport is Transport.http

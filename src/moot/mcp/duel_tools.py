@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import Field, WithJsonSchema
 
 from moot.ledger import DEFAULT_RETRY_AFTER_SECONDS, DEFAULT_TTL_SECONDS, EVENT_TYPES
 from moot.mcp import resources
+from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, Ttl
 from moot.mcp.state import answer, connection_of, state_of
 from moot.protocols.duel import OutcomeName
 from moot.tools import duel, events
@@ -22,14 +23,6 @@ from moot.tools.models import LockGranted, Released
 DuelId = Annotated[str, Field(description="The duel_id that join returned.")]
 ParticipantId = Annotated[
     str, Field(description="Your participant_id from join; only the one this connection joined as is accepted.")
-]
-LeaseToken = Annotated[str, Field(description="The lease_token that claim_lock returned (it is the write credential).")]
-Ttl = Annotated[float, Field(description="How long the lease lasts, in seconds.", gt=0)]
-# Optional arguments are published as their plain type (no anyOf with null): simpler for a model to fill.
-Fencing = Annotated[
-    int | None,
-    WithJsonSchema({"type": "integer"}),
-    Field(description="Optional: the fencing_token claim_lock returned; checked with the lease."),
 ]
 Outcome = Annotated[
     OutcomeName | None,
@@ -242,9 +235,6 @@ def emit(
         )
     )
 
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
 # (function, annotations) in the order an agent uses them; the function name is the tool name.
 DUEL_TOOLS = (

@@ -5,6 +5,10 @@ joined: ``join`` binds the returned id, and ``claim_lock``, ``refresh_lock``, ``
 ``append_turn`` refuse any other id (``TOOLS_IDENTITY``). One connection is one participant: its first join
 fixes its name, and a later join under another name is refused before the ledger sees it.
 
+The critique's and the roundtable's tools bind a seat instead: the role a connection claimed in one record
+(``critique_claim``, ``roundtable_start`` as the moderator, ``roundtable_take_floor``). The record is known
+before the call, so one connection holds one role per record, and acts only in the roles it claimed.
+
 A connection is the stdio process (one client per ``moot mcp`` process) or one streamable-HTTP session
 (its ``Mcp-Session-Id``, issued by the server). A sessionless HTTP request cannot be told apart from any
 other, so it may read but not act.
@@ -37,6 +41,7 @@ class Identities:
 
     _names: dict[str, str] = field(default_factory=dict)
     _joined: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    _seats: dict[str, dict[str, str]] = field(default_factory=dict)  # connection -> record -> role
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _joins: threading.Lock = field(default_factory=threading.Lock)
 
@@ -74,6 +79,36 @@ class Identities:
             raise Refused(
                 f"Participant {participant_id!r} of duel {duel_id!r} did not join through this MCP connection; "
                 "call join with your own name and use the participant_id it returns.",
+                rule="TOOLS_IDENTITY",
+            )
+
+    @contextmanager
+    def seating(self, connection: str | None, record: str, role: str, *, where: str) -> Iterator[None]:
+        """Let ``connection`` take ``role`` in ``record`` (``where`` names it for people) if it holds no other
+        role there; the seat is bound once the body succeeds."""
+        key = _required(connection, f"take a role in {where}")
+        with self._joins:
+            with self._lock:
+                held = self._seats.get(key, {}).get(record)
+            if held is not None and held != role:
+                raise Refused(
+                    f"This MCP connection is {held!r} in {where}, and one connection speaks for one role; act as "
+                    f"{held!r} or connect a separate client for {role!r}.",
+                    rule="TOOLS_IDENTITY",
+                )
+            yield
+            with self._lock:
+                self._seats.setdefault(key, {})[record] = role
+
+    def require_seat(self, connection: str | None, record: str, role: str, *, where: str, claim: str) -> None:
+        """Refuse to act as ``role`` in ``record`` unless this connection took that seat (with ``claim``)."""
+        key = _required(connection, f"act in {where}")
+        with self._lock:
+            held = self._seats.get(key, {}).get(record)
+        if held != role:
+            raise Refused(
+                f"The role {role!r} in {where} was not taken through this MCP connection; call {claim} as your own "
+                "role first and act as that role.",
                 rule="TOOLS_IDENTITY",
             )
 

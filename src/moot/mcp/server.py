@@ -1,7 +1,9 @@
-"""The MCP server: the duel tools and the debate artifacts, served with the official SDK's ``MCPServer``.
+"""The MCP server: the tools that run deliberations, each protocol's participation tools, and the debate
+artifacts, served with the official SDK's ``MCPServer``.
 
-The work root's ledger is opened once, in the server's lifespan, and shared by every connection; the
-tools run on the SDK's worker threads (the ledger serialises its transactions).
+The work root's ledger and the runner of its debates are opened once, in the server's lifespan, and shared by
+every connection. The participation tools run on the SDK's worker threads (the ledger serialises its
+transactions); the run tools are async and run in the event loop, where the debates run as tasks.
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ from mcp_types import Resource
 from pydantic import ValidationError
 
 from moot import __version__, registry, tools
+from moot.engine.runner import Runner
 from moot.mcp import resources
+from moot.mcp.run_tools import RUN_TOOLS
 from moot.mcp.state import ServerState, state_of
 
 NAME = "moot"
 INSTRUCTIONS = (
-    "moot runs Socratic duels between two agents and enforces every rule in code. Take part like this: join "
+    "moot runs deliberations between models and agents and enforces every rule in code. To have other models "
+    "deliberate, call start_debate (any protocol; it answers at once with a debate_id), then debate_status with "
+    "wait_seconds until its state is no longer running, then debate_result. To take part in a Socratic duel "
+    "yourself: join "
     "(once per duel) -> claim_lock -> read_debate -> append_turn (one turn in the duel's turn format) -> "
     "release_lock; when append_turn reports terminal_outcome, close with release_lock(close=true, "
     "outcome=<terminal_outcome>). A refusal is a tool error whose first line names the fix and the rule ids. "
@@ -88,7 +95,11 @@ def build_server(
     @asynccontextmanager
     async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
         with tools.open_workspace(where, database_url=database_url) as workspace:
-            yield ServerState(workspace=workspace)
+            runner = Runner(where)
+            try:
+                yield ServerState(workspace=workspace, runner=runner)
+            finally:
+                await runner.close()  # debates still running record where they stopped
 
     server = MootServer(
         where,
@@ -103,6 +114,8 @@ def build_server(
         token_verifier=StaticBearer(bearer_token) if bearer_token else None,
         auth=AuthSettings(issuer_url=url or "http://127.0.0.1", resource_server_url=None) if bearer_token else None,
     )
+    for function, hints in RUN_TOOLS:
+        server.add_tool(function, name=function.__name__, annotations=hints)
     for plugin in registry.protocols().values():
         for function, hints in registry.load(plugin.mcp_tools) if plugin.mcp_tools is not None else ():
             server.add_tool(function, name=function.__name__, annotations=hints)

@@ -4,7 +4,7 @@ answer becomes an MCP result (refusals are tool errors, never protocol errors or
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -13,8 +13,11 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from moot import tools
+from moot.engine.runner import Runner
+from moot.errors import UserError
 from moot.mcp.identity import Identities, connection_key
-from moot.tools import Workspace
+from moot.tools import BadInput, ToolError, Workspace
+from moot.tools.errors import translate
 
 
 @dataclass
@@ -22,6 +25,7 @@ class ServerState:
     """Opened once per server (the lifespan) and shared by every connection."""
 
     workspace: Workspace
+    runner: Runner
     identities: Identities = field(default_factory=Identities)
 
 
@@ -48,3 +52,20 @@ def tool_result(payload: dict[str, Any], exit_code: int) -> CallToolResult:
 def answer(action: Callable[[], BaseModel]) -> CallToolResult:
     """Run one tools-layer call; its refusals (``ToolError``) come back as tool errors."""
     return tool_result(*tools.invoke(action))
+
+
+async def answer_async(action: Callable[[], Awaitable[BaseModel]]) -> CallToolResult:
+    """Run one async call; a refusal, or a usage error the CLI would report (exit 2), comes back as a tool error."""
+    try:
+        result = await action()
+    except ToolError as refusal:
+        return tool_result(refusal.payload(), refusal.exit_code)
+    except UserError as problem:
+        bad = BadInput(str(problem), rule="TOOLS_BAD_INPUT")
+        return tool_result(bad.payload(), bad.exit_code)
+    except Exception as exc:  # the files below (a link, a full disk) refuse as the synchronous tools' do
+        error = translate(exc)
+        if error is None:
+            raise
+        return tool_result(error.payload(), error.exit_code)
+    return tool_result(tools.result_payload(result), 0)

@@ -1,0 +1,209 @@
+"""Debates run inside a long-lived process (``moot mcp``): each started from plain data, run as an asyncio task
+with the engine ``moot run`` uses, and watched, awaited or cancelled by its id.
+
+A debate's id is its record's path relative to the work root (``.dialogues/cache.md``, ``.roundtable/cache``),
+so the same id names it while it runs here and afterwards on disk.
+
+:func:`prepare` is the start every in-process caller shares (``moot run --batch`` too): the record is created,
+the agents are resolved and probed, and a start that fails removes the record again, so nothing is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from moot.agents import Agent
+from moot.artifacts.run_state import remove_record
+from moot.config import load_settings
+from moot.engine.driver import Driver
+from moot.engine.loop import Event, Limits, RunResult, local_timestamp
+from moot.engine.session import AgentChoice, limits_from, probe_agents, require_prices, resolve_agents, run_driver
+from moot.engine.specs import build_driver, caller_keys
+from moot.errors import RecordExists, UserError
+
+CANCELLED_REASON = "cancelled with cancel_debate"
+STOPPED_REASON = "the server running it stopped"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A started record whose agents answered their probe: ready for :func:`run_driver`."""
+
+    driver: Driver
+    agents: dict[str, Agent]
+    limits: Limits
+    specs: dict[str, str]
+
+
+async def prepare(spec: Mapping[str, Any], root: Path, started: str, **budgets: float | int | None) -> Prepared:
+    """Create the record ``spec`` describes (a ``--batch`` line's keys) under ``root`` and ready its agents.
+
+    ``budgets`` override the settings' limits (``max_tokens=…``; ``None`` keeps the setting). A start that
+    fails after the record was created (an unknown agent, a missing key, an unreachable server) removes it.
+    """
+    keys = caller_keys(spec)
+    settings = load_settings(root)
+    driver = build_driver(spec, root, started)
+    choice = AgentChoice.for_driver(driver, keys.get("agent", {}), keys.get("agents"))
+    try:
+        agents = resolve_agents(driver.roles(), choice, settings)
+        given = {name: value for name, value in budgets.items() if value is not None}
+        limits = limits_from(settings, **{"repairs": keys.get("repairs"), **given})
+        if limits.max_cost_usd is not None:
+            require_prices(agents, choice, settings)
+        await probe_agents(agents)
+    except UserError:
+        remove_record(driver.record_path, stop_at=root)
+        raise
+    specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
+    return Prepared(driver, agents, limits, specs)
+
+
+class RunState(StrEnum):
+    running = "running"
+    ended = "ended"  # the protocol reached its outcome
+    halted = "halted"  # the engine stopped it without one: an agent failed, repairs or a budget ran out
+    cancelled = "cancelled"  # cancel_debate (or the server shutting down) stopped it
+    failed = "failed"  # an internal error; the message says which
+
+
+@dataclass
+class DebateRun:
+    """One debate this process runs or ran. Its counters follow the engine's events as turns land."""
+
+    id: str
+    protocol: str
+    record_path: Path
+    driver: Driver
+    started_at: str
+    state: RunState = RunState.running
+    result: RunResult | None = None
+    error: str | None = None
+    turns_this_run: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    last_event: str | None = None
+    version: int = 0  # counts the news (turns, halts, the end), so that a waiter misses none
+    task: asyncio.Task[None] | None = None
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def active(self) -> bool:
+        return self.state is RunState.running
+
+    def on_event(self, event: Event) -> None:
+        """The engine's subscriber: count what landed and wake whoever waits for news."""
+        if event.type == "attempt":
+            self.prompt_tokens += int(event.data.get("prompt_tokens") or 0)
+            self.completion_tokens += int(event.data.get("completion_tokens") or 0)
+        elif event.type == "turn_accepted":
+            self.turns_this_run += 1
+            self.last_event = f"turn {event.data.get('turn')} by {event.role} accepted"
+        elif event.type == "halted":
+            self.last_event = f"halted: {event.data.get('reason')}"
+        else:
+            return
+        self._notify()
+
+    def _notify(self) -> None:
+        self.version += 1
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def next_change(self, seen: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for news after ``version`` ``seen``; False when nothing happened."""
+        if self.version > seen:
+            return True
+        if not self.active:
+            return False
+        try:
+            await asyncio.wait_for(self._changed.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def finish(self, state: RunState, *, result: RunResult | None = None, error: str | None = None) -> None:
+        self.state, self.result, self.error = state, result, error
+        self._notify()
+
+
+class Runner:
+    """The debates of one work root that this process runs, by id (see the module docstring)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._runs: dict[str, DebateRun] = {}
+
+    def id_of(self, record: Path) -> str:
+        return record.resolve().relative_to(self.root).as_posix()
+
+    def get(self, debate_id: str) -> DebateRun | None:
+        return self._runs.get(debate_id)
+
+    def runs(self) -> list[DebateRun]:
+        return list(self._runs.values())
+
+    async def start(self, spec: Mapping[str, Any], *, force: bool = False, **budgets: float | int | None) -> DebateRun:
+        """Start the debate ``spec`` describes and return at once; it runs on in this event loop.
+
+        An existing record of the same name is replaced only with ``force``, and never while it runs here.
+        """
+        try:
+            prepared = await prepare(spec, self.root, local_timestamp(), **budgets)
+        except RecordExists as exists:
+            running = self.get(self.id_of(exists.path))
+            if running is not None and running.active:
+                raise UserError(
+                    f"{exists.path} is a debate running here ({running.id}); wait for it or cancel it first."
+                ) from None
+            if not force:
+                raise UserError(f"{exists} To start it afresh, pass force: true.") from None
+            remove_record(exists.path, stop_at=exists.path.parent)
+            prepared = await prepare(spec, self.root, local_timestamp(), **budgets)
+        driver = prepared.driver
+        run = DebateRun(
+            id=self.id_of(driver.record_path),
+            protocol=driver.protocol,
+            record_path=driver.record_path,
+            driver=driver,
+            started_at=local_timestamp(),
+        )
+        self._runs[run.id] = run
+        run.task = asyncio.create_task(self._run(run, prepared), name=f"moot debate {run.id}")
+        return run
+
+    async def _run(self, run: DebateRun, prepared: Prepared) -> None:
+        try:
+            result = await run_driver(
+                prepared.driver, prepared.agents, prepared.limits, (run.on_event,), prepared.specs
+            )
+        except asyncio.CancelledError:
+            run.finish(RunState.cancelled)
+            raise
+        except Exception as exc:  # a defect below: the run says so instead of dying silently
+            run.finish(RunState.failed, error=f"{type(exc).__name__}: {exc}")
+            return
+        halted = run.last_event is not None and run.last_event.startswith("halted")
+        run.finish(RunState.halted if halted else RunState.ended, result=result)
+
+    async def cancel(self, debate_id: str, reason: str = CANCELLED_REASON) -> DebateRun:
+        """Stop a running debate: every accepted turn is already durable, and the engine records where it stopped
+        and ``reason``."""
+        run = self._runs.get(debate_id)
+        if run is None:
+            raise UserError(f"no debate {debate_id!r} runs in this server; list_debates names the ones that do.")
+        if run.active and run.task is not None:
+            run.task.cancel(reason)
+            await asyncio.wait([run.task])
+        return run
+
+    async def close(self) -> None:
+        """Cancel every debate still running (the server is stopping), each recording where it stopped."""
+        for run in self.runs():
+            if run.active:
+                await self.cancel(run.id, STOPPED_REASON)

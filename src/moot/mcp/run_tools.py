@@ -1,0 +1,409 @@
+"""The MCP tools that run deliberations in the server: ``start_debate``, ``debate_status``, ``debate_result``,
+``list_debates`` and ``cancel_debate``, for every registered protocol.
+
+A debate runs in the server's event loop with the engine ``moot run`` uses (:mod:`moot.engine.runner`): the same
+record, the same checks, the same refusals. A long run is three steps — start, status (with progress
+notifications while it waits), result — so no call has to outlast a client's timeout. A debate's id is its record's
+path relative to the work root, so records written before the server started are found by the same id.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from moot import registry
+from moot.artifacts import check_path
+from moot.cli.ls import find_records, record_row
+from moot.conformity import conformity_json
+from moot.engine.runner import DebateRun, Runner, RunState
+from moot.engine.sealed import open_phase
+from moot.engine.specs import NOT_OPTIONS
+from moot.errors import UserError
+from moot.mcp.params import READ_ONLY
+from moot.mcp.state import answer_async, state_of
+from moot.protocols.base import Summary
+from moot.tools import BadInput, Refused
+from moot.tools.errors import shown
+
+# What a deliberation is about, by the name its protocol's options give it (a duel debates a source document).
+SUBJECTS = ("topic", "question", "source")
+
+
+def _option_names(protocol: str) -> list[str]:
+    return [f.name for f in dataclasses.fields(registry.get(protocol).driver_class().options_type)]
+
+
+def _taking(subject: str) -> str:
+    """The protocols whose options have ``subject``, for the argument's description."""
+    return ", ".join(name for name in registry.protocols() if subject in _option_names(name)) or "none"
+
+
+def _options_text() -> str:
+    per = "; ".join(
+        f"{name}: {', '.join(o for o in _option_names(name) if o not in SUBJECTS)}" for name in registry.protocols()
+    )
+    return f"The protocol's other options, as in a moot run --batch line ({per})."
+
+
+Protocol = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "enum": list(registry.protocols())}),
+    Field(description=f"The protocol: {registry.names_sentence()}."),
+]
+DebateId = Annotated[
+    str, Field(description="The debate_id start_debate returned (the record's path under the work root).")
+]
+Optional = Annotated[float | None, WithJsonSchema({"type": "number"})]
+OptionalInt = Annotated[int | None, WithJsonSchema({"type": "integer"})]
+
+
+class DebateStatus(BaseModel):
+    """Where a debate stands: ``state`` is running, ended, halted, cancelled or failed for a debate this server
+    ran, and ended, halted or open for a record it did not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    debate_id: str
+    protocol: str | None
+    record: str
+    state: str
+    turns: int
+    round: int | None
+    next_speaker: str | None
+    speaking: list[str]  # who is being asked now: the next speaker, or every role of a sealed phase
+    outcome: str | None
+    reason: str | None
+    turns_this_run: int | None
+    tokens: int
+    last_event: str | None
+    error: str | None
+    next_step: str
+
+
+class DebateResult(BaseModel):
+    """How a debate ended, what ``moot check`` says about its record, what it spent, and its conformity."""
+
+    model_config = ConfigDict(frozen=True)
+
+    debate_id: str
+    protocol: str | None
+    record: str
+    state: str
+    outcome: str | None
+    consensus: bool
+    reason: str | None
+    summary: dict[str, Any]
+    verdict: str
+    violations: list[str]
+    run_halted: dict[str, Any] | None
+    turns: int
+    tokens: int
+    cost_usd: float | None
+    elapsed_s: float | None
+    conformity: dict[str, Any]
+
+
+class DebateList(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    root: str
+    debates: list[dict[str, Any]]
+
+
+# --- finding a debate ---------------------------------------------------------------------------
+
+
+def _runner(ctx: Context) -> Runner:
+    return state_of(ctx).runner
+
+
+def _located(runner: Runner, debate_id: str) -> tuple[DebateRun | None, Path]:
+    """The run of ``debate_id`` in this server, else the record of that id in the work root."""
+    run = runner.get(debate_id)
+    if run is not None:
+        return run, run.record_path
+    for path in find_records(runner.root):
+        if runner.id_of(path) == debate_id:
+            return None, path
+    raise BadInput(
+        f"There is no debate {shown(debate_id)!r} under {runner.root}; call list_debates for the ids.",
+        rule="TOOLS_BAD_INPUT",
+    )
+
+
+def _disk_state(ended: bool, halted: bool) -> str:
+    """The state of a record no run in this server drives."""
+    if ended:
+        return RunState.ended.value
+    return RunState.halted.value if halted else "open"
+
+
+def _status(runner: Runner, debate_id: str) -> DebateStatus:
+    run, path = _located(runner, debate_id)
+    summary: Summary | None
+    speaking: list[str] = []
+    if run is not None and run.active:
+        summary = run.driver.summary()
+        phase = open_phase(run.driver)
+        speaking = list(phase.roles) if phase is not None else [r for r in [summary.next_speaker] if r is not None]
+        halted = None
+        tokens = run.prompt_tokens + run.completion_tokens
+        state = run.state.value
+    else:
+        summary = check_path(path).summary
+        halted = summary.detail.get("run_halted") if summary is not None else None
+        tokens = int(record_row(path)["tokens"])
+        ended = summary is not None and summary.outcome is not None
+        state = run.state.value if run is not None else _disk_state(ended, isinstance(halted, dict))
+    outcome = summary.outcome if summary is not None else None
+    reason = outcome.reason if outcome is not None else (halted.get("reason") if isinstance(halted, dict) else None)
+    if state == RunState.running:
+        step = "running: call debate_status again (wait_seconds waits for news), then debate_result once it ends"
+    else:
+        step = "call debate_result for the outcome, the record's check and the conformity metrics"
+    return DebateStatus(
+        debate_id=runner.id_of(path),
+        protocol=summary.protocol if summary is not None else None,
+        record=str(path),
+        state=state,
+        turns=summary.turns if summary is not None else 0,
+        round=summary.round if summary is not None else None,
+        next_speaker=summary.next_speaker if summary is not None and state == RunState.running else None,
+        speaking=speaking,
+        outcome=outcome.name if outcome is not None else None,
+        reason=reason,
+        turns_this_run=run.turns_this_run if run is not None else None,
+        tokens=tokens,
+        last_event=run.last_event if run is not None else None,
+        error=run.error if run is not None else None,
+        next_step=step,
+    )
+
+
+def _result(runner: Runner, debate_id: str) -> DebateResult:
+    run, path = _located(runner, debate_id)
+    if run is not None and run.active:
+        raise Refused(
+            f"Debate {run.id} is still running ({run.driver.summary().turns} turn(s) so far); call debate_status "
+            "with wait_seconds until its state is no longer running, then debate_result.",
+            rule="TOOLS_BAD_INPUT",
+        )
+    report = check_path(path)
+    summary = report.summary
+    outcome = summary.outcome if summary is not None else None
+    halted = summary.detail.get("run_halted") if summary is not None else None
+    result = run.result if run is not None else None
+    state = run.state.value if run is not None else _disk_state(outcome is not None, isinstance(halted, dict))
+    reason = outcome.reason if outcome is not None else (halted.get("reason") if isinstance(halted, dict) else None)
+    return DebateResult(
+        debate_id=runner.id_of(path),
+        protocol=report.protocol,
+        record=str(path),
+        state=state,
+        outcome=outcome.name if outcome is not None else None,
+        consensus=bool(outcome and outcome.consensus),
+        reason=reason or (run.error if run is not None else None),
+        summary=summary.model_dump(mode="json") if summary is not None else {},
+        verdict=report.verdict,
+        violations=[str(v) for v in report.violations],
+        run_halted=halted if isinstance(halted, dict) else None,
+        turns=summary.turns if summary is not None else 0,
+        tokens=int(record_row(path)["tokens"]),
+        cost_usd=None if result is None or result.cost_usd is None else round(result.cost_usd, 6),
+        elapsed_s=None if result is None else round(result.elapsed_s, 3),
+        conformity=conformity_json(path),
+    )
+
+
+# --- starting -----------------------------------------------------------------------------------
+
+
+def debate_spec(
+    root: Path,
+    protocol: str,
+    subjects: dict[str, str],
+    options: dict[str, Any],
+    agent: dict[str, str],
+    agents: str,
+) -> dict[str, Any]:
+    """The ``--batch``-line spec of a start_debate call: its subject and options are the protocol's options."""
+    fields = set(_option_names(protocol))
+    misplaced = sorted(set(options) & NOT_OPTIONS)
+    if misplaced:
+        raise UserError(
+            f"options hold the {protocol} options only, not {', '.join(misplaced)}; give the protocol and the "
+            "agents as start_debate's own arguments."
+        )
+    given: dict[str, Any] = {}
+    for name, value in subjects.items():
+        if not value:
+            continue
+        if name not in fields:
+            wanted = " or ".join(s for s in SUBJECTS if s in fields) or "options"
+            raise UserError(f"a {protocol} debate takes no {name}; give its {wanted} instead.")
+        if name in options:
+            raise UserError(f"{name} is given twice; leave it out of options.")
+        # A path is relative to the work root, not to wherever the server was started.
+        given[name] = str(root / value) if name == "source" else value
+    spec: dict[str, Any] = {**options, **given, "protocol": protocol}
+    if agent:
+        spec["agent"] = agent
+    if agents:
+        spec["agents"] = agents
+    return spec
+
+
+async def start_debate(
+    protocol: Protocol,
+    ctx: Context,
+    topic: Annotated[str, Field(description=f"What it is about ({_taking('topic')}).")] = "",
+    question: Annotated[str, Field(description=f"The question ({_taking('question')}).")] = "",
+    source: Annotated[
+        str,
+        Field(description=f"The document to debate ({_taking('source')}), relative to the work root or absolute."),
+    ] = "",
+    agents: Annotated[
+        str, Field(description="One moot agent spec for every role, e.g. openai:gpt-4o-mini (default: moot.toml's).")
+    ] = "",
+    agent: Annotated[
+        dict[str, str], Field(description='An agent spec per role, e.g. {"critic": "anthropic:claude-sonnet-4"}.')
+    ] = {},  # noqa: B006 - never mutated; the SDK copies validated arguments
+    options: Annotated[dict[str, Any], Field(description=_options_text())] = {},  # noqa: B006 - never mutated; the SDK copies validated arguments
+    max_tokens: Annotated[OptionalInt, Field(description="Token budget for the debate.", ge=1)] = None,
+    max_wall_s: Annotated[Optional, Field(description="Wall-time budget in seconds.", ge=1)] = None,
+    max_cost_usd: Annotated[
+        Optional, Field(description="Budget in USD (every agent needs a known price).", ge=0)
+    ] = None,
+    turn_timeout_s: Annotated[Optional, Field(description="Seconds per turn.", ge=1)] = None,
+    repairs: Annotated[OptionalInt, Field(description="Retries for an invalid turn (default 2).", ge=0)] = None,
+    force: Annotated[bool, Field(description="Replace an existing record of the same name.")] = False,
+) -> CallToolResult:
+    """Start a deliberation that the server runs with moot's engine (as `moot run` does) and return its debate_id
+    at once; follow it with debate_status and fetch debate_result when it ends.
+
+    A start that cannot run (an unknown option, agent or role, a missing key or script, an unreachable server)
+    is refused in one sentence and writes nothing.
+    """
+    runner = _runner(ctx)
+
+    async def act() -> DebateStatus:
+        spec = debate_spec(
+            runner.root, protocol, {"topic": topic, "question": question, "source": source}, options, agent, agents
+        )
+        run = await runner.start(
+            spec,
+            force=force,
+            max_tokens=max_tokens,
+            max_wall_s=max_wall_s,
+            max_cost_usd=max_cost_usd,
+            turn_timeout_s=turn_timeout_s,
+            repairs=repairs,
+        )
+        return _status(runner, run.id)
+
+    return await answer_async(act)
+
+
+async def debate_status(
+    debate_id: DebateId,
+    ctx: Context,
+    wait_seconds: Annotated[
+        float,
+        Field(
+            description="Wait up to this long for the debate to end, sending a progress notification as each turn "
+            "lands (if you sent a progress token); 0 answers at once.",
+            ge=0,
+            le=600,
+        ),
+    ] = 0,
+) -> CallToolResult:
+    """A debate's state (running, ended, halted, cancelled), turns so far, whose turn it is, and its outcome."""
+    runner = _runner(ctx)
+
+    async def act() -> DebateStatus:
+        run = runner.get(debate_id)
+        if run is not None and wait_seconds > 0:
+            await _follow(run, ctx, wait_seconds)
+        return _status(runner, debate_id)
+
+    return await answer_async(act)
+
+
+async def _follow(run: DebateRun, ctx: Context, seconds: float) -> None:
+    """Wait while ``run`` goes on, up to ``seconds``; each turn that lands is one progress notification."""
+    deadline = time.monotonic() + seconds
+    reported, seen = run.driver.summary().turns, run.version
+    while (left := deadline - time.monotonic()) > 0 and await run.next_change(seen, left):
+        seen = run.version
+        summary = run.driver.summary()
+        if summary.turns > reported:
+            reported = summary.turns
+            whose = f"; next: {summary.next_speaker}" if summary.next_speaker and run.active else ""
+            await ctx.report_progress(summary.turns, None, f"{run.last_event}{whose}")
+
+
+async def debate_result(debate_id: DebateId, ctx: Context) -> CallToolResult:
+    """How a debate ended: outcome, reason, the protocol's summary, the record's path and check, tokens and price,
+    and its conformity metrics (who changed position toward whom)."""
+    runner = _runner(ctx)
+
+    async def act() -> DebateResult:
+        return _result(runner, debate_id)
+
+    return await answer_async(act)
+
+
+async def list_debates(ctx: Context) -> CallToolResult:
+    """The debates of the work root: the ones this server runs or ran (with their state) and every record on disk
+    (protocol, status, outcome, turns, tokens)."""
+    runner = _runner(ctx)
+
+    def rows() -> list[dict[str, Any]]:
+        found = []
+        for path in find_records(runner.root):
+            debate_id = runner.id_of(path)
+            run = runner.get(debate_id)
+            row = record_row(path)
+            ended, halted = row["outcome"] is not None, bool(row["run_halted"])
+            state = run.state.value if run is not None else _disk_state(ended, halted)
+            found.append({"debate_id": debate_id, "state": state, **row})
+        return found
+
+    async def act() -> DebateList:
+        # Every record is read and checked: off the event loop, where the debates run.
+        return DebateList(root=str(runner.root), debates=await anyio.to_thread.run_sync(rows))
+
+    return await answer_async(act)
+
+
+async def cancel_debate(debate_id: DebateId, ctx: Context) -> CallToolResult:
+    """Stop a debate this server runs. Every accepted turn is already in its record, and the record notes where the
+    run stopped (`moot check` reports it; `moot resume` continues it)."""
+    runner = _runner(ctx)
+
+    async def act() -> DebateStatus:
+        await runner.cancel(debate_id)
+        return _status(runner, debate_id)
+
+    return await answer_async(act)
+
+
+# Starting runs the chosen agents, which may call model APIs: an open world.
+STARTS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
+STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+RUN_TOOLS = (
+    (start_debate, STARTS),
+    (debate_status, READ_ONLY),
+    (debate_result, READ_ONLY),
+    (list_debates, READ_ONLY),
+    (cancel_debate, STOPS),
+)
