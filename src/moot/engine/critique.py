@@ -126,6 +126,7 @@ class CritiqueDriver(Driver):
         self.config = parsed.config
         self.protocol_machine = CritiqueProtocol(parsed.config)
         self.state: CritiqueState = self.protocol_machine.replay(parsed.turns).state
+        self.writer: record.CritiqueWriter | None = None  # opened by the first commit, which checks the chain too
 
     def roles(self) -> list[str]:
         return list(self.config.roles)
@@ -213,11 +214,13 @@ class CritiqueDriver(Driver):
 
     def commit(self, turn: CritiqueTurn) -> None:
         try:
-            appended = record.append_turn(self.record_path, turn)
+            if self.writer is None:
+                self.writer = record.CritiqueWriter(self.record_path)
+            appended = self.writer.append(turn)
         except BaseException:
             self._load()  # on a refusal the record changed under us; the caller sees the error
             raise
-        # The text just written and its validated state: reading it back cost a sixth of a scripted turn.
+        # The writer keeps the text and the validated state in memory: the record is not read back.
         self.text, self.state = appended.text, appended.state
         self.human_note = None
 
