@@ -69,3 +69,5 @@ COUNCIL = ProtocolPlugin(
     driver="moot.engine.council:CouncilDriver",
     command="moot.cli.council:run_council",
 )
+
+BUILTIN_PROTOCOLS = (CRITIQUE, DUEL, AGORA, ROUNDTABLE, COUNCIL)
