@@ -230,8 +230,8 @@ def atomic_write_text(path: Path, text: str) -> None:
 def append_raw(path: Path, data: bytes) -> None:
     """Append ``data`` to an existing file and fsync it, leaving every byte before it as it was.
 
-    For what must be recorded in a file moot cannot parse (an INVALIDATED conclusion); anything that
-    parses is rewritten through :func:`atomic_write_text` instead.
+    For what must be recorded in a file moot cannot parse (an INVALIDATED conclusion); a turn of a record
+    moot parsed goes through :func:`append_record`, which also checks that nobody else wrote the record.
     """
     refuse_symlink(path)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)

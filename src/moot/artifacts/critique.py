@@ -428,6 +428,18 @@ def parse(text: str, file: str | None = None) -> tuple[CritiqueRecord | None, li
     return CritiqueRecord(config=scan.config, turns=turns), scan.violations
 
 
+def _read_back(piece: str, file: str) -> list[_ScannedTurn]:
+    """The turns in ``piece``, a rendered turn about to be appended: a turn's reading depends only on its own
+    lines, so the record before it need not be read again."""
+    lines = _split_lines(piece)
+    starts = [index for index, line in enumerate(lines) if is_turn_header(line.text)]
+    scan = _Scan(file=file, config=None, replay_config=None, field_lines={}, turns=[], violations=[])
+    for number, start in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(lines)
+        _scan_turn(scan, lines, piece, start, end, last_turn=end == len(lines))
+    return scan.turns
+
+
 def turn_sources(text: str) -> list[TurnSource]:
     """Each turn's first line and exact text, in order: what the digest chain is computed over."""
     return [TurnSource(line=turn.line, text=turn.text) for turn in _scan(text, None).turns]
@@ -517,23 +529,27 @@ class CritiqueWriter:
         self.protocol, self.state, _ = _replay(scan, self.config)
         self.appender = RecordAppender(self.path, stamp, [turn.text for turn in scan.turns])
 
-    def append(self, turn: CritiqueTurn) -> Appended:
+    def append(self, turn: CritiqueTurn, validated_against: CritiqueState | None = None) -> Appended:
         """Validate ``turn`` against the history and append it durably with its chain row.
 
-        Raises :class:`ProtocolViolationError` when the turn breaks a rule or the record cannot take a
-        turn (format errors, edited accepted turns); the record is then left as it was.
+        ``validated_against``: the state the caller already validated the turn against (with no errors); when it
+        is the writer's own, the rules are not run twice. Raises :class:`ProtocolViolationError` when the turn
+        breaks a rule or the record cannot take a turn (format errors, edited accepted turns); the record is
+        then left as it was.
         """
         try:
-            return self._append(turn)
+            return self._append(turn, validated_against)
         except RecordChangedError:
             self._open()
-            return self._append(turn)
+            return self._append(turn, None)
 
-    def _append(self, turn: CritiqueTurn) -> Appended:
-        state, warnings = self.protocol.step(self.state, turn)
+    def _append(self, turn: CritiqueTurn, validated_against: CritiqueState | None) -> Appended:
+        if validated_against is self.state:
+            state, warnings = self.protocol.apply(self.state, turn), []
+        else:
+            state, warnings = self.protocol.step(self.state, turn)
         piece = render_turn(turn)
-        # The new turn read back on its own: a turn's reading depends only on its own lines.
-        written = _scan(f"{render_header(self.config)}\n{piece}", str(self.path)).turns
+        written = _read_back(piece, str(self.path))
         if len(written) != 1 or written[0].to_turn(0, "", "") != turn:
             raise ProtocolViolationError(
                 [
