@@ -27,6 +27,14 @@ while True:
 """
 
 
+def wait_until_writing(proc: subprocess.Popen[bytes], path: Path, size: int) -> None:
+    """Until the child has written past ``size`` bytes: on a loaded machine it may take seconds to start."""
+    deadline = time.monotonic() + 120
+    while (path.stat().st_size if path.exists() else 0) <= size:
+        assert proc.poll() is None and time.monotonic() < deadline, "the writer never started writing"
+        time.sleep(0.01)
+
+
 def complete_turns(text: str) -> int:
     """How many whole turns the file holds; fails the test on a torn one."""
     chunks = [c for c in text.split("---\n\n## Turn ") if c]
@@ -42,7 +50,8 @@ def test_sigkill_during_appends_never_tears_a_turn(tmp_path: Path) -> None:
     seen = 0
     for _ in range(5):
         proc = subprocess.Popen([sys.executable, "-c", WRITER.format(turn=TURN), str(record)])
-        time.sleep(rng.uniform(0.2, 0.6))
+        wait_until_writing(proc, record, record.stat().st_size)
+        time.sleep(rng.uniform(0.0, 0.3))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         now = complete_turns(record.read_text())
@@ -70,7 +79,8 @@ def test_a_killed_log_append_costs_at_most_the_last_line(tmp_path: Path) -> None
     rng = random.Random(11)
     for _ in range(3):
         proc = subprocess.Popen([sys.executable, "-c", LOGGER, str(log)])
-        time.sleep(rng.uniform(0.3, 0.6))
+        wait_until_writing(proc, log, (log.stat().st_size if log.exists() else 0) + 20_000)
+        time.sleep(rng.uniform(0.0, 0.3))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         append_log_line(log, '{"n": 0, "pad": ""}')  # after a kill, the next line starts on a line of its own

@@ -184,6 +184,7 @@ def test_sigkill_then_resume_finishes_with_no_lost_or_duplicated_turn(tmp_path: 
     assert check_path(record).exit_code == 0
 
 
+@pytest.mark.slow
 def test_a_real_debate_on_the_embedded_model(tmp_path: Path) -> None:
     done = run_moot(
         "run", "critique", "--topic", "Adopt a monorepo", "--max-rounds", "1", "--json", cwd=tmp_path, timeout=600
@@ -206,6 +207,7 @@ def test_rules_lists_every_rule_id_that_check_reports(tmp_path: Path) -> None:
     assert unknown.returncode == 2 and "chess" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_run_roundtable_on_the_embedded_model_closes_with_minutes(tmp_path: Path) -> None:
     done = run_moot(
         "run", "roundtable", "--topic", "缓存设计", "--speakers", "架构师,审查员", "--max-rounds", "1", "--json",
@@ -218,6 +220,7 @@ def test_run_roundtable_on_the_embedded_model_closes_with_minutes(tmp_path: Path
     assert check_path(meeting).exit_code == 0
 
 
+@pytest.mark.slow
 def test_run_agora_on_the_embedded_model_ends_in_a_terminal_outcome(tmp_path: Path) -> None:
     done = run_moot(
         "run", "agora", "--topic", "Tabs or spaces", "--max-turns", "4", "--json", cwd=tmp_path, timeout=600
@@ -240,6 +243,7 @@ def test_each_protocol_names_bad_input_in_one_sentence(tmp_path: Path, args: lis
     assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [

@@ -240,8 +240,8 @@ def test_resume_progress_counts_the_tokens_already_spent(tmp_path: Path) -> None
     assert progress.tokens == 150
 
 
-def test_a_person_takes_part_through_a_terminal_to_a_valid_record(tmp_path: Path) -> None:
-    """The proposer is a person typing in a real pseudo-terminal; the critic is a script."""
+def _person_and_critic(tmp_path: Path, **env: str) -> pexpect.spawn:
+    """A critique of "Adopt a monorepo": the proposer is a person at the terminal, the critic asks once and agrees."""
     critic = write_script(
         tmp_path / "critic.jsonl",
         [
@@ -249,19 +249,13 @@ def test_a_person_takes_part_through_a_terminal_to_a_valid_record(tmp_path: Path
             reply("Agreed.", "DONE", "One repo."),
         ],
     )
-    child = _spawn(
-        [
-            "run",
-            "critique",
-            "--topic",
-            "Adopt a monorepo",
-            "--agent",
-            "proposer=human",
-            "--agent",
-            f"critic=script:{critic}",
-        ],
-        tmp_path,
-    )
+    args = ["run", "critique", "--topic", "Adopt a monorepo", "--agent", "proposer=human"]
+    return _spawn([*args, "--agent", f"critic=script:{critic}"], tmp_path, **env)
+
+
+def test_a_person_takes_part_through_a_terminal_to_a_valid_record(tmp_path: Path) -> None:
+    """The proposer is a person typing in a real pseudo-terminal; the critic is a script."""
+    child = _person_and_critic(tmp_path)
     child.expect("turn for proposer")
     child.expect("› message")
     child.sendline("Move every service into **one** repository.")
@@ -340,3 +334,44 @@ def test_debug_before_run_prints_the_attempts_too(tmp_path: Path) -> None:
         "--debug", "run", "critique", "--topic", "T", "--max-rounds", "1", "--agents", f"script:{script}", cwd=tmp_path
     )
     assert done.returncode == 1 and "| not a turn" in done.stderr and "REPLY_FORMAT" in done.stderr
+
+
+FORM_EDITOR = """\
+import json, os, pathlib, sys
+path, state = pathlib.Path(sys.argv[1]), pathlib.Path(os.environ["FORM_STATE"])
+calls = json.loads(state.read_text())
+state.write_text(json.dumps(calls[1:]))
+lines = path.read_text().splitlines()
+for heading, answer in calls[0].items():
+    at = lines.index(heading) + 1  # the hint under the heading
+    lines[at + 1 : at + 1] = answer.splitlines()
+path.write_text("\\n".join(lines) + "\\n")
+"""
+
+
+def test_a_person_writes_whole_turns_as_one_form_in_their_editor(tmp_path: Path) -> None:
+    """'form' at a question opens the whole turn in $EDITOR (here a real editor process that types the answers)."""
+    editor = tmp_path / "editor.py"
+    editor.write_text(FORM_EDITOR)
+    state = tmp_path / "answers.json"
+    state.write_text(
+        json.dumps(
+            [
+                {"## message": "Move every service into one repository.\n\n- one CI pipeline\n- one version"},
+                {"## message": "Build only what changed, from the dependency graph.", "## status": "PROPOSING_DONE"},
+            ]
+        )
+    )
+    child = _person_and_critic(tmp_path, EDITOR=f"python3 {editor}", FORM_STATE=str(state))
+    for _ in range(2):
+        child.expect("type 'form' alone")
+        child.expect("› message")
+        child.sendline("form")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    record = (tmp_path / ".dialogues" / "adopt-a-monorepo.md").read_text()
+    assert "Move every service into one repository.\n\n- one CI pipeline\n- one version" in record
+    assert "Build only what changed" in record and "Status: PROPOSING_DONE" in record
+    assert "<!--" not in record  # the form's hints stay out of the record
+    assert check_path(tmp_path / ".dialogues" / "adopt-a-monorepo.md").exit_code == 0

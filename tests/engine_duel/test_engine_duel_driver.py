@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from conftest import SOURCE_TEXT, STARTED, guided
 
@@ -214,11 +215,32 @@ def test_the_request_offers_only_what_is_legal_and_bounds_every_string(tmp_path:
     driver.commit(driver.read_reply("skeptic", guided(2, "DISSENTING"), "t").turn)
     third = driver.request_for("advocate").json_schema
     assert third is not None
-    assert len(third["properties"]["stance"]["enum"]) == 5
-    assert third["properties"]["stance_revision"] == {"$ref": "#/$defs/StanceRevision"}
+    # Two shapes: any other stance, or ACCEPTING_CONSENSUS with no blocking issue.
+    other, accepting = third["anyOf"]
+    assert len(other["properties"]["stance"]["enum"]) == 4
+    assert accepting["properties"]["stance"]["enum"] == ["ACCEPTING_CONSENSUS"]
+    assert other["properties"]["stance_revision"] == {"$ref": "#/$defs/StanceRevision"}
     addresses = third["$defs"]["GuidedCounterpoint"]["properties"]["addresses"]["enum"]
     assert addresses[:2] == ["Turn 1", "Turn 2"] and "source § Goals" in addresses
     assert "Turn 2 — skeptic — DISSENTING" in driver.request_for("advocate").prompt
+
+
+def test_a_small_models_schema_cannot_accept_consensus_beside_a_blocking_issue(tmp_path: Path, source: Path) -> None:
+    # The embedded model used to write ACCEPTING_CONSENSUS with a blocking issue and repeat it under repair,
+    # ending the duel with no valid turn; under its grammar that turn cannot be written.
+    small, full = compact(start(tmp_path / "small", source)), start(tmp_path / "full", source)
+    for driver in (small, full):
+        driver.commit(driver.read_reply("advocate", guided(1, "OPEN_TO_DEBATE"), "t").turn)
+    both = json.loads(guided(2, "ACCEPTING_CONSENSUS", blocking=("Billing is undecided",)))
+    accepting = json.loads(guided(2, "ACCEPTING_CONSENSUS"))
+    dissenting = json.loads(guided(2, "DISSENTING", blocking=("Billing is undecided",)))
+    small_schema, full_schema = small.request_for("skeptic").json_schema, full.request_for("skeptic").json_schema
+    assert not jsonschema.Draft202012Validator(small_schema).is_valid(both)
+    assert jsonschema.Draft202012Validator(small_schema).is_valid(accepting)
+    assert jsonschema.Draft202012Validator(small_schema).is_valid(dissenting)
+    # A full-size model gets one object schema (hosted structured output needs it) and the rule by repair.
+    assert "anyOf" not in full_schema and jsonschema.Draft202012Validator(full_schema).is_valid(both)
+    assert [v.rule for v in full.read_reply("skeptic", json.dumps(both), "t").errors] == ["DUEL_CONSENSUS_UNRESOLVED"]
 
 
 def test_a_long_source_is_cut_to_fit_the_small_models_context(tmp_path: Path) -> None:

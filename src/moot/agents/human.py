@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -32,9 +33,12 @@ from moot.agents.base import (
     AgentUnavailable,
     UnknownAgentSpec,
 )
+from moot.agents.human_form import HINT, FormError, form_of, read_form, resolve
 
 END_OF_TURN = "."
 OPEN_EDITOR = "e"
+OPEN_FORM = "form"  # typed alone at any question: the whole turn as one Markdown form in $EDITOR
+FORM_PROBLEM = re.compile(r"^<!-- moot: .*?-->\n?", re.S)  # the note on why a form opened again
 ASK = "› "  # marks each question, so the person (and a test) tells it from the prompt's text
 
 
@@ -57,6 +61,7 @@ class HumanAgent(Agent):
         self._fd = _terminal_fd(input_stream) if input_stream is sys.stdin else None
         self._pending: list[str] = []
         self._eof = False
+        self._form: str | None = None  # the current turn's form, when its shape can be written as one
         # Prompts go to stderr by default so that stdout stays clean for whatever moot prints there.
         self._output = output_stream or sys.stderr
 
@@ -67,7 +72,10 @@ class HumanAgent(Agent):
             text = await self._text("your turn")
         else:
             schema = request.json_schema
-            answer = await self._value(schema, schema, "")
+            try:
+                answer = await self._value(schema, schema, "")
+            except _FormWanted:
+                answer = await self._fill_form(schema, request)
             text = json.dumps(answer, ensure_ascii=False)
         if not text.strip():
             raise AgentBadReply(f"no turn was typed: type the turn, then a line with only '{END_OF_TURN}'")
@@ -87,11 +95,40 @@ class HumanAgent(Agent):
             f"── write plain text or Markdown; end each answer with a line holding only '{END_OF_TURN}', "
             f"or type '{OPEN_EDITOR}' alone to use $EDITOR ──\n"
         )
+        self._form = form_of(request.json_schema, _form_title(request)) if request.json_schema else None
+        if self._form is not None:
+            self._say(
+                f"── or type '{OPEN_FORM}' alone at any question to write the whole turn as one form in $EDITOR ──\n"
+            )
+
+    async def _fill_form(self, schema: dict[str, Any], request: AgentRequest) -> dict[str, Any]:
+        """The whole turn from one Markdown form; a form that cannot be read opens again, saying why."""
+        offered = self._form or ""
+        while True:
+            text = await asyncio.to_thread(edit_text, offered)
+            if not HINT.sub("", text).strip():
+                raise AgentBadReply(f"the form was saved empty: no turn was given by {request.role or 'you'}")
+            try:
+                return read_form(text, schema)
+            except FormError as exc:
+                if text == offered.strip():
+                    raise AgentBadReply(
+                        f"the form came back unchanged and cannot be read ({exc}): check that $EDITOR saves the file"
+                    ) from None
+                self._say(f"  the form cannot be read: {exc}. It opens again.\n")
+                offered = f"<!-- moot: {exc}. -->\n{FORM_PROBLEM.sub('', text).lstrip()}\n"
+
+    async def _answer(self) -> str:
+        """One typed answer line, stripped; the form word opens the whole turn as a form instead."""
+        typed = (await self._line()).strip()
+        if typed == OPEN_FORM and self._form is not None:
+            raise _FormWanted
+        return typed
 
     # --- the form, walked from the schema ---
 
     async def _value(self, schema: dict[str, Any], root: dict[str, Any], name: str) -> Any:
-        schema = _resolve(schema, root)
+        schema = resolve(schema, root)
         label = name or "answer"
         description = schema.get("description", "")
         kind = schema.get("type")
@@ -126,7 +163,7 @@ class HumanAgent(Agent):
             self._say(
                 f"{ASK}{label}{' — ' + description if description else ''}\n  {listed}\n  choose 1-{len(options)}: "
             )
-            typed = (await self._line()).strip()
+            typed = await self._answer()
             if typed.isdigit() and 1 <= int(typed) <= len(options):
                 return options[int(typed) - 1]
             by_name = [o for o in options if str(o).lower() == typed.lower()]
@@ -136,7 +173,7 @@ class HumanAgent(Agent):
     async def _yes_no(self, label: str, description: str) -> bool:
         while True:
             self._say(f"{ASK}{label}{' — ' + description if description else ''} [y/n]: ")
-            typed = (await self._line()).strip().lower()
+            typed = (await self._answer()).lower()
             if typed in ("y", "yes", "n", "no"):
                 return typed.startswith("y")
 
@@ -149,7 +186,7 @@ class HumanAgent(Agent):
             shown = f" ({allowed[0]} to {allowed[-1]}{step})"
         while True:
             self._say(f"{ASK}{label}{' — ' + description if description else ''}{shown}: ")
-            typed = (await self._line()).strip()
+            typed = await self._answer()
             try:
                 value = kind(typed)
             except ValueError:
@@ -169,7 +206,7 @@ class HumanAgent(Agent):
         bounds = f"{low} to {high}" if high is not None else f"at least {low}"
         while True:
             self._say(f"{ASK}{label}{' — ' + description if description else ''}\n  how many ({bounds})? ")
-            typed = (await self._line()).strip()
+            typed = await self._answer()
             if typed.isdigit() and int(typed) >= low and (high is None or int(typed) <= int(high)):
                 count = int(typed)
                 break
@@ -184,6 +221,8 @@ class HumanAgent(Agent):
             stripped = line.rstrip("\r\n")
             if stripped == OPEN_EDITOR and not lines:
                 return await asyncio.to_thread(edit_text, "")
+            if stripped == OPEN_FORM and not lines and self._form is not None:
+                raise _FormWanted
             if not line or stripped == END_OF_TURN:
                 return "".join(lines).rstrip("\r\n")
             lines.append(line)
@@ -201,6 +240,15 @@ class HumanAgent(Agent):
             else:
                 self._pending.extend(chunk.splitlines(keepends=True))
         return self._pending.pop(0) if self._pending else ""
+
+
+class _FormWanted(Exception):
+    """The person asked for the whole turn as one form."""
+
+
+def _form_title(request: AgentRequest) -> str:
+    where = f" ({request.protocol})" if request.protocol else ""
+    return f"Your turn as {request.role or 'participant'}{where}"
 
 
 def _terminal_fd(stream: TextIO) -> int | None:
@@ -226,21 +274,6 @@ async def _read_ready(fd: int) -> str:
     finally:
         loop.remove_reader(fd)
     return os.read(fd, 65536).decode("utf-8", "replace")
-
-
-def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
-    """Follow a local ``$ref`` and take the non-null branch of an optional field."""
-    while "$ref" in schema:
-        target: Any = root
-        for part in schema["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
-    for key in ("anyOf", "oneOf"):
-        branches = [b for b in schema.get(key, []) if b.get("type") != "null"]
-        if branches:
-            merged = {k: v for k, v in schema.items() if k != key}
-            return _resolve({**branches[0], **merged}, root)
-    return schema
 
 
 def edit_text(initial: str) -> str:

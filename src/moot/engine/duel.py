@@ -397,6 +397,8 @@ class DuelDriver(Driver):
                 value.pop("default", None)
         if self.bounds(role).compact:
             _compact(schema)
+            if Stance.ACCEPTING_CONSENSUS.value in self._allowed_stances():
+                schema = _consensus_without_blocking(schema)
         return schema
 
     # --- reading and writing ---------------------------------------------------------------------
@@ -511,6 +513,28 @@ def _compact(schema: dict[str, Any]) -> None:
         for value in part["properties"].values():
             if value.get("type") == "array":
                 value["maxItems"] = COMPACT_ITEMS
+
+
+def _consensus_without_blocking(schema: dict[str, Any]) -> dict[str, Any]:
+    """The reply schema as two shapes: any other stance, or ACCEPTING_CONSENSUS with no blocking issue.
+
+    A small model decoding under a grammar otherwise writes ACCEPTING_CONSENSUS beside a blocking issue and
+    repeats it under repair; the alternative makes that turn impossible to write. Only for grammar-decoded
+    participants: hosted structured-output modes refuse a schema whose root is not one object.
+    """
+    body = {key: value for key, value in schema.items() if key != "$defs"}
+    stance = body["properties"]["stance"]
+    others = [s for s in stance["enum"] if s != Stance.ACCEPTING_CONSENSUS.value]
+    accepting = {
+        **body,
+        "properties": {
+            **body["properties"],
+            "stance": {**stance, "enum": [Stance.ACCEPTING_CONSENSUS.value]},
+            "blocking_issues": {**body["properties"]["blocking_issues"], "maxItems": 0},
+        },
+    }
+    other = {**body, "properties": {**body["properties"], "stance": {**stance, "enum": others}}}
+    return {"$defs": schema["$defs"], "anyOf": [other, accepting]}
 
 
 def source_sections(text: str) -> list[str]:
