@@ -149,9 +149,7 @@ def test_sigkill_during_record_appends_never_tears_a_turn(tmp_path: Path) -> Non
     seen = 0
     for _ in range(5):
         proc = subprocess.Popen([sys.executable, "-c", APPENDER.format(turn=TURN), str(record)])
-        deadline = time.monotonic() + 60
-        while record.stat().st_size <= seen * len(TURN) and time.monotonic() < deadline:
-            time.sleep(0.01)  # until this writer has appended (a loaded machine starts it slowly)
+        wait_until_writing(proc, record, record.stat().st_size)
         time.sleep(rng.uniform(0.0, 0.2))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
