@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -106,13 +107,15 @@ def server_child(count: int, port: int) -> dict[str, Any]:
     root = durable_dir()
     try:
         rss_before = peak_rss_mib()
-        wall, turns = asyncio.run(gather_server_debates(root, count, port))
+        wall, cpu, turns = asyncio.run(gather_server_debates(root, count, port))
         return {
             "debates": count,
             "turns": turns,
             "wall_s": wall,
+            "cpu_s": cpu,
             "rss_before_mib": rss_before,
             "peak_rss_mib": peak_rss_mib(),
+            "load_average": os.getloadavg()[0],
         }
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -139,13 +142,33 @@ def run_server_level(count: int) -> dict[str, Any]:
     finally:
         server.terminate()
         server.wait()
-    if completed.returncode != 0:
-        raise RuntimeError(f"the {count}-debate server child failed: {completed.stderr.strip()[-2000:]}")
+    if completed.returncode != 0:  # a level that cannot finish is a finding, reported as such
+        lines = completed.stderr.strip().splitlines()
+        return {"debates": count, "failed": lines[-1] if lines else f"exit {completed.returncode}"}
     result: dict[str, Any] = json.loads(completed.stdout.strip().splitlines()[-1])
     return result
 
 
+def server_failure(level: dict[str, Any]) -> tuple[Table, list[str], str]:
+    count = level["debates"]
+    table = Table(
+        title=f"{count:,} concurrent debates against a loopback model server that answers after {SERVER_LATENCY_S:g} s",
+        columns=["debates", "result"],
+        rows=[[f"{count:,}", f"did not finish: {level['failed']}"]],
+        notes=["The run stops at the first debate that does not end by the protocol's own rule."],
+    )
+    loss = (
+        f"concurrency: {count:,} debates at once against a {SERVER_LATENCY_S:g} s server did not finish: "
+        f"{level['failed']}. Every request is issued at once and each costs moot CPU in one interpreter (the "
+        "OpenAI SDK's request building, the HTTP exchange, validation, the commit), so the last requests wait "
+        "past the agent's per-request deadline."
+    )
+    return table, [loss], f"{count:,} debates against a {SERVER_LATENCY_S:g} s server did not finish"
+
+
 def server_table(level: dict[str, Any]) -> tuple[Table, list[str], str]:
+    if "failed" in level:
+        return server_failure(level)
     count, turns, wall = level["debates"], level["turns"], level["wall_s"]
     ideal = count / SERVER_LATENCY_S
     achieved = turns / wall
