@@ -4,8 +4,9 @@ Pure functions over positions as the protocols record them: no I/O, no clock. do
 every figure; the short version:
 
 - A *position* is what a participant holds after one of its turns: a duel stance, the Agora proposal
-  it backs or the signal it sent, an eval agent's answer. A *change* is a position that differs from
-  the same participant's previous one.
+  it backs or the signal it sent, an eval agent's answer, the answer a council member gave, ranked
+  first in its review, or (the chairman) adopted in the synthesis. A *change* is a position that
+  differs from the same participant's previous one.
 - Positions with the same ``step`` were stated at once (a sealed round); each sees only earlier steps.
   The *view* of a change is everyone's latest position before its step.
 - A change is *toward the first speaker* / *toward the majority* / *toward the chairman* when its new
@@ -260,6 +261,35 @@ def answers_by_round(rounds: Sequence[Mapping[str, str | None]], answer: str | N
     return conformity(stated, answer=answer)
 
 
+def council_positions(
+    answers: Mapping[str, str | None],
+    firsts: Mapping[str, str | None],
+    chairman: str,
+    synthesis: str | None,
+    *,
+    supported: bool | None = None,
+) -> list[Stated]:
+    """A council's positions in its three stages, each stage one sealed step.
+
+    ``answers``: each member's stage-1 answer (None: it gave no valid one); ``firsts``: the answer each
+    reviewer ranked first (None: no valid review); ``synthesis``: the answer the chairman adopted. The
+    values are whatever identifies an answer: a read answer in an eval, the member who gave it in a record.
+    """
+    stated = [Stated(m, value, 1, turn=1) for m, value in answers.items() if value is not None]
+    stated += [Stated(m, value, 2, supported=supported, turn=2) for m, value in firsts.items() if value is not None]
+    if synthesis is not None:
+        stated.append(Stated(chairman, synthesis, 3, supported=supported, turn=3))
+    return stated
+
+
+def council_answers(council: Mapping[str, Any], answer: str | None = None) -> Conformity:
+    """An eval council (the runner's ``council`` record): positions are the answers read from the replies."""
+    answers: Mapping[str, str | None] = council["answers"]
+    firsts = {m: (answers[order[0]] if order else None) for m, order in council["reviews"].items()}
+    stated = council_positions(answers, firsts, council["chairman"], council["synthesis"])
+    return conformity(stated, chairman=council["chairman"], answer=answer)
+
+
 def record_conformity(protocol: str, text: str) -> dict[str, Conformity]:
     """The conformity analyses of a record's text, by what the position is; {} for a protocol without positions.
 
@@ -278,6 +308,22 @@ def record_conformity(protocol: str, text: str) -> dict[str, Conformity]:
             return {}
         backed, signals = agora_positions(debate.turns)
         return {"proposal": conformity(backed), "signal": conformity(signals)}
+    if protocol == "council":
+        from moot.artifacts import council
+        from moot.protocols.council import CouncilProtocol
+
+        parsed = council.parse(text)
+        config = parsed.config
+        if config is None:
+            return {}
+        state = CouncilProtocol(config).replay([source.turn for source in parsed.turns]).state
+        if not state.answers:
+            return {}
+        answered = {a.member: a.member for a in state.answers if a.valid}
+        firsts = {r.reviewer: next(iter(r.ranked_members()), None) for r in state.reviews if r.valid}
+        adopted = state.synthesis.ranking[0][0] if state.synthesis and state.synthesis.ranking else None
+        stated = council_positions(answered, firsts, config.chairman, adopted, supported=True)
+        return {"answer": conformity(stated, chairman=config.chairman)}
     return {}
 
 

@@ -1,7 +1,8 @@
 """Signed decision receipts: what a record decided, in one JSON file anyone can verify offline.
 
 A receipt holds the record's digest and chain head, its outcome and reason, the participants and
-their models (from the usage log beside the record), tokens and times, and an Ed25519 signature
+their models (from the usage log beside the record), its conformity metrics (as ``moot show --json``
+reports them), tokens and times, and an Ed25519 signature
 over all of that (the canonical JSON of every field but ``signature``). It carries its public key;
 ``verify(..., trusted=KEY)`` also pins which key must have signed it. The format is described in
 docs/formats.md.
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from moot.artifacts import check_path, detect
 from moot.artifacts.chain import read_chain
+from moot.conformity import conformity_json, summary_line
 from moot.engine.loop import usage_path
 from moot.errors import UserError
 
@@ -215,6 +217,7 @@ def build_receipt(record: Path, key: Ed25519PrivateKey, now: datetime | None = N
             "reason": outcome.reason if outcome is not None else None,
         },
         "participants": participants,
+        "metrics": {"conformity": conformity_json(target)},
         "tokens": {"prompt": totals["prompt_tokens"], "completion": totals["completion_tokens"]},
         "times": {
             "issued_at": (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -235,6 +238,16 @@ def build_receipt(record: Path, key: Ed25519PrivateKey, now: datetime | None = N
 class Verdict:
     ok: bool
     message: str  # one sentence: what was checked, or what differs
+    details: tuple[str, ...] = ()  # what the verified receipt vouches for, a line each
+
+
+def vouched(receipt: dict[str, Any]) -> tuple[str, ...]:
+    """The signed outcome and conformity metrics of a verified receipt, for a person reading the verdict."""
+    outcome = receipt.get("outcome") or {}
+    lines = [f"outcome: {outcome.get('name')} ({outcome.get('reason')})"] if outcome.get("name") else []
+    conformity = (receipt.get("metrics") or {}).get("conformity") or {}
+    lines += [f"conformity {summary_line(what, data)}" for what, data in conformity.items()]
+    return tuple(lines)
 
 
 def read_receipt(path: Path) -> dict[str, Any]:
@@ -282,7 +295,7 @@ def verify(receipt_file: Path, record: Path | None = None, trusted: bytes | None
     if record_digest(target) != fields.get("sha256"):
         return Verdict(False, f"{target} was edited after the receipt was issued: {_what_differs(target, fields)}.")
     signer = key_id(raw_public)
-    return Verdict(True, f"{target} matches {receipt_file}, signed by key {signer}.")
+    return Verdict(True, f"{target} matches {receipt_file}, signed by key {signer}.", vouched(receipt))
 
 
 def _exists(path: Path) -> bool:

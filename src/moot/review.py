@@ -1,13 +1,20 @@
-"""A code review as a deliberation: the Critique Loop's review template (author and reviewer) over a git diff.
+"""A code review as a deliberation over a git diff: the Critique Loop's review template (author and
+reviewer), or a council of reviewers.
 
-The record is an ordinary Critique Loop dialogue (``.dialogues/``). Both roles see the diff; the
-author also gets the commit messages. The verdict is read from how the dialogue ended:
+The record of the review template is an ordinary Critique Loop dialogue (``.dialogues/``). Both roles
+see the diff; the author also gets the commit messages. The verdict is read from how the dialogue ended:
 
 - ``approve``: the dialogue concluded (DONE). The reviewer is told to propose or confirm the end
   only when no blocking issue remains, so a concluded review is an approval.
 - ``changes_requested``: it ran out of rounds with the reviewer still raising issues, or a
   participant escalated to a person (STUCK).
 - an error: a participant could not give a valid turn, so there is no verdict.
+
+A council review is an ordinary Council record (``.council/``) whose question is the change (the
+diff and the commit messages): every member reviews it on its own, the members rank each other's
+reviews anonymously, and the chairman writes the council's review from the ranking. The verdict is
+the one the chairman's final answer states on its ``Verdict:`` line; a council that ends without a
+synthesis (no quorum, a failed chairman), or whose synthesis states no verdict, gives none (an error).
 
 Which changes are reviewed (``RANGE``): ``BASE..HEAD`` or ``BASE...HEAD`` as git reads them, or one
 commit ``REV`` (its own change, ``REV~1..REV``). Without a range, the uncommitted changes (staged and
@@ -17,19 +24,29 @@ at the terminal both expect.
 
 from __future__ import annotations
 
+import re
 import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from moot.agents.base import AgentRequest
+from moot.artifacts import council as council_record
 from moot.artifacts import critique as record
 from moot.artifacts.base import read_text
+from moot.engine.council import CouncilDriver, CouncilOptions
 from moot.engine.critique import CritiqueDriver, CritiqueOptions
+from moot.engine.driver import Driver
 from moot.engine.loop import RunResult
 from moot.errors import UserError
 
 Verdict = Literal["approve", "changes_requested"]
+
+# A council review's members when none are named: three, each with the --agents spec (or moot.toml's).
+COUNCIL_REVIEWERS = ("reviewer-a", "reviewer-b", "reviewer-c")
+_VERDICT_LINE = re.compile(r"verdict\W{0,3}\s*(approve|changes[ _-]requested)", re.IGNORECASE)
+NO_VERDICT = "the chairman's final answer states no verdict (a 'Verdict: approve' or 'Verdict: changes requested' line)"
 
 # Diffs beyond this are cut (with a note) so the prompt fits a GPT-class context with the dialogue.
 DIFF_MAX_CHARS = 40_000
@@ -124,11 +141,7 @@ class ReviewDriver(CritiqueDriver):
 
 def start_review(root: Path, change: Change, *, diff_limit: int, max_rounds: int | None, started: str) -> ReviewDriver:
     """A new review dialogue under ``root``; a second review of the same range gets its own record."""
-    base_topic = f"Review of {change.label}"
-    topic, number = base_topic, 1
-    while record.dialogue_path(root, topic).exists():
-        number += 1
-        topic = f"{base_topic} ({number})"
+    topic = _unique_title(f"Review of {change.label}", lambda title: record.dialogue_path(root, title).exists())
     context = f"Commit messages:\n{bounded(change.log, LOG_MAX_CHARS)}" if change.log else None
     options = CritiqueOptions(topic=topic, template="review", max_rounds=max_rounds, context=context)
     driver = ReviewDriver.start(root, options, started)
@@ -136,6 +149,86 @@ def start_review(root: Path, change: Change, *, diff_limit: int, max_rounds: int
     driver.diff = bounded(change.diff, diff_limit)
     driver.label = change.label
     return driver
+
+
+def _unique_title(base: str, taken: Callable[[str], bool]) -> str:
+    """``base``, or ``base (2)``, ``(3)``, … : the first title ``taken`` says is free."""
+    title, number = base, 1
+    while taken(title):
+        number += 1
+        title = f"{base} ({number})"
+    return title
+
+
+def council_question(title: str, change: Change, diff_limit: int) -> str:
+    """What a council of reviewers answers: the change, and how to state the verdict."""
+    log = f"\n\nCommit messages:\n{bounded(change.log, LOG_MAX_CHARS)}" if change.log else ""
+    return (
+        f"{title}: should this change merge as it is?\n\n"
+        "Start your answer with one line, 'Verdict: approve' or 'Verdict: changes requested'. Approve only when "
+        "no blocking issue remains; name each blocking issue with its file and line."
+        f"{log}\n\nThe change ({change.files} file(s)):\n```diff\n{bounded(change.diff, diff_limit)}\n```"
+    )
+
+
+def start_council_review(
+    root: Path,
+    change: Change,
+    members: Sequence[tuple[str, str]],
+    *,
+    chairman: str | None,
+    diff_limit: int,
+    started: str,
+) -> CouncilDriver:
+    """A new council review under ``root``; a second review of the same range gets its own record."""
+
+    def taken(title: str) -> bool:
+        return council_record.council_path(root, council_question(title, change, diff_limit)).exists()
+
+    title = _unique_title(f"Review of {change.label}", taken)
+    options = CouncilOptions(
+        question=council_question(title, change, diff_limit), members=tuple(members), chairman=chairman
+    )
+    return CouncilDriver.start(root, options, started)
+
+
+def council_verdict(driver: CouncilDriver) -> Verdict | None:
+    """The verdict on the chairman's ``Verdict:`` line, or None (no synthesis, or no verdict stated)."""
+    synthesis = driver.state.synthesis
+    found = _VERDICT_LINE.search(synthesis.answer) if synthesis is not None else None
+    if found is None:
+        return None
+    return "approve" if found[1].lower() == "approve" else "changes_requested"
+
+
+def council_comment(driver: CouncilDriver, result: RunResult, change: Change, verdict: Verdict | None) -> str:
+    """A council review as a pull-request comment: verdict, the chairman's review, its basis, the dissent."""
+    heading = {"approve": "approve", "changes_requested": "changes requested", None: "no verdict (the review failed)"}
+    outcome = result.outcome
+    config, state = driver.config, driver.state
+    members = ", ".join(f"{m.name} ({m.model})" for m in config.members)
+    chair = config.chairman if config.chairman_model is None else f"a separate chairman ({config.chairman_model})"
+    lines = [
+        f"## moot review (council): {heading[verdict]}",
+        "",
+        f"**Change:** {change.label} · {change.files} file(s)  ",
+        f"**Council:** {members}; chaired by {chair}  ",
+        f"**Outcome:** {outcome.name if outcome else 'OPEN'}: {outcome.reason if outcome else 'the review did not end'}",
+        "",
+    ]
+    if state.synthesis is not None:
+        ranking = ", ".join(f"{member} {points}" for member, points in state.synthesis.ranking)
+        lines += ["### The council's review", "", state.synthesis.answer, "", f"**Basis:** {state.synthesis.basis}"]
+        lines += ["", f"**Ranking of the members' reviews** (Borda points): {ranking}", ""]
+        lines += [
+            f"- **{d.member}** held: {d.position} — not adopted: {d.why_not_adopted}" for d in state.synthesis.dissent
+        ]
+    else:
+        lines += ["### The members' reviews", ""]
+        lines += [f"**{a.member}:** {a.text}\n" for a in state.valid_answers()]
+    tokens = result.prompt_tokens + result.completion_tokens
+    lines += ["", f"<sub>Record: `{driver.record_path}` · {result.summary.turns} turn(s) · {tokens} tokens</sub>"]
+    return "\n".join(lines) + "\n"
 
 
 def verdict_of(driver: CritiqueDriver, result: RunResult) -> Verdict | None:
@@ -188,10 +281,13 @@ def review_path(record_path: Path, extension: str) -> Path:
 
 
 def review_json(
-    driver: CritiqueDriver, result: RunResult, change: Change, verdict: Verdict | None, comment: str
+    driver: Driver, result: RunResult, change: Change, verdict: Verdict | None, comment: str
 ) -> dict[str, Any]:
     """The stable JSON of ``moot review --json``: verdict, comment and artifact, then the details."""
     outcome = result.outcome
+    reason = outcome.reason if outcome else None
+    if verdict is None and outcome is not None and outcome.consensus and isinstance(driver, CouncilDriver):
+        reason = NO_VERDICT  # the council synthesized, but its chairman gave the gate nothing to read
     return {
         "verdict": verdict,
         "comment": comment,
@@ -199,7 +295,7 @@ def review_json(
         "range": change.label,
         "files": change.files,
         "outcome": outcome.name if outcome else None,
-        "reason": outcome.reason if outcome else None,
+        "reason": reason,
         "turns": result.summary.turns,
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,

@@ -31,6 +31,7 @@ def test_run_json_reports_outcome_record_turns_and_tokens(tmp_path: Path, agreei
     assert report["protocol"] == "critique" and report["outcome"] == "DONE" and report["consensus"] is True
     assert report["turns"] == 4 and report["artifact"] == ".dialogues/adopt-a-monorepo.md"
     assert {"prompt_tokens", "completion_tokens"} <= report.keys()
+    assert report["conformity"] == {}  # a critique loop records no positions
     assert check_path(tmp_path / report["artifact"]).exit_code == 0
 
 

@@ -31,6 +31,13 @@ def test_run_council_json_then_check_and_show(tmp_path: Path) -> None:
     assert moot("check", report["artifact"], cwd=tmp_path).returncode == 0
     shown = moot("show", "--plain", report["artifact"], cwd=tmp_path)
     assert shown.returncode == 0 and "Stage 3 — Synthesis by chairman" in shown.stdout and "SYNTHESIZED" in shown.stdout
+    # The run's JSON carries the record's conformity, as `moot show --json` computes it: every reviewer's first
+    # choice is another member's answer, and the separate chairman adopts the top-ranked one.
+    answer = report["conformity"]["answer"]
+    assert answer["total_changes"] == 3 and answer["chairman"] == "chairman" and answer["initial_distinct"] == 3
+    assert answer["participants"]["chairman"]["changes"] == 0
+    shown_json = json.loads(moot("show", "--json", report["artifact"], cwd=tmp_path).stdout)
+    assert shown_json["conformity"] == report["conformity"]
 
 
 def test_rules_council_lists_every_council_rule(tmp_path: Path) -> None:
@@ -54,3 +61,30 @@ def test_a_batch_line_convenes_a_council_with_its_members_models(tmp_path: Path)
     done = moot("run", "--batch", str(batch), cwd=tmp_path)
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome["outcome"] == "SYNTHESIZED", (outcome, done.stderr)
+
+
+def test_source_passages_reach_every_stage_through_the_question(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cache.md").write_text("# Cache\n\nThe shared cache holds 40 GiB.\nEvictions doubled last quarter.\n")
+    (docs / "billing.md").write_text("# Billing\n\nInvoices are monthly.\n")
+    (docs / ".gitignore").write_text("secret.md\n")
+    (docs / "secret.md").write_text("The shared cache password is hunter2.\n")
+    members = [arg for name in ("ada", "bo") for arg in ("--member", f"{name}={SCRIPTED}")]
+    done = subprocess.run(
+        [*MOOT, "run", "council", "--question", "Share one cache?", *members, "--source", "docs", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr
+    record = (tmp_path / json.loads(done.stdout)["artifact"]).read_text()
+    question = record.split("## Question", 1)[1].split("## Stage 1", 1)[0]
+    # The best passage for the question, with path:line, is in the question every stage is asked.
+    assert "> docs/cache.md:3: The shared cache holds 40 GiB." in question
+    assert "cite a line as path:line" in question and "hunter2" not in question  # .gitignore respected
+    assert moot("check", json.loads(done.stdout)["artifact"], cwd=tmp_path).returncode == 0
+    missing = moot("run", "council", "--question", "Q?", *members, "--source", "nowhere", cwd=tmp_path)
+    assert missing.returncode == 2 and "--source" in missing.stderr

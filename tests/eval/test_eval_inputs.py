@@ -88,7 +88,8 @@ def test_bad_task_files_exit_2_with_one_sentence(tmp_path: Path, lines: list[str
     ("args", "says"),
     [
         (["--strategy", "vote"], "vote needs at least two agents"),
-        (["--strategy", "sc:match"], "add a debate strategy"),
+        (["--strategy", "sc:match"], "add one, e.g. --strategy debate:3x2 or council:3"),
+        (["--strategy", "council:1"], "a council has 2 to 26 members"),
         (["--strategy", "single", "--strategy", "single"], "given twice"),
         (["--strategy", "debate:1x1"], "at least 2 agents"),
         (["--strategy", "single", "--agents", "nonsense:x"], "unknown agent spec"),

@@ -17,6 +17,7 @@ from moot.metrics import (
     agora_positions,
     answers_by_round,
     conformity,
+    council_answers,
     duel_stances,
     record_conformity,
 )
@@ -192,3 +193,64 @@ def test_show_json_of_an_agora_debate(tmp_path: Path, name: str) -> None:
     assert proposal["participants"]["tabs"]["positions"] == ["proposal-tabs", "proposal-mediator"]
     assert proposal["participants"]["spaces"]["positions"] == ["proposal-spaces", "proposal-mediator"]
     assert proposal["toward_majority"] == 1 and proposal["collapsed"] is True
+
+
+def test_council_positions_from_answers_to_reviews_to_the_synthesis() -> None:
+    # m1 chairs. Answers: m1 7, m2 9, m3 9, m4 none. Reviews: m1 ranks m2 first (9), m2 ranks m1 first (7),
+    # m3 ranks m2 first (its own 9 again, no change). The chairman adopts 7.
+    council = {
+        "chairman": "m1",
+        "answers": {"m1": "7", "m2": "9", "m3": "9", "m4": None},
+        "reviews": {"m1": ["m2", "m3"], "m2": ["m1", "m3"], "m3": ["m2", "m1"]},
+        "synthesis": "7",
+    }
+    result = council_answers(council, answer="7")
+    m1_review, m2_review, m1_synthesis = result.changes
+    assert (m1_review.participant, m1_review.before, m1_review.after) == ("m1", "7", "9")
+    assert m1_review.toward_majority and m1_review.toward_chairman is False  # the chairman's own change
+    assert m1_review.flip == CORRECT_TO_INCORRECT
+    # m2 moves to the chairman's answer against the majority of the others (m1 7, m3 9: a tie, no majority).
+    assert (m2_review.after, m2_review.toward_chairman, m2_review.toward_majority) == ("7", True, False)
+    assert m2_review.flip == INCORRECT_TO_CORRECT
+    # The synthesis: the chairman from the 9 it ranked first back to 7, m2's last position (no majority: m2 7, m3 9).
+    assert (m1_synthesis.step, m1_synthesis.after, m1_synthesis.toward_majority) == (3, "7", False)
+    assert result.positions == {"m1": ["7", "9", "7"], "m2": ["9", "7"], "m3": ["9", "9"]}
+    assert (result.initial_distinct, result.final_distinct, result.collapsed) == (2, 2, False)
+    assert result.to_json()["toward_chairman"] == 1
+    # No quorum: only the answers are positions.
+    alone = council_answers({**council, "reviews": {}, "synthesis": None})
+    assert alone.changes == [] and alone.positions == {"m1": ["7"], "m2": ["9"], "m3": ["9"]}
+
+
+def test_show_json_of_a_council_follows_each_member_to_the_answer_it_ranked_first(tmp_path: Path) -> None:
+    record = tmp_path / "council.md"
+    shutil.copy(EXAMPLES / "council/examples/valid/synthesized-three-members.md", record)
+    done = _moot("show", str(record), "--json")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["conformity"]["answer"]
+    # gpt ranks claude first, claude and smol rank gpt first; the separate chairman adopts gpt, ranked first.
+    assert answer["participants"]["gpt"]["positions"] == ["gpt", "claude"]
+    assert answer["participants"]["smol"]["positions"] == ["smol", "gpt"]
+    assert answer["participants"]["chairman"] == {"positions": ["gpt"], "changes": 0}
+    assert answer["chairman"] == "chairman" and answer["total_changes"] == 3
+    assert answer["toward_majority"] == 0  # in the sealed stage 2 everyone's view held three different answers
+    assert (answer["initial_distinct"], answer["final_distinct"], answer["collapsed"]) == (3, 2, True)
+    assert answer["unsupported_changes"] == 0  # every valid review gives its reasons
+
+
+def test_run_json_carries_the_conformity_that_show_reports(tmp_path: Path) -> None:
+    (tmp_path / "doc.md").write_text("# Caching\n\nUse one shared cache for all tenants.\n", encoding="utf-8")
+    agent = f"cmd:{sys.executable} {EXAMPLES / 'reliability' / 'protocol_agent.py'}"
+    run = subprocess.run(
+        [sys.executable, "-m", "moot", "run", "duel", "doc.md", "--agents", agent, "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    stance = report["conformity"]["stance"]
+    assert stance["total_changes"] >= 1 and stance["final_distinct"] == 1 and stance["collapsed"] is True
+    shown = _moot("show", str(tmp_path / report["artifact"]), "--json")
+    assert json.loads(shown.stdout)["conformity"] == report["conformity"]

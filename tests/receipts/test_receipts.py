@@ -80,6 +80,31 @@ def test_a_receipt_verifies_and_says_what_was_decided(tmp_path: Path, record: Pa
     assert trusted.returncode == 0, trusted.stderr
 
 
+def test_a_council_receipt_signs_its_conformity_and_verify_shows_it(tmp_path: Path) -> None:
+    agent = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'reliability' / 'protocol_agent.py'}"
+    members = [arg for name in ("ada", "bo", "cy") for arg in ("--member", f"{name}={agent}")]
+    done = moot("run", "council", "--question", "Share one cache?", *members, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    ran = json.loads(done.stdout)
+    record = tmp_path / ran["artifact"]
+    assert moot("receipt", str(record), cwd=tmp_path).returncode == 0
+    receipt_file = Path(str(record) + ".receipt.json")
+    receipt = json.loads(receipt_file.read_text())
+    # The receipt carries the record's conformity exactly as the run reported it.
+    conformity = receipt["metrics"]["conformity"]
+    assert conformity == ran["conformity"] and conformity["answer"]["total_changes"] >= 2
+    checked = moot("verify", str(receipt_file), cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    answer = conformity["answer"]
+    assert f"conformity answer: {answer['total_changes']} position change(s)" in checked.stdout
+    assert "outcome: SYNTHESIZED" in checked.stdout
+    # The metrics are signed: a receipt whose metrics were edited fails.
+    receipt["metrics"]["conformity"]["answer"]["total_changes"] = 0
+    receipt_file.write_text(json.dumps(receipt, indent=2))
+    edited = moot("verify", str(receipt_file), cwd=tmp_path)
+    assert edited.returncode == 1 and "signature does not match its contents" in edited.stderr
+
+
 def test_an_edited_record_fails_naming_the_turn(tmp_path: Path, record: Path) -> None:
     assert moot("receipt", str(record), cwd=tmp_path).returncode == 0
     text = record.read_text()

@@ -45,8 +45,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
-from moot.artifacts.base import CheckReport, FileStamp, RecordChangedError, atomic_write_text, read_text, unreadable
-from moot.artifacts.chain import RecordAppender, record_chain, verify_chain
+from moot.artifacts.base import (
+    CheckReport,
+    FileStamp,
+    RecordChangedError,
+    create_record,
+    read_text,
+    unreadable,
+)
+from moot.artifacts.chain import RecordAppender, verify_chain
 from moot.protocols.agora import (
     CONSENSUS,
     DEFAULT_DEADLOCK_WINDOW,
@@ -640,11 +647,8 @@ def check(path: Path) -> CheckReport:
 
 def create(path: Path, config: AgoraConfig, started: str | None = None, sources: Sequence[str] = ()) -> None:
     """Start a debate record (``started`` defaults to now, UTC). Refuses to overwrite an existing file."""
-    if path.exists() or path.is_symlink():
-        raise FileExistsError(f"{path} already exists; continue that debate or choose another file name.")
     when = started if started is not None else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    record_chain(path, [])  # first, so a stale chain from an earlier record at this path is gone
-    atomic_write_text(path, render_header(config, when, sources))
+    create_record(path, render_header(config, when, sources), "continue that debate or choose another file name.")
 
 
 def _writable(path: Path) -> tuple[_Scan, AgoraProtocol, AgoraState]:

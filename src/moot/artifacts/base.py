@@ -198,6 +198,17 @@ def refuse_symlink(path: Path) -> None:
         raise FileExistsError(f"{path} is a symbolic link; moot writes records only to real files.")
 
 
+def create_record(path: Path, header: str, exists: str) -> None:
+    """Start a record: refuse an existing path (``exists`` says what to do instead), empty its digest chain
+    first, so a stale chain from an earlier record at this path is gone, then write the header atomically."""
+    from moot.artifacts.chain import record_chain  # chain builds on this module's writes
+
+    if path.exists() or path.is_symlink():
+        raise FileExistsError(f"{path} already exists; {exists}")
+    record_chain(path, [])
+    atomic_write_text(path, header)
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text``: temp file in the same directory, fsync, rename, fsync dir.
 

@@ -18,12 +18,12 @@ from moot.artifacts.base import (
     CheckReport,
     FileStamp,
     RecordChangedError,
-    atomic_write_text,
+    create_record,
     read_text,
     slugify,
     unreadable,
 )
-from moot.artifacts.chain import RecordAppender, record_chain, verify_chain
+from moot.artifacts.chain import RecordAppender, verify_chain
 from moot.builtin_protocols import COUNCIL
 from moot.protocols.base import ProtocolViolationError, Violation, sealed_digest
 from moot.protocols.council import (
@@ -465,10 +465,7 @@ def council_path(root: Path, question: str) -> Path:
 
 def create(path: Path, config: CouncilConfig) -> None:
     """Start a council record. Refuses to overwrite an existing file."""
-    if path.exists() or path.is_symlink():
-        raise FileExistsError(f"{path} already exists; resume that council or ask another question.")
-    record_chain(path, [])  # first, so a stale chain from an earlier record at this path is gone
-    atomic_write_text(path, render_header(config))
+    create_record(path, render_header(config), "resume that council or ask another question.")
 
 
 def load(path: Path) -> tuple[CouncilProtocol, CouncilState, str]:

@@ -25,9 +25,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from moot.artifacts.base import CheckReport, FileStamp, RecordChangedError, atomic_write_text, read_text, unreadable
+from moot.artifacts.base import (
+    CheckReport,
+    FileStamp,
+    RecordChangedError,
+    atomic_write_text,
+    create_record,
+    read_text,
+    unreadable,
+)
 from moot.artifacts.base import slugify as base_slugify
-from moot.artifacts.chain import RecordAppender, record_chain, verify_chain
+from moot.artifacts.chain import RecordAppender, verify_chain
 from moot.builtin_protocols import CRITIQUE
 from moot.protocols.base import ProtocolViolationError, Violation
 from moot.protocols.critique import (
@@ -481,10 +489,7 @@ def check(path: Path) -> CheckReport:
 
 def create(path: Path, config: CritiqueConfig) -> None:
     """Start a dialogue: write the header atomically. Refuses to overwrite an existing record."""
-    if path.exists() or path.is_symlink():
-        raise FileExistsError(f"{path} already exists; continue that dialogue or choose another topic.")
-    record_chain(path, [])  # first, so a stale chain from an earlier dialogue at this path is gone
-    atomic_write_text(path, render_header(config))
+    create_record(path, render_header(config), "continue that dialogue or choose another topic.")
 
 
 def _read_for_writing(path: Path) -> tuple[str, _Scan, CritiqueConfig]:

@@ -1,8 +1,14 @@
-"""Quoted excerpts in a Socratic Duel, checked against the source document.
+"""Quoted excerpts in a Socratic Duel, checked against the source document and supporting files.
 
 Source evidence may quote the source (``\u0060doc.md\u0060 line 12: "the exact words"``). Each quote is
 verified when it is in the source document, at or near the cited line (anywhere when no line is
-cited). moot marks a quote it verified by appending `` (verified at PATH:LINE)`` to the support item:
+cited).
+
+A supporting file (code, data, another document) is cited *inside* source evidence, after the
+source document's own citation, as ``supporting file \u0060PATH\u0060 line N "excerpt"``: the item still
+cites the duel's document as the seed requires, and the supporting excerpt is checked against PATH
+(absolute, or relative to the work root: the directory holding ``debates/``). Quotes before the first
+``supporting file`` are the source document's; each one after it belongs to the file it follows. moot marks a quote it verified by appending `` (verified at PATH:LINE)`` to the support item:
 the seed allows any text beside a source reference, so the mark reads as part of the citation.
 
 - ``moot duel append`` refuses a turn with an unverified quote (``CITATION_UNVERIFIED``) and marks
@@ -15,11 +21,13 @@ the seed allows any text beside a source reference, so the mark reads as part of
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from moot.artifacts.base import CheckReport
+from moot.artifacts.base import CheckReport, atomic_write_text
 from moot.protocols.base import Severity, Violation
 from moot.protocols.duel import Counterpoint, DuelConfig, DuelTurn, Support, quoted_excerpts
 from moot.protocols.grounding import CitationCheck, citation_violations, verified_share
@@ -28,6 +36,51 @@ from moot.sources.verify import check_in_file
 
 MARK = " (verified at {where})"
 _MARK_START = " (verified at "
+SUPPORTING = "supporting file"
+_SUPPORTING = re.compile(rf"{SUPPORTING} `([^`]+)`", re.IGNORECASE)
+DEBATES_FOLDER = "debates"
+
+
+def supporting_citation(path: str, line: int, text: str) -> str:
+    """How moot writes a supporting file's line into source evidence (see the module docstring)."""
+    return f'{SUPPORTING} `{path}` line {line} "{text}"'
+
+
+def supporting_sidecar(record: Path) -> Path:
+    """Where ``moot run duel --source`` keeps the supporting files a resumed duel shows again."""
+    return record.with_name(f".{record.name}.sources.json")
+
+
+def write_supporting(record: Path, paths: Sequence[str]) -> None:
+    atomic_write_text(supporting_sidecar(record), json.dumps({"supporting": list(paths)}, indent=2) + "\n")
+
+
+def read_supporting(record: Path) -> list[str]:
+    """The supporting files of a duel moot runs ([] without any, or when the sidecar is unreadable)."""
+    try:
+        data = json.loads(supporting_sidecar(record).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    paths = data.get("supporting") if isinstance(data, dict) else None
+    return [str(p) for p in paths] if isinstance(paths, list) else []
+
+
+def work_root(record: Path) -> Path:
+    """The directory a relative supporting file is read from: the one holding the record's ``debates/``."""
+    record = record.resolve()
+    return next((p.parent for p in record.parents if p.name == DEBATES_FOLDER), record.parent)
+
+
+def _excerpts(text: str, source: SourceFile, record: Path) -> Iterator[tuple[SourceFile | None, str, str, int | None]]:
+    """(file or None if unreadable, cited path, excerpt, line) of each quote in one item of source evidence."""
+    parts = _SUPPORTING.split(text.split(_MARK_START)[0])
+    for excerpt, line in quoted_excerpts(parts[0]):
+        yield source, source.path, excerpt, line
+    for index in range(1, len(parts), 2):
+        path, cited = Path(parts[index]), parts[index]
+        found = read_source_file(path if path.is_absolute() else work_root(record) / path, work_root(record))
+        for excerpt, line in quoted_excerpts(parts[index + 1]):
+            yield found, cited, excerpt, line
 
 
 def _supports(turn: DuelTurn) -> Iterator[tuple[str, str]]:
@@ -50,16 +103,24 @@ def source_file(config: DuelConfig, record: Path) -> SourceFile | None:
     return None if found is None else SourceFile(path=config.source_path, absolute=found.absolute, text=found.text)
 
 
-def quote_checks(turn: DuelTurn, source: SourceFile) -> list[tuple[CitationCheck, bool]]:
-    """(check, marked by moot) for each quote in the turn's source evidence."""
+def _check(item: SourceFile | None, path: str, excerpt: str, line: int | None, where: str) -> CitationCheck:
+    cited = f"{path}:{line}" if line is not None else path
+    if item is None:
+        return CitationCheck(
+            where=where, cited=cited, excerpt=excerpt, verified=False, reason=f"{path} is not a readable text file"
+        )
+    return check_in_file(item, excerpt, line, where=where, cited=cited)
+
+
+def quote_checks(turn: DuelTurn, source: SourceFile, record: Path) -> list[tuple[CitationCheck, bool]]:
+    """(check, marked by moot) for each quote in the turn's source evidence, supporting files' included."""
     found = []
     for where, text in _supports(turn):
         if source.path.strip() not in text:
             continue  # not source evidence: a URL, a turn, a principle
         marked = _MARK_START in text
-        for excerpt, line in quoted_excerpts(text.split(_MARK_START)[0]):
-            cited = f"{source.path}:{line}" if line is not None else source.path
-            found.append((check_in_file(source, excerpt, line, where=where, cited=cited), marked))
+        for item, path, excerpt, line in _excerpts(text, source, record):
+            found.append((_check(item, path, excerpt, line, where), marked))
     return found
 
 
@@ -70,7 +131,7 @@ def refusals(turn: DuelTurn, config: DuelConfig, record: Path) -> list[Violation
     since, the quotes cannot be checked and the protocol's own rules decide alone.
     """
     source = source_file(config, record)
-    checks = [check for check, _ in quote_checks(turn, source)] if source is not None else []
+    checks = [check for check, _ in quote_checks(turn, source, record)] if source is not None else []
     return [v.at(turn=turn.number) for v in citation_violations(checks)]
 
 
@@ -83,10 +144,10 @@ def marked(turn: DuelTurn, config: DuelConfig, record: Path) -> DuelTurn:
     def mark(text: str) -> str:
         if _MARK_START in text or config.source_path.strip() not in text:
             return text
-        quotes = quoted_excerpts(text)
+        quotes = list(_excerpts(text, source, record))
         if not quotes:
             return text
-        checks = [check_in_file(source, excerpt, line, where="", cited="") for excerpt, line in quotes]
+        checks = [_check(item, path, excerpt, line, "") for item, path, excerpt, line in quotes]
         if not all(check.verified for check in checks):
             return text
         return text + MARK.format(where=", ".join(str(check.found_at) for check in checks))
@@ -116,7 +177,7 @@ def with_quote_checks(report: CheckReport, record: Path, config: DuelConfig, tur
     found: list[Violation] = []
     per_participant: dict[str, list[CitationCheck]] = {}
     for position, turn in enumerate(turns, start=1):
-        for check, by_moot in quote_checks(turn, source):
+        for check, by_moot in quote_checks(turn, source, record):
             per_participant.setdefault(turn.participant, []).append(check)
             severity = Severity.ERROR if by_moot else Severity.WARNING
             found.extend(v.at(file=str(record), turn=position) for v in citation_violations([check], severity))

@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from moot.cli.run import (
-    FollowOpt,
-    JsonOpt,
-    MaxTokensOpt,
-    MaxWallOpt,
-    RepairsOpt,
-    RootOpt,
     RunFlags,
-    TurnTimeoutOpt,
+    SourceOpt,
     execute,
     now_minutes,
+    run_options,
+    start_record,
+    start_root,
+    with_passages,
 )
 from moot.engine.council import CouncilDriver, CouncilOptions, parse_member
 from moot.errors import UserError
 
 
+@run_options(without=("agent", "agents"))  # each member's agent is named with --member
 def run_council(
     question: Annotated[str, typer.Option("--question", help="What the council answers.")],
     member: Annotated[
@@ -33,18 +31,20 @@ def run_council(
         str | None, typer.Option("--chairman", help="A separate chairman's agent SPEC (default: the first member).")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="The seed of the review shuffles.")] = None,
-    root: RootOpt = Path("."),
-    as_json: JsonOpt = False,
-    follow: FollowOpt = False,
-    repairs: RepairsOpt = None,
-    turn_timeout: TurnTimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_wall: MaxWallOpt = None,
+    source: SourceOpt = None,
+    *,
+    flags: RunFlags,
+    force: bool = False,
 ) -> None:
     """A Council: members answer sealed, rank each other's answers anonymously, and a chairman synthesizes."""
     members = tuple(parse_member(value) for value in member)
     if len(members) < 2:
         raise UserError("a council needs at least two members; give --member NAME=SPEC twice or more.")
-    options = CouncilOptions(question=question, members=members, chairman=chairman, seed=seed)
-    driver = CouncilDriver.start(root, options, now_minutes())
-    execute(driver, RunFlags(root, None, None, as_json, follow, repairs, turn_timeout, max_tokens, max_wall))
+    # The passages become part of the question: every member, reviewer and the chairman reads them, and a
+    # resumed council reads them from its record.
+    asked = with_passages(question, source, flags.root, question) or question
+    options = CouncilOptions(question=asked, members=members, chairman=chairman, seed=seed)
+    driver = start_record(
+        lambda: CouncilDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
+    )
+    execute(driver, flags)

@@ -20,7 +20,7 @@ def eval_command(
     ],
     strategy: Annotated[
         list[str],
-        typer.Option("--strategy", help="single, sc:K, sc:match, vote or debate:NxR (repeatable)."),
+        typer.Option("--strategy", help="single, sc:K, sc:match, vote, debate:NxR or council:N (repeatable)."),
     ],
     agents: Annotated[
         str | None, typer.Option("--agents", help="One agent SPEC for every answer (default: local).")
@@ -28,7 +28,8 @@ def eval_command(
     agent: Annotated[
         list[str] | None,
         typer.Option(
-            "--agent", help="NAME=SPEC (repeatable): the agents of vote and debate; the first answers single and sc."
+            "--agent",
+            help="NAME=SPEC (repeatable): the agents of vote, debate and council; the first answers single and sc.",
         ),
     ] = None,
     limit: Annotated[

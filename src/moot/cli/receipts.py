@@ -48,4 +48,6 @@ def verify_command(
 
     verdict = verify(receipt, record, load_trusted_key(trust) if trust is not None else None)
     typer.echo(verdict.message, err=not verdict.ok)
+    for line in verdict.details:
+        typer.echo(f"  {line}")
     raise typer.Exit(0 if verdict.ok else 1)

@@ -1,4 +1,4 @@
-"""``moot review [RANGE]``: a review deliberation over a git diff whose verdict is the exit code.
+"""``moot review [RANGE] [--council]``: a review deliberation over a git diff whose verdict is the exit code.
 
 Exit codes: 0 approve; 1 changes requested; 2 an error (bad range, no change, a participant that
 gave no valid turn). The comment (Markdown) and the JSON are also written beside the dialogue record,
@@ -42,6 +42,16 @@ def review_command(
         ),
     ] = None,
     max_rounds: Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round limit (default 5).")] = None,
+    council: Annotated[
+        bool, typer.Option("--council", help="A council of reviewers (default three) instead of author and reviewer.")
+    ] = False,
+    member: Annotated[
+        list[str] | None,
+        typer.Option("--member", help="NAME=SPEC per council member (repeatable; implies --council)."),
+    ] = None,
+    chairman: Annotated[
+        str | None, typer.Option("--chairman", help="The council's separate chairman SPEC (default: the first member).")
+    ] = None,
     root: RootOpt = Path("."),
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
@@ -50,40 +60,63 @@ def review_command(
     turn_timeout: TurnTimeoutOpt = None,
     max_tokens: MaxTokensOpt = None,
 ) -> None:
-    """Review a git change as author and reviewer; exit 0 approve, 1 changes requested, 2 error."""
+    """Review a git change as author and reviewer, or as a council; exit 0 approve, 1 changes requested, 2 error."""
+    from moot.engine.council import CouncilDriver, parse_member
+    from moot.engine.critique import CritiqueDriver
+    from moot.engine.driver import Driver
     from moot.review import (
+        COUNCIL_REVIEWERS,
         DIFF_MAX_CHARS,
         LOCAL_DIFF_MAX_CHARS,
         collect_change,
         comment_markdown,
+        council_comment,
+        council_verdict,
         review_json,
         review_path,
+        start_council_review,
         start_review,
         verdict_of,
     )
 
+    council = council or bool(member) or chairman is not None
+    if council and max_rounds is not None:
+        raise UserError("--max-rounds limits the author and reviewer's dialogue; a council has no rounds: drop it.")
     change = collect_change(root, range_)
     if not change.diff.strip():
         raise UserError(f"there is nothing to review in {change.label}: give a range with changes, like HEAD~3..HEAD.")
     settings = load_settings(root)
     choice = AgentChoice(parse_agent_options(agent or []), agents)
-    roles = ["author", "reviewer"]
+    if council:
+        members = [parse_member(value) for value in member or []]
+        members = members or [(name, choice.spec_for(name, settings)) for name in COUNCIL_REVIEWERS]
+        if len(members) < 2:
+            raise UserError("a council of reviewers needs at least two members; give --member NAME=SPEC twice or more.")
+        choice = AgentChoice(dict(members) | ({"chairman": chairman} if chairman else {}), None)
+        roles = [name for name, _ in members] + (["chairman"] if chairman else [])
+    else:
+        roles = ["author", "reviewer"]
     specs = [choice.spec_for(role, settings) for role in roles]
     local = any(spec.split(":", 1)[0].strip() == "local" for spec in specs)
+    diff_limit = LOCAL_DIFF_MAX_CHARS if local else DIFF_MAX_CHARS
     chosen = resolve_agents(roles, choice, settings)  # before the record exists: a bad spec leaves nothing behind
-    driver = start_review(
-        root,
-        change,
-        diff_limit=LOCAL_DIFF_MAX_CHARS if local else DIFF_MAX_CHARS,
-        max_rounds=max_rounds,
-        started=now_minutes(),
-    )
+    if council:
+        driver: Driver = start_council_review(
+            root, change, members, chairman=chairman, diff_limit=diff_limit, started=now_minutes()
+        )
+    else:
+        driver = start_review(root, change, diff_limit=diff_limit, max_rounds=max_rounds, started=now_minutes())
     limits = limits_from(settings, repairs=repairs, turn_timeout_s=turn_timeout, max_tokens=max_tokens)
     progress = Progress(driver, follow=False, quiet=as_json)
     with progress:
         result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,)))
-    verdict = verdict_of(driver, result)
-    comment = comment_markdown(driver, result, change, verdict)
+    if isinstance(driver, CouncilDriver):
+        verdict = council_verdict(driver)
+        comment = council_comment(driver, result, change, verdict)
+    else:
+        assert isinstance(driver, CritiqueDriver)
+        verdict = verdict_of(driver, result)
+        comment = comment_markdown(driver, result, change, verdict)
     report = review_json(driver, result, change, verdict, comment)
     atomic_write_text(review_path(driver.record_path, "md"), comment)
     atomic_write_text(review_path(driver.record_path, "json"), json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import inspect
 import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, get_type_hints
 
 import typer
 
@@ -112,6 +114,56 @@ DebugOpt = Annotated[bool, typer.Option("--debug", help="Print every attempt (ra
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress line; only the outcome.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing record of the same name.")]
 
+# The options every ``moot run <protocol>`` command takes after its own, declared once: (parameter, type,
+# default). All but ``force`` are the fields of RunFlags.
+RUN_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
+    ("root", RootOpt, Path(".")),
+    ("agent", AgentOpt, None),
+    ("agents", AgentsOpt, None),
+    ("as_json", JsonOpt, False),
+    ("follow", FollowOpt, False),
+    ("repairs", RepairsOpt, None),
+    ("turn_timeout", TurnTimeoutOpt, None),
+    ("max_tokens", MaxTokensOpt, None),
+    ("max_wall", MaxWallOpt, None),
+    ("max_turn_tokens", MaxTurnTokensOpt, None),
+    ("max_cost", MaxCostOpt, None),
+    ("dry_run", DryRunOpt, False),
+    ("debug", DebugOpt, False),
+    ("quiet", QuietOpt, False),
+    ("force", ForceOpt, False),
+)
+
+
+def run_options(*, without: Collection[str] = ()) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the shared options (but ``without``): it is written with ``flags: RunFlags`` (and
+    ``force: bool`` if it takes --force) in their place, and its --help lists them after its own."""
+    shared = [(name, kind, default) for name, kind, default in RUN_OPTIONS if name not in without]
+
+    def add(command: Callable[..., None]) -> Callable[..., None]:
+        hints = get_type_hints(command, include_extras=True)
+        own = [
+            parameter.replace(annotation=hints[parameter.name])
+            for parameter in inspect.signature(command).parameters.values()
+            if parameter.name not in ("flags", "force")
+        ]
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        added = [inspect.Parameter(name, keyword, default=default, annotation=kind) for name, kind, default in shared]
+
+        @functools.wraps(command)
+        def with_options(**values: Any) -> None:
+            chosen = {name: values.pop(name) for name, _, _ in shared}
+            if "force" in chosen:
+                values["force"] = chosen.pop("force")
+            command(**values, flags=RunFlags(**chosen))
+
+        signature = inspect.Signature([*own, *added])
+        with_options.__signature__ = signature  # type: ignore[attr-defined]
+        with_options.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
+        return with_options
+
+    return add
+
 
 def now_minutes() -> str:
     return datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -125,15 +177,15 @@ def interactive() -> bool:
 class RunFlags:
     """The flags every ``moot run <protocol>`` and ``moot resume`` share."""
 
-    root: Path
-    agent: list[str] | None
-    agents: str | None
-    as_json: bool
-    follow: bool
-    repairs: int | None
-    turn_timeout: float | None
-    max_tokens: int | None
-    max_wall: float | None
+    root: Path = Path(".")
+    agent: list[str] | None = None
+    agents: str | None = None
+    as_json: bool = False
+    follow: bool = False
+    repairs: int | None = None
+    turn_timeout: float | None = None
+    max_tokens: int | None = None
+    max_wall: float | None = None
     max_turn_tokens: int | None = None
     max_cost: float | None = None
     dry_run: bool = False
@@ -222,7 +274,9 @@ def execute(
         typer.echo(f"moot: stopped. The record is {path}; continue with: moot resume {path}", err=True)
         raise typer.Exit(130) from None
     if flags.as_json:
-        typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        from moot.conformity import conformity_json
+
+        typer.echo(json.dumps({**result.to_json(), "conformity": conformity_json(path)}, ensure_ascii=False))
     else:
         print_outcome(result, quiet=flags.quiet)
     outcome = result.outcome
@@ -253,6 +307,7 @@ def run_root(
     raise typer.Exit(run_batch(batch, concurrency))
 
 
+@run_options()
 def run_critique(
     topic: Annotated[str, typer.Option("--topic", help="What the dialogue is about.")],
     template: Annotated[
@@ -265,21 +320,9 @@ def run_critique(
     ] = None,
     max_rounds: Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round limit.")] = None,
     source: SourceOpt = None,
-    root: RootOpt = Path("."),
-    agent: AgentOpt = None,
-    agents: AgentsOpt = None,
-    as_json: JsonOpt = False,
-    follow: FollowOpt = False,
-    repairs: RepairsOpt = None,
-    turn_timeout: TurnTimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_wall: MaxWallOpt = None,
-    max_turn_tokens: MaxTurnTokensOpt = None,
-    max_cost: MaxCostOpt = None,
-    dry_run: DryRunOpt = False,
-    debug: DebugOpt = False,
-    quiet: QuietOpt = False,
-    force: ForceOpt = False,
+    *,
+    flags: RunFlags,
+    force: bool = False,
 ) -> None:
     """A Critique Loop: two roles alternate until one proposes done and the other confirms."""
     from moot.cli.critique_prompts import after_critique, offer_gitignore
@@ -292,17 +335,13 @@ def run_critique(
         roles=_two_roles(roles) if roles is not None else None,
         template=template,
         max_rounds=max_rounds,
-        context=_with_passages(_read_context(context), source, root, topic),
+        context=with_passages(_read_context(context), source, flags.root, topic),
     )
-    flags = RunFlags(
-        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
-        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
-    )  # fmt: skip
     driver = start_record(
-        lambda: CritiqueDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+        lambda: CritiqueDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
     )
-    if not as_json and not dry_run and interactive():
-        offer_gitignore(root)
+    if not flags.as_json and not flags.dry_run and interactive():
+        offer_gitignore(flags.root)
     execute(
         driver,
         flags,
@@ -317,6 +356,7 @@ def _specs(roles: list[str], root: Path, agent: list[str] | None, agents: str | 
     return tuple(choice.spec_for(role, settings) for role in roles)
 
 
+@run_options()
 def run_duel(
     source: Annotated[Path, typer.Argument(help="The Markdown document to debate (read-only).")],
     topic: Annotated[
@@ -326,40 +366,33 @@ def run_duel(
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", help="Turn limit (default and most: the seed's cap).")
     ] = None,
-    root: RootOpt = Path("."),
-    agent: AgentOpt = None,
-    agents: AgentsOpt = None,
-    as_json: JsonOpt = False,
-    follow: FollowOpt = False,
-    repairs: RepairsOpt = None,
-    turn_timeout: TurnTimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_wall: MaxWallOpt = None,
-    max_turn_tokens: MaxTurnTokensOpt = None,
-    max_cost: MaxCostOpt = None,
-    dry_run: DryRunOpt = False,
-    debug: DebugOpt = False,
-    quiet: QuietOpt = False,
-    force: ForceOpt = False,
+    supporting: SourceOpt = None,
+    *,
+    flags: RunFlags,
+    force: bool = False,
 ) -> None:
     """A Socratic Duel: two participants debate a source document in at most six turns."""
     from moot.engine.duel import DuelDriver, DuelOptions
 
     pair = _two_roles(roles)
-    models = _specs(list(pair), root, agent, agents)
-    options = DuelOptions(source=source, topic=topic, roles=pair, models=(models[0], models[1]))
+    models = _specs(list(pair), flags.root, flags.agent, flags.agents)
+    announce_sources(supporting, flags.root)
+    options = DuelOptions(
+        source=source,
+        topic=topic,
+        roles=pair,
+        models=(models[0], models[1]),
+        supporting=tuple(str(path) for path in supporting or ()),
+    )
     if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
         options = dataclasses.replace(options, max_turns=max_turns)
-    flags = RunFlags(
-        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
-        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
-    )  # fmt: skip
     driver = start_record(
-        lambda: DuelDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+        lambda: DuelDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
     )
     execute(driver, flags)
 
 
+@run_options()
 def run_agora(
     topic: Annotated[str, typer.Option("--topic", help="What the drones debate.")],
     position: Annotated[
@@ -372,29 +405,17 @@ def run_agora(
     sealed: Annotated[
         bool, typer.Option("--sealed", help="Ask every drone's opening proposal at once, none seeing another's.")
     ] = False,
-    root: RootOpt = Path("."),
-    agent: AgentOpt = None,
-    agents: AgentsOpt = None,
-    as_json: JsonOpt = False,
-    follow: FollowOpt = False,
-    repairs: RepairsOpt = None,
-    turn_timeout: TurnTimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_wall: MaxWallOpt = None,
-    max_turn_tokens: MaxTurnTokensOpt = None,
-    max_cost: MaxCostOpt = None,
-    dry_run: DryRunOpt = False,
-    debug: DebugOpt = False,
-    quiet: QuietOpt = False,
-    force: ForceOpt = False,
+    *,
+    flags: RunFlags,
+    force: bool = False,
 ) -> None:
     """An Agora debate: drones exchange signals until Nash consensus, or time out."""
     from moot.engine.agora import AgoraDriver, AgoraOptions, parse_position
 
     positions = tuple(parse_position(value) for value in position or [])
     roles = [role for role, _ in positions]
-    models = tuple(zip(roles, _specs(roles, root, agent, agents), strict=True))
-    announce_sources(source, root)
+    models = tuple(zip(roles, _specs(roles, flags.root, flags.agent, flags.agents), strict=True))
+    announce_sources(source, flags.root)
     options = AgoraOptions(
         topic=topic,
         positions=positions,
@@ -405,16 +426,13 @@ def run_agora(
         models=models,
         sealed=sealed,
     )
-    flags = RunFlags(
-        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
-        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
-    )  # fmt: skip
     driver = start_record(
-        lambda: AgoraDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+        lambda: AgoraDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
     )
     execute(driver, flags)
 
 
+@run_options()
 def run_roundtable(
     topic: Annotated[str | None, typer.Option("--topic", help="What the meeting discusses.")] = None,
     agenda: Annotated[Path | None, typer.Option("--agenda", help="A file with the background (AGENDA.md).")] = None,
@@ -425,21 +443,9 @@ def run_roundtable(
     sealed: Annotated[
         bool, typer.Option("--sealed", help="Ask every speaker's round-1 position at once, none seeing another's.")
     ] = False,
-    root: RootOpt = Path("."),
-    agent: AgentOpt = None,
-    agents: AgentsOpt = None,
-    as_json: JsonOpt = False,
-    follow: FollowOpt = False,
-    repairs: RepairsOpt = None,
-    turn_timeout: TurnTimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_wall: MaxWallOpt = None,
-    max_turn_tokens: MaxTurnTokensOpt = None,
-    max_cost: MaxCostOpt = None,
-    dry_run: DryRunOpt = False,
-    debug: DebugOpt = False,
-    quiet: QuietOpt = False,
-    force: ForceOpt = False,
+    *,
+    flags: RunFlags,
+    force: bool = False,
 ) -> None:
     """A Roundtable: speakers in order, then the moderator writes MINUTES.md and closes."""
     from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
@@ -447,7 +453,7 @@ def run_roundtable(
     if topic is None and agenda is None:
         raise UserError("give --topic or --agenda so the meeting has something to discuss.")
     order = tuple(part.strip() for part in speakers.split(",") if part.strip())
-    background = _with_passages(None, source, root, topic or (agenda.stem if agenda else ""))
+    background = with_passages(None, source, flags.root, topic or (agenda.stem if agenda else ""))
     options = RoundtableOptions(
         speakers=order,
         topic=topic,
@@ -457,31 +463,20 @@ def run_roundtable(
         background=background,
         sealed=sealed,
     )
-    flags = RunFlags(
-        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
-        max_turn_tokens=max_turn_tokens, max_cost=max_cost, dry_run=dry_run, debug=debug, quiet=quiet,
-    )  # fmt: skip
     driver = start_record(
-        lambda: RoundtableDriver.start(start_root(root, dry_run), options, now_minutes()), flags, force=force
+        lambda: RoundtableDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()),
+        flags,
+        force=force,
     )
     execute(driver, flags)
 
 
+@run_options(without=("root", "dry_run", "force"))  # a resumed debate keeps its root and its record
 def resume_command(
     path: Annotated[Path, typer.Argument(help="The record of an interrupted debate (file or meeting directory).")],
     context: Annotated[str | None, typer.Option("--context", help="Context for the first role (critique).")] = None,
-    agent: AgentOpt = None,
-    agents: AgentsOpt = None,
-    as_json: JsonOpt = False,
-    follow: FollowOpt = False,
-    repairs: RepairsOpt = None,
-    turn_timeout: TurnTimeoutOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    max_wall: MaxWallOpt = None,
-    max_turn_tokens: MaxTurnTokensOpt = None,
-    max_cost: MaxCostOpt = None,
-    debug: DebugOpt = False,
-    quiet: QuietOpt = False,
+    *,
+    flags: RunFlags,
 ) -> None:
     """Continue an interrupted debate from its record with the agents it used: no turn is lost or repeated."""
     from moot.artifacts import detect
@@ -497,12 +492,7 @@ def resume_command(
         outcome = driver.outcome()
         ended = f"it ended with {outcome.name} ({outcome.reason})" if outcome is not None else "it has ended"
         raise UserError(f"nothing to resume in {target}: {ended}; start a new debate instead.")
-    root = _work_root(target)
-    flags = RunFlags(
-        root, agent, agents, as_json, follow, repairs, turn_timeout, max_tokens, max_wall,
-        max_turn_tokens=max_turn_tokens, max_cost=max_cost, debug=debug, quiet=quiet,
-    )  # fmt: skip
-    execute(driver, flags, created=False)
+    execute(driver, dataclasses.replace(flags, root=_work_root(target)), created=False)
 
 
 def announce_sources(paths: list[Path] | None, root: Path) -> None:
@@ -516,8 +506,8 @@ def announce_sources(paths: list[Path] | None, root: Path) -> None:
         typer.echo(f"moot: sources: {note}.", err=True)
 
 
-def _with_passages(context: str | None, paths: list[Path] | None, root: Path, query: str) -> str | None:
-    """``context`` followed by the --source passages that best match ``query`` (critique, roundtable)."""
+def with_passages(context: str | None, paths: list[Path] | None, root: Path, query: str) -> str | None:
+    """``context`` followed by the --source passages that best match ``query`` (critique, roundtable, council)."""
     if not paths:
         return context
     from moot.engine.grounding import source_passages

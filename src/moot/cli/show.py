@@ -11,22 +11,13 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.rule import Rule
 
-from moot import registry
 from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts import check_path, detect
 from moot.artifacts.base import ExitCode, read_text
 from moot.cli.check import report_json, report_text
+from moot.conformity import documents, record_analyses
 from moot.engine.loop import usage_path
 from moot.errors import UserError
-
-
-def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
-    """(title, markdown) pairs to show, in reading order: the protocol's own choice, else the record file."""
-    shown = registry.get(protocol).shown(target)
-    if shown is not None:
-        return shown
-    text, _ = read_text(target)
-    return [(target.name, text or "")]
 
 
 def usage_line(path: Path) -> str | None:
@@ -54,24 +45,24 @@ def show_command(
     ] = False,
 ) -> None:
     """Show a record readably, followed by its state (whose turn, round, outcome, violations) and conformity."""
-    from moot.metrics import describe, record_conformity  # imports protocols: only when a record is shown
+    from moot.metrics import describe  # imports protocols: only when a record is shown
 
     protocol, target, report = detect(path)
     if report is not None and report.exit_code is ExitCode.UNREADABLE:
         raise UserError(report.violations[0].message if report.violations else f"cannot show {path}.")
     assert protocol is not None
-    documents = _documents(protocol, target)
-    analyses = record_conformity(protocol, documents[0][1]) if documents else {}
+    shown_documents = documents(protocol, target)
+    analyses = record_analyses(protocol, target)
     if as_json:
         shown = {
             **report_json(check_path(target)),
-            "documents": [{"name": title, "text": text} for title, text in documents],
+            "documents": [{"name": title, "text": text} for title, text in shown_documents],
             "conformity": {k: a.to_json() for k, a in analyses.items()},
         }
         typer.echo(json.dumps(shown, ensure_ascii=False, indent=2))
         return
     console = Console()
-    for title, text in documents:
+    for title, text in shown_documents:
         console.print(Rule(title))
         if plain:
             console.print(text, markup=False, highlight=False)

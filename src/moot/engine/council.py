@@ -24,7 +24,7 @@ from moot.agents.base import AgentRequest
 from moot.artifacts import council as record
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.engine.sealed import SealedPhase, SealedPhases
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, sealed_digest
 from moot.protocols.council import (
     CHAIRMAN,
@@ -146,8 +146,8 @@ class CouncilDriver(Driver, SealedPhases):
         try:
             record.create(path, config)
         except FileExistsError as exc:
-            raise UserError(
-                f"{path} already exists; resume it with `moot resume {path}` or ask another question."
+            raise RecordExists(
+                path, f"{path} already exists; resume it with `moot resume {path}` or ask another question."
             ) from exc
         return cls(path)
 

@@ -21,6 +21,7 @@ import hashlib
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,8 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.agents.base import AgentRequest
 from moot.artifacts import duel as record
+from moot.artifacts import duel_grounding
 from moot.artifacts.base import read_text
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
+from moot.engine.grounding import Grounding, offered_items
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
@@ -98,6 +101,9 @@ class Evidence(BaseModel):
         description="The section of the source document that supports this; moot cites it as `<source path> § <section>`."
     )
     principle: str = Field(default="", description="Optionally a general principle that supports it too, or ''.")
+    supporting: str = Field(
+        default="", description="Optionally the line of a supporting file that supports it too (path:line), or ''."
+    )
 
 
 class GuidedCounterpoint(BaseModel):
@@ -134,18 +140,26 @@ class GuidedDuelReply(BaseModel):
     )
     stance_revision: StanceRevision = StanceRevision()
 
-    def to_reply(self, source_path: str, changed_stance: bool) -> DuelReply:
-        """The protocol's reply: moot writes every citation and marks every unresolved item."""
+    def to_reply(
+        self, source_path: str, changed_stance: bool, supporting: Mapping[str, str] | None = None
+    ) -> DuelReply:
+        """The protocol's reply: moot writes every citation and marks every unresolved item.
+
+        ``supporting`` maps each offered ``path:line`` of a supporting file to its citation.
+        """
+        lines = supporting or {}
         return DuelReply(
             stance=self.stance,  # checked against the enum by read_reply
             position=self.position,
             counterpoints=[
-                ReplyCounterpoint(addresses=c.addresses, claim=c.claim, support=_support(c.evidence, source_path))
+                ReplyCounterpoint(
+                    addresses=c.addresses, claim=c.claim, support=_support(c.evidence, source_path, lines)
+                )
                 for c in self.counterpoints
             ],
             agreements=self.agreements,
             novel_argument=self.novel_argument,
-            novel_support=_support(self.novel_evidence, source_path),
+            novel_support=_support(self.novel_evidence, source_path, lines),
             unresolved=[
                 UnresolvedItem(text=self.limitation, blocking=False),
                 *(UnresolvedItem(text=issue, blocking=True) for issue in self.blocking_issues),
@@ -164,8 +178,10 @@ def _principle(text: str) -> str:
     return "Principle: " + re.sub(r"^\s*principle\s*:\s*", "", text.strip(), flags=re.IGNORECASE)
 
 
-def _support(evidence: Evidence, source_path: str) -> list[str]:
-    items = [_citation(evidence.section, source_path)]
+def _support(evidence: Evidence, source_path: str, supporting: Mapping[str, str]) -> list[str]:
+    """The source citation, with the chosen supporting line after it (the item still cites the source)."""
+    cited = supporting.get(evidence.supporting.strip())
+    items = [_citation(evidence.section, source_path) + (f"; {cited}" if cited else "")]
     if evidence.principle.strip():
         items.append(_principle(evidence.principle))
     return items
@@ -188,6 +204,7 @@ class DuelOptions:
     roles: tuple[str, str] = DEFAULT_ROLES
     models: tuple[str, str] = (UNKNOWN_MODEL, UNKNOWN_MODEL)  # each role's agent spec, recorded per turn
     max_turns: int = MAX_TURNS
+    supporting: tuple[str, ...] = ()  # --source files and directories whose lines evidence may quote too
 
 
 class DuelDriver(Driver):
@@ -241,6 +258,8 @@ class DuelDriver(Driver):
             ) from exc
         except ProtocolViolationError as exc:
             raise UserError(f"cannot start the duel: {exc.violations[0].message}") from exc
+        if options.supporting:
+            duel_grounding.write_supporting(path, [os.path.abspath(given) for given in options.supporting])
         return cls(path)
 
     def _load(self) -> None:
@@ -271,12 +290,14 @@ class DuelDriver(Driver):
             return
         self.source_text = ""
         self.sections: list[str] = []
+        self.supporting: dict[str, tuple[str, str]] = {}  # offered path:line -> (its citation, its text)
         if self.next_speaker() is not None:
             source_text, problems = read_text(Path(self.config.source_path))
             if source_text is None:
                 raise UserError(f"cannot read the duel's source document: {problems[0].message} Restore it to go on.")
             self.source_text = source_text
             self.sections = source_sections(source_text)
+            self.supporting = _supporting_lines(duel_grounding.read_supporting(self.record_path), self.config.topic)
 
     def roles(self) -> list[str]:
         return [p.name for p in self.participants]
@@ -312,9 +333,11 @@ class DuelDriver(Driver):
         budget -= estimate_tokens(system) + estimate_tokens(fixed) + estimate_tokens(extra) + 40
         history = self._history(max(0, int(budget * HISTORY_SHARE)))
         source = clip_to_tokens(self.source_text, max(0, budget - estimate_tokens(history)))
+        shown = "\n".join(f"{where}: {text}" for where, (_, text) in self.supporting.items())
         parts = [
             f"Topic: {self.config.topic}",
             f"Source document (read-only): {self.config.source_path}\n<<<\n{source}\n>>>",
+            f"Supporting files (evidence may add one of these lines as 'supporting'):\n{shown}" if shown else "",
             history or "No turns yet: you open the duel.",
             fixed,
             extra,
@@ -384,6 +407,10 @@ class DuelDriver(Driver):
         defs = schema["$defs"]
         schema["properties"]["stance"]["enum"] = self._allowed_stances()
         defs["Evidence"]["properties"]["section"]["enum"] = self.sections
+        if self.supporting:
+            defs["Evidence"]["properties"]["supporting"]["enum"] = ["", *self.supporting]
+        else:
+            del defs["Evidence"]["properties"]["supporting"]
         defs["GuidedCounterpoint"]["properties"]["addresses"]["enum"] = self._addressable()
         if self._previous_turn(role) is None:
             del schema["properties"]["stance_revision"], defs["StanceRevision"]
@@ -411,7 +438,9 @@ class DuelDriver(Driver):
         previous = self._previous_turn(role)
         participant = next(p for p in self.participants if p.name == role)
         try:
-            reply = guided.to_reply(self.config.source_path, previous is not None and previous.stance != guided.stance)
+            citations = {where: citation for where, (citation, _) in self.supporting.items()}
+            changed = previous is not None and previous.stance != guided.stance
+            reply = guided.to_reply(self.config.source_path, changed, citations)
             turn = reply.to_turn(
                 number=len(self.state.turns) + 1,
                 participant=role,
@@ -421,6 +450,8 @@ class DuelDriver(Driver):
             )
         except ValidationError as exc:
             return Candidate(None, [reply_format_violation(f"the reply does not make a turn ({first_error(exc)}).")])
+        if self.supporting:  # each supporting line is quoted from its file: marked verified, as the tools mark
+            turn = duel_grounding.marked(turn, self.config, self.record_path)
         return Candidate(turn, self._reads_back(turn) or self.machine.validate(self.state, turn))
 
     def _reads_back(self, turn: DuelTurn) -> list[Violation]:
@@ -458,6 +489,8 @@ class DuelDriver(Driver):
         evidence = [guided.novel_evidence, *(c.evidence for c in guided.counterpoints)]
         for item in evidence:
             choose("evidence section", item.section, self.sections)
+            if item.supporting:
+                choose("evidence supporting", item.supporting, ["", *self.supporting])
         for point in guided.counterpoints:
             choose("counterpoint addresses", point.addresses, self._addressable())
         previous = self._previous_turn(role)
@@ -499,6 +532,26 @@ class DuelDriver(Driver):
 
 
 # --- helpers -----------------------------------------------------------------------------------
+
+SUPPORTING_LINES = 8  # offered per request: enough to choose from, few enough for a small model's grammar
+SUPPORTING_CHARS = 160  # a longer line is offered cut at a word, still a verbatim part of the file
+
+
+def _supporting_lines(paths: list[str], topic: str) -> dict[str, tuple[str, str]]:
+    """The supporting files' lines that best match the topic: ``path:line`` -> (citation, the line's text)."""
+    existing = [Path(p) for p in paths if Path(p).exists()]
+    if not existing:
+        return {}
+    root = Path(os.path.commonpath([p if p.is_dir() else p.parent for p in existing]))
+    grounding = Grounding(tuple(str(p) for p in existing), root)
+    lines = [pair for passage in grounding.passages(topic) for pair in passage.numbered()]
+    offered = offered_items(lines, SUPPORTING_CHARS, SUPPORTING_LINES)
+    found: dict[str, tuple[str, str]] = {}
+    for item in offered:
+        path, _, line = item["source"].rpartition(":")
+        citation = duel_grounding.supporting_citation(str(root / path), int(line), item["content"])
+        found[item["source"]] = (citation, item["content"])
+    return found
 
 
 def _compact(schema: dict[str, Any]) -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from moot.eval.stats import mcnemar, wilson
-from moot.eval.strategies import Strategy
+from moot.eval.strategies import Strategy, majority
 from moot.eval.tasks import Task
-from moot.metrics import CORRECT_TO_INCORRECT, INCORRECT_TO_CORRECT, answers_by_round
+from moot.metrics import CORRECT_TO_INCORRECT, INCORRECT_TO_CORRECT, Conformity, answers_by_round, council_answers
 
 PLOT = "accuracy-tokens.svg"
 PLOT_INSTALL = "pip install 'moot[eval]'"
@@ -40,18 +40,34 @@ def _strategy_summary(strategy: Strategy, records: Sequence[Mapping[str, Any]]) 
     if strategy.kind == "sc":
         summary["k"] = records[0]["k"] if records else strategy.samples
     if strategy.kind == "debate":
-        analyses = [answers_by_round(r["rounds"], answer=r["known"]) for r in records]
-        summary["flips"] = {
-            "correct_to_incorrect": sum(a.flips(CORRECT_TO_INCORRECT) for a in analyses),
-            "incorrect_to_correct": sum(a.flips(INCORRECT_TO_CORRECT) for a in analyses),
-        }
-        summary["conformity"] = {
-            "changes": sum(len(a.changes) for a in analyses),
-            "toward_majority": sum(1 for a in analyses for c in a.changes if c.toward_majority),
-            "collapsed_tasks": sum(1 for a in analyses if a.collapsed),
-            "unanimous_at_end": sum(1 for a in analyses if a.final_distinct == 1),
-        }
+        _conformity(summary, [answers_by_round(r["rounds"], answer=r["known"]) for r in records])
+    if strategy.kind == "council":
+        analyses = [council_answers(r["council"], answer=r["known"]) for r in records]
+        _conformity(summary, analyses)
+        councils = [r["council"] for r in records if r["council"]["synthesis"] is not None]
+        summary["conformity"]["toward_chairman"] = sum(1 for a in analyses for c in a.changes if c.toward_chairman)
+        summary["conformity"]["synthesis_is_top_ranked"] = sum(
+            1 for c in councils if c["synthesis"] == c["answers"][c["ranking"][0][0]]
+        )
+        summary["conformity"]["synthesis_is_first_majority"] = sum(
+            1 for c in councils if c["synthesis"] == majority(list(c["answers"].values()))
+        )
+        summary["no_quorum"] = sum(1 for r in records if not r["council"]["ranking"])
     return summary
+
+
+def _conformity(summary: dict[str, Any], analyses: Sequence[Conformity]) -> None:
+    """The flips and conformity of a strategy whose agents see each other's answers, summed over its tasks."""
+    summary["flips"] = {
+        "correct_to_incorrect": sum(a.flips(CORRECT_TO_INCORRECT) for a in analyses),
+        "incorrect_to_correct": sum(a.flips(INCORRECT_TO_CORRECT) for a in analyses),
+    }
+    summary["conformity"] = {
+        "changes": sum(len(a.changes) for a in analyses),
+        "toward_majority": sum(1 for a in analyses for c in a.changes if c.toward_majority),
+        "collapsed_tasks": sum(1 for a in analyses if a.collapsed),
+        "unanimous_at_end": sum(1 for a in analyses if a.final_distinct == 1),
+    }
 
 
 def baseline_of(strategies: Sequence[Strategy]) -> Strategy:
@@ -122,7 +138,8 @@ def markdown(summary: Mapping[str, Any]) -> str:
     lines += [
         "",
         "McNemar a:b counts the tasks only the baseline got right (a) and only this strategy got right (b).",
-        "Flips count debate agents changing a correct answer to an incorrect one (c→i) and the reverse (i→c).",
+        "Flips count debate agents and council members changing a correct answer to an incorrect one (c→i) "
+        "and the reverse (i→c).",
     ]
     if any(row["tokens_estimated"] for row in summary["strategies"]):
         lines.append("\\* estimated as characters / 4: the agents report no token usage.")

@@ -46,8 +46,10 @@ def _strategies(texts: Sequence[str], agents: int) -> list[Strategy]:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise UserError(f"--strategy {repeated[0]} is given twice; give each strategy once.")
-    if any(s.matched for s in strategies) and not any(s.kind == "debate" for s in strategies):
-        raise UserError("sc:match matches a debate's tokens; add a debate strategy, e.g. --strategy debate:3x2.")
+    if any(s.matched for s in strategies) and not any(s.deliberates for s in strategies):
+        raise UserError(
+            "sc:match matches a debate's or council's tokens; add one, e.g. --strategy debate:3x2 or council:3."
+        )
     if any(s.kind == "vote" for s in strategies) and agents < 2:
         raise UserError("vote needs at least two agents; name them with --agent NAME=SPEC (repeatable).")
     return strategies
@@ -112,10 +114,10 @@ def run_eval(
     async def run_all() -> list[Strategy]:
         try:
             done: list[Strategy] = []
-            for strategy in sorted(strategies, key=lambda s: s.matched):  # sc:match after the debate it matches
+            for strategy in sorted(strategies, key=lambda s: s.matched):  # sc:match after what it matches
                 if strategy.matched:
-                    debate = next(s for s in done if s.kind == "debate")
-                    k = matched_samples(store, debate, tasks)
+                    matched = next(s for s in done if s.deliberates)
+                    k = matched_samples(store, matched, tasks)
                     strategy = Strategy(strategy.name, "sc", samples=k)
                 await runner.run(strategy)
                 done.append(strategy)

@@ -17,8 +17,28 @@ from typing import Any
 from moot.agents import Agent, AgentError, AgentRequest, AgentUnavailable
 from moot.errors import UserError
 from moot.eval.store import Store
-from moot.eval.strategies import Strategy, debate_prompt, first_prompt, majority
+from moot.eval.strategies import (
+    Strategy,
+    debate_prompt,
+    first_prompt,
+    majority,
+    read_ranking,
+    review_prompt,
+    synthesis_prompt,
+)
 from moot.eval.tasks import Extractor, Task
+from moot.protocols.council import (
+    Answer,
+    CouncilConfig,
+    CouncilState,
+    Member,
+    Review,
+    borda,
+    kendall_w,
+    label,
+    review_order,
+    rounded_w,
+)
 
 CHARS_PER_TOKEN = 4  # the estimate for backends that report no usage (commands, scripts)
 
@@ -74,6 +94,7 @@ class Runner:
         first = self.names[0]
         prompt = first_prompt(task.question, self.read.ask)
         rounds: list[dict[str, str | None]] | None = None
+        council: dict[str, Any] | None = None
         if strategy.kind == "single":
             calls = [await self._ask(strategy, task, "s1", first, prompt)]
             answer = calls[0]["answer"]
@@ -86,6 +107,9 @@ class Runner:
                 await asyncio.gather(*(self._ask(strategy, task, f"v/{name}", name, prompt) for name in self.names))
             )
             answer = majority([c["answer"] for c in calls])
+        elif strategy.kind == "council":
+            calls, council = await self._council(strategy, task, prompt)
+            answer = council["synthesis"]
         else:
             calls, rounds = await self._debate(strategy, task, prompt)
             answer = majority(list(rounds[-1].values()))
@@ -103,6 +127,8 @@ class Runner:
         }
         if rounds is not None:
             record["rounds"] = rounds
+        if council is not None:
+            record["council"] = council
         if strategy.kind == "sc":
             record["k"] = strategy.samples
         self.store.append(record)
@@ -110,8 +136,8 @@ class Runner:
     async def _debate(
         self, strategy: Strategy, task: Task, prompt: str
     ) -> tuple[list[dict[str, Any]], list[dict[str, str | None]]]:
-        debaters = [f"a{i}" for i in range(1, strategy.agents + 1)]
-        agent_of = {d: self.names[i % len(self.names)] for i, d in enumerate(debaters)}
+        agent_of = self._agent_of(strategy, "a")
+        debaters = list(agent_of)
         calls: list[dict[str, Any]] = []
         texts: dict[str, str] = {}
         rounds: list[dict[str, str | None]] = []
@@ -129,6 +155,88 @@ class Runner:
             texts = {d: c["text"] for d, c in zip(debaters, answered, strict=True)}
             rounds.append({d: c["answer"] for d, c in zip(debaters, answered, strict=True)})
         return calls, rounds
+
+    def _agent_of(self, strategy: Strategy, prefix: str) -> dict[str, str]:
+        """The strategy's N participants (prefix1, prefix2, …), each answering with a named agent in turn."""
+        return {f"{prefix}{i + 1}": self.names[i % len(self.names)] for i in range(strategy.agents)}
+
+    async def _council(
+        self, strategy: Strategy, task: Task, prompt: str
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The Council on one task: sealed answers, anonymised reviews, the chairman (the first member).
+
+        The rules that decide who is shown what, and the aggregate, are the protocol's own: the review
+        order comes from :func:`review_order` with a seed drawn from the run's seed and the task, and
+        the ranking and agreement are :func:`borda` and :func:`kendall_w`.
+        """
+        agent_of = self._agent_of(strategy, "m")
+        members = list(agent_of)
+        chairman = members[0]
+        config = CouncilConfig(
+            question=task.question,
+            members=tuple(Member(name=m, model=agent_of[m]) for m in members),
+            chairman=chairman,
+            seed=zlib.crc32(f"{self.sampling.seed}/{strategy.name}/{task.id}".encode()),
+        )
+        stage1 = await asyncio.gather(*(self._ask(strategy, task, f"c1/{m}", agent_of[m], prompt) for m in members))
+        calls = list(stage1)
+        by_member = dict(zip(members, stage1, strict=True))
+        answers = tuple(
+            Answer(member=m, text=c["text"]) if c["answer"] is not None else Answer(member=m, failure="no answer")
+            for m, c in by_member.items()
+        )
+        state = CouncilState(answers=answers)
+        answered = [a.member for a in state.valid_answers()]
+        result: dict[str, Any] = {
+            "chairman": chairman,
+            "answers": {m: c["answer"] for m, c in by_member.items()},
+            "reviews": {},
+            "ranking": [],
+            "agreement": None,
+            "synthesis": None,
+        }
+        if len(answered) < 2:  # no quorum: the council ends without a synthesis
+            return calls, result
+        shown = {m: review_order(config.seed, m, answered) for m in answered}
+        stage2 = await asyncio.gather(
+            *(
+                self._ask(
+                    strategy,
+                    task,
+                    f"c2/{m}",
+                    agent_of[m],
+                    review_prompt(task.question, [by_member[o]["text"] for o in shown[m]]),
+                )
+                for m in answered
+            )
+        )
+        calls.extend(stage2)
+        reviews = []
+        for m, call in zip(answered, stage2, strict=True):
+            order = read_ranking(call["text"], len(shown[m]))
+            if order is None:
+                reviews.append(Review(reviewer=m, shown=tuple(shown[m]), failure="no readable ranking"))
+                result["reviews"][m] = None
+            else:
+                reviews.append(Review(reviewer=m, shown=tuple(shown[m]), ranking=tuple(label(i) for i in order)))
+                result["reviews"][m] = [shown[m][i] for i in order]
+        state = CouncilState(answers=answers, reviews=tuple(reviews))
+        ranking = borda(config, state)
+        agreement = rounded_w(kendall_w(state))
+        result["ranking"] = [list(item) for item in ranking]
+        result["agreement"] = agreement
+        final = synthesis_prompt(
+            task.question,
+            self.read.ask,
+            [(m, by_member[m]["text"]) for m in answered],
+            [(m, order) for m, order in result["reviews"].items() if order is not None],
+            ranking,
+            "not measurable" if agreement is None else f"{agreement:.3f}",
+        )
+        synthesis = await self._ask(strategy, task, f"c3/{chairman}", agent_of[chairman], final)
+        calls.append(synthesis)
+        result["synthesis"] = synthesis["answer"]
+        return calls, result
 
     async def _ask(self, strategy: Strategy, task: Task, key: str, name: str, prompt: str) -> dict[str, Any]:
         recorded = self.store.calls.get((strategy.name, task.id, key))
@@ -169,11 +277,18 @@ class Runner:
         return record
 
 
-def matched_samples(store: Store, debate: Strategy, tasks: Sequence[Task]) -> int:
-    """K for sc:match: the debate's mean tokens per task over the mean tokens of one sealed opening answer."""
-    per_task: list[int] = [store.tasks[(debate.name, t.id)]["tokens"] for t in tasks]
+def opening_calls(strategy: Strategy) -> list[str]:
+    """The calls of a debate's or council's sealed first answers: the question alone, as single and sc ask it."""
+    if strategy.kind == "council":
+        return [f"c1/m{i}" for i in range(1, strategy.agents + 1)]
+    return [f"r0/a{i}" for i in range(1, strategy.agents + 1)]
+
+
+def matched_samples(store: Store, matched: Strategy, tasks: Sequence[Task]) -> int:
+    """K for sc:match: the debate's or council's mean tokens per task over the mean tokens of one opening answer."""
+    per_task: list[int] = [store.tasks[(matched.name, t.id)]["tokens"] for t in tasks]
     openings: list[int] = [
-        store.calls[(debate.name, t.id, f"r0/a{i}")]["tokens"] for t in tasks for i in range(1, debate.agents + 1)
+        store.calls[(matched.name, t.id, key)]["tokens"] for t in tasks for key in opening_calls(matched)
     ]
     one_answer = sum(openings) / len(openings)
     if one_answer <= 0:

@@ -1,0 +1,52 @@
+"""The conformity of a record on disk: its text read as ``moot show`` reads it, analysed by :mod:`moot.metrics`.
+
+``moot show --json``, ``moot run … --json`` and signed receipts all report this one JSON object:
+``{analysis: Conformity.to_json()}``, ``{}`` for a protocol that records no positions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from moot import registry
+from moot.artifacts import detect
+from moot.artifacts.base import read_text
+
+if TYPE_CHECKING:
+    from moot.metrics import Conformity
+
+
+def documents(protocol: str, target: Path) -> list[tuple[str, str]]:
+    """(title, markdown) pairs to show, in reading order: the protocol's own choice, else the record file."""
+    shown = registry.get(protocol).shown(target)
+    if shown is not None:
+        return shown
+    text, _ = read_text(target)
+    return [(target.name, text or "")]
+
+
+def record_analyses(protocol: str, target: Path) -> dict[str, Conformity]:
+    """The conformity analyses of a record, by what the position is ({} for a protocol without positions)."""
+    from moot.metrics import record_conformity  # imports protocols: only when a record is analysed
+
+    shown = documents(protocol, target)
+    return record_conformity(protocol, shown[0][1]) if shown else {}
+
+
+def conformity_json(path: Path) -> dict[str, Any]:
+    """The record at ``path`` (a file or a meeting directory) analysed, as JSON."""
+    protocol, target, _ = detect(path)
+    if protocol is None:
+        return {}
+    return {what: analysis.to_json() for what, analysis in record_analyses(protocol, target).items()}
+
+
+def summary_line(what: str, data: dict[str, Any]) -> str:
+    """One line for a terminal from an analysis's JSON."""
+    line = (
+        f"{what}: {data['total_changes']} position change(s), {data['toward_majority']} toward the majority"
+        + ("" if data.get("toward_chairman") is None else f", {data['toward_chairman']} toward the chairman")
+        + f"; {data['initial_distinct']} distinct position(s) at the start, {data['final_distinct']} at the end"
+    )
+    return line

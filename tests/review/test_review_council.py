@@ -1,0 +1,77 @@
+"""`moot review --council` on a real git repository made in the test, with subprocess council members."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from test_review import MOOT, repo
+
+from moot.artifacts import check_path
+
+__all__ = ["repo"]  # the fixture, shared with test_review
+
+MEMBER = f"cmd:{sys.executable} {Path(__file__).with_name('council_reviewer.py')}"
+
+
+def review(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MOOT, "review", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_a_council_that_ranks_the_blocking_review_first_requests_changes(repo: Path) -> None:
+    members = [arg for name in ("strict", "lenient", "calm") for arg in ("--member", f"{name}={MEMBER}")]
+    done = review(repo, "HEAD~1..HEAD", *members, "--json")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "changes_requested" and report["outcome"] == "SYNTHESIZED"
+    assert report["artifact"].startswith(".council/review-of-") and report["turns"] == 7
+    comment = report["comment"]
+    assert comment.startswith("## moot review (council): changes requested")
+    assert "Verdict: changes requested" in comment and "Borda points" in comment
+    assert "**lenient** held: a milder view" in comment  # the chairman named the dissent
+    record = repo / report["artifact"]
+    assert check_path(record).exit_code == 0
+    text = record.read_text()
+    assert "+    return requests <= cap" in text and "the cap is a parameter" in text  # the diff and the log
+    saved = record.with_name(f".{record.name}.review.json")
+    assert json.loads(saved.read_text())["verdict"] == "changes_requested"
+
+
+def test_three_default_reviewers_that_all_approve_exit_0_and_a_second_review_gets_its_own_record(repo: Path) -> None:
+    first = review(repo, "--council", "--agents", MEMBER)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("## moot review (council): approve")
+    assert "reviewer-a (cmd:" in first.stdout and "reviewer-c (cmd:" in first.stdout
+    again = review(repo, "--council", "--agents", MEMBER, "--json")
+    assert again.returncode == 0, again.stderr
+    records = sorted(p for p in (repo / ".council").glob("*.md") if not p.name.startswith("."))
+    assert len(records) == 2
+    assert json.loads(again.stdout)["artifact"] == str(next(r for r in records if "-2-" in r.name).relative_to(repo))
+
+
+def test_a_synthesis_without_a_verdict_is_an_error_exit_2(repo: Path) -> None:
+    done = review(repo, "--council", "--agents", MEMBER, "--json", env={"COUNCIL_REVIEWER_NO_VERDICT": "1"})
+    assert done.returncode == 2
+    report = json.loads(done.stdout)
+    assert report["verdict"] is None and report["outcome"] == "SYNTHESIZED"
+    assert "the review failed: the chairman's final answer states no verdict" in done.stderr
+
+
+def test_council_usage_errors_exit_2_and_leave_nothing(repo: Path) -> None:
+    rounds = review(repo, "--council", "--max-rounds", "2", "--agents", MEMBER)
+    assert rounds.returncode == 2 and "a council has no rounds" in rounds.stderr
+    alone = review(repo, "--member", f"solo={MEMBER}")
+    assert alone.returncode == 2 and "at least two members" in alone.stderr
+    malformed = review(repo, "--member", "solo")
+    assert malformed.returncode == 2 and "NAME=SPEC" in malformed.stderr and "Traceback" not in malformed.stderr
+    assert not (repo / ".council").exists()
