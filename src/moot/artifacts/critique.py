@@ -549,8 +549,9 @@ class CritiqueWriter:
             return self._append(turn, None)
 
     def _append(self, turn: CritiqueTurn, validated_against: CritiqueState | None) -> Appended:
+        warnings: list[Violation] = []
         if validated_against is self.state:
-            state, warnings = self.protocol.apply(self.state, turn), []
+            state = self.protocol.apply(self.state, turn)
         else:
             state, warnings = self.protocol.step(self.state, turn)
         piece = render_turn(turn)
