@@ -25,6 +25,7 @@ BENCHMARKS = [
     "model_efficiency",
     "tokens",
     "leases",
+    "shared_append",
     "startup",
     "sealed",
     "embedded_reliability",

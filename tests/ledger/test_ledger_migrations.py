@@ -54,3 +54,33 @@ def test_a_store_migrated_by_a_newer_moot_is_refused(store: Store) -> None:
 
     with pytest.raises(LedgerUnavailableError, match=f"version 99 but this moot knows only up to {LATEST_VERSION}"):
         store.open()
+
+
+def test_a_version_2_store_keeps_its_debates_findable_and_its_digest_only_turns(store: Store) -> None:
+    dialect = "sqlite" if store.backend == "sqlite" else "postgres"
+    digest = "a" * 64
+    with raw_transaction(store) as tx:
+        assert apply_migrations(tx, dialect, "t", target=2) == 2
+        tx.run(
+            "INSERT INTO debates (id, protocol, source_path, topic, topic_slug, artifact_path, status, seats,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ("old", "socratic-duel", "/src/a.md", "A", "a", "debates/a.md", "debating", 2, "2026-01-01T00:00:00Z"),
+        )
+        tx.run(
+            "INSERT INTO participants (id, debate_id, seat, name, harness, model, run_id, joined_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            ("p1", "old", 1, "alice", "codex", "m", "r", "2026-01-01T00:00:00Z"),
+        )
+        tx.run(
+            "INSERT INTO turns (debate_id, turn, digest, chain, participant_id, fencing, recorded_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ("old", 1, digest, digest, "p1", 1, "2026-01-01T00:00:00Z"),
+        )
+
+    ledger = store.open()
+
+    found = ledger.find_debate("/src/a.md", "a")  # an older moot's identity: the real path
+    assert found is not None and (found.id, found.source_key, found.source_digest) == ("old", "/src/a.md", None)
+    record = ledger.record("old")
+    assert [(t.turn, t.digest, t.body) for t in record.turns] == [(1, digest, None)]
+    assert record.conclusion is None and [p.name for p in record.participants] == ["alice"]

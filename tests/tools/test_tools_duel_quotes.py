@@ -27,7 +27,7 @@ def test_a_fabricated_quote_is_refused_and_the_true_one_accepted_and_marked(cli:
     assert appended["turn_number"] == 1
     text = duel.debate_path.read_text(encoding="utf-8")
     source = duel.debate_path.parent.parent / "cache-design.md"
-    assert f"line 42: {TRUE_QUOTE} (verified at {source}:42)" in text
+    assert f"line 42: {TRUE_QUOTE} (verified at ../{source.name}:42)" in text
     report = check_path(duel.debate_path)
     assert report.exit_code == 0, [str(v) for v in report.violations]
     assert report.summary is not None

@@ -34,8 +34,8 @@ def test_a_supporting_quote_is_checked_in_its_own_file(cli: Cli) -> None:
     )
     assert appended.ok()["turn_number"] == 1
     text = duel.debate_path.read_text(encoding="utf-8")
-    source = duel.debate_path.parent.parent / "cache-design.md"
-    assert f'"cache.lru.pop_oldest()" (verified at {source}:42, src/cache.py:3)' in text
+    # the record names the duel's document relative to itself, as every host sharing the duel reads it
+    assert '"cache.lru.pop_oldest()" (verified at ../cache-design.md:42, src/cache.py:3)' in text
     report = check_path(duel.debate_path)
     assert report.exit_code == 0, [str(v) for v in report.violations]
     assert report.summary is not None

@@ -1001,9 +1001,20 @@ def _write(
     The chain's head goes inside the record too: recomputed when ``rechain``, else ``mark`` (the head
     the record carried, kept as evidence when its turns were tampered with).
     """
-    file = str(path)
     if rechain:
         mark = ChainMark.of(turn_texts)
+    text, written = rendered(path, record, turn_texts, tail, mark)
+    atomic_write_text(path, text)
+    if rechain:
+        record_chain(path, written.turn_texts)
+
+
+def rendered(
+    path: Path, record: DuelRecord, turn_texts: Sequence[str], tail: str, mark: ChainMark | None
+) -> tuple[str, DuelDocument]:
+    """The whole record's text (header rendered, turn texts and ``tail`` kept as they are) and how it reads
+    back; refused (``ProtocolViolationError``) unless it reads back as exactly ``record`` and ``turn_texts``."""
+    file = str(path)
     text = _assemble([render_header(record, mark), *turn_texts, tail])
     written, problems = parse_document(text, file)
     errors = [v for v in problems if v.is_error]
@@ -1019,9 +1030,7 @@ def _write(
                 ).at(file=file)
             ]
         )
-    atomic_write_text(path, text)
-    if rechain:
-        record_chain(path, written.turn_texts)
+    return text, written
 
 
 def append_turn(path: Path, turn: DuelTurn, joined: Sequence[Participant] = ()) -> Summary:
@@ -1094,6 +1103,7 @@ __all__ = [
     "render_conclusion",
     "render_header",
     "render_turn",
+    "rendered",
     "slugify",
     "write_conclusion",
 ]

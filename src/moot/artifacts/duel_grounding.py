@@ -22,6 +22,7 @@ the seed allows any text beside a source reference, so the mark reads as part of
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any
 
 from moot.artifacts.base import CheckReport, atomic_write_text
 from moot.protocols.base import Severity, Violation
-from moot.protocols.duel import Counterpoint, DuelConfig, DuelTurn, Support, quoted_excerpts
+from moot.protocols.duel import Counterpoint, DuelConfig, DuelTurn, Support, cites_source, quoted_excerpts
 from moot.protocols.grounding import CitationCheck, citation_violations, verified_share
 from moot.sources.collect import SourceFile, read_source_file
 from moot.sources.verify import check_in_file
@@ -98,9 +99,14 @@ def source_file(config: DuelConfig, record: Path) -> SourceFile | None:
     """The duel's source document, read as the record names it (relative paths from the record's folder)."""
     path = Path(config.source_path)
     if not path.is_absolute():
-        path = record.parent / path
+        path = Path(os.path.normpath(record.parent / path))
     found = read_source_file(path, path.parent)
     return None if found is None else SourceFile(path=config.source_path, absolute=found.absolute, text=found.text)
+
+
+def cites(source: SourceFile, text: str) -> bool:
+    """``text`` names the source: as the protocol reads a citation, or by this host's absolute path."""
+    return cites_source(text, source.path) or str(source.absolute) in text
 
 
 def _check(item: SourceFile | None, path: str, excerpt: str, line: int | None, where: str) -> CitationCheck:
@@ -116,7 +122,7 @@ def quote_checks(turn: DuelTurn, source: SourceFile, record: Path) -> list[tuple
     """(check, marked by moot) for each quote in the turn's source evidence, supporting files' included."""
     found = []
     for where, text in _supports(turn):
-        if source.path.strip() not in text:
+        if not cites(source, text):
             continue  # not source evidence: a URL, a turn, a principle
         marked = _MARK_START in text
         for item, path, excerpt, line in _excerpts(text, source, record):
@@ -142,7 +148,7 @@ def marked(turn: DuelTurn, config: DuelConfig, record: Path) -> DuelTurn:
         return turn
 
     def mark(text: str) -> str:
-        if _MARK_START in text or config.source_path.strip() not in text:
+        if _MARK_START in text or not cites(source, text):
             return text
         quotes = list(_excerpts(text, source, record))
         if not quotes:

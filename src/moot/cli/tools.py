@@ -112,7 +112,6 @@ duel_app = typer.Typer(
 
 @duel_app.command("join")
 def duel_join(
-    target: Annotated[Path, typer.Option("--target", help="The Markdown source to debate.")],
     participant_name: Annotated[str, typer.Option("--participant-name", help="Your unique display name.")],
     harness: Harness,
     run_id: RunId,
@@ -125,8 +124,13 @@ def duel_join(
         typer.Option("--debate-dir", help="rp1's {workRoot}/debates; sets the work root if --root is not given."),
     ] = None,
     root: Root = None,
+    target: Annotated[Path | None, typer.Option("--target", help="The Markdown source to debate.")] = None,
+    duel_id: Annotated[
+        str | None, typer.Option("--duel-id", help="Join this duel by its id (from another host, say).")
+    ] = None,
 ) -> None:
-    """Join the active duel on this source and topic (created if none); prints duel_id, participant_id, debate_path."""
+    """Join the active duel on this source and topic (created if none), or --duel-id; prints duel_id, participant_id,
+    debate_path."""
     if debate_dir is not None:
         from moot.builtin_protocols import DUEL
         from moot.tools import BadInput, Refused
@@ -145,7 +149,7 @@ def duel_join(
                 BadInput(f"--debate-dir {given} is not <work root>/debates; pass --root with the work root.").payload(),
                 2,
             )
-    source = _absolute(target)
+    source = _absolute(target) if target is not None else None
 
     def call(ws: Workspace) -> BaseModel:
         from moot.tools import duel
@@ -159,8 +163,9 @@ def duel_join(
             harness=harness,
             model_id=model_id,
             run_id=run_id,
+            duel_id=duel_id,
         )
-        if joined.created:
+        if joined.created or duel_id is not None:
             remember(joined.duel_id, ws.root)  # so that later commands find the root without --root
         return joined
 

@@ -24,6 +24,7 @@ from moot.ledger.errors import (
     LedgerError,
     LedgerUnavailableError,
     NotFoundError,
+    SourceMismatchError,
 )
 from moot.ledger.factory import DEFAULT_DB, ledger_path, open_ledger
 from moot.ledger.migrations import LATEST_VERSION
@@ -35,6 +36,7 @@ from moot.ledger.models import (
     Clock,
     Conclusion,
     Debate,
+    DebateRecord,
     DebateState,
     DebateStatus,
     Event,
@@ -61,6 +63,7 @@ __all__ = [
     "Debate",
     "DebateClosedError",
     "DebateFullError",
+    "DebateRecord",
     "DebateState",
     "DebateStatus",
     "Event",
@@ -78,6 +81,7 @@ __all__ = [
     "Participant",
     "Refusal",
     "Released",
+    "SourceMismatchError",
     "TurnDigest",
     "ledger_path",
     "open_ledger",

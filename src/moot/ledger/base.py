@@ -39,6 +39,7 @@ from moot.ledger.models import (
     DEFAULT_TTL_SECONDS,
     Conclusion,
     Debate,
+    DebateRecord,
     DebateStatus,
     Event,
     JoinResult,
@@ -68,12 +69,18 @@ class LeaseGuard(ABC):
         """How many turn digests are recorded; the next turn is this plus one."""
 
     @abstractmethod
-    def record_turn(self, turn: int, digest: str, chain: str) -> TurnDigest:
-        """Record the digest of accepted turn ``turn`` (the next one); the same digest again is a no-op."""
+    def record(self) -> DebateRecord:
+        """The debate as this transaction sees it: participants, turns (with their text) and conclusion."""
 
     @abstractmethod
-    def conclude(self, outcome: str, *, reason: str = "", summary: str = "") -> Conclusion:
-        """Record the terminal outcome; the same outcome again is a no-op, a different one is refused."""
+    def record_turn(self, turn: int, digest: str, chain: str, *, body: str | None = None) -> TurnDigest:
+        """Record accepted turn ``turn`` (the next one): its digest and, when given, its exact text ``body``
+        (whose SHA-256 must be ``digest``); the same digest again is a no-op."""
+
+    @abstractmethod
+    def conclude(self, outcome: str, *, reason: str = "", summary: str = "", body: str | None = None) -> Conclusion:
+        """Record the terminal outcome (and ``body``, the conclusion as the record writes it); the same outcome
+        again is a no-op, a different one is refused."""
 
 
 class Ledger(ABC):
@@ -115,8 +122,15 @@ class Ledger(ABC):
         protocol: str = "socratic-duel",
         seats: int = 2,
         artifact_taken: Callable[[str], bool] | None = None,
+        source_key: str | None = None,
+        source_digest: str | None = None,
+        source_text: str | None = None,
     ) -> JoinResult:
-        """Join the active debate of ``protocol`` on (real source path, topic slug), creating it if there is none.
+        """Join the active debate of ``protocol`` on (source identity, topic slug), creating it if there is none.
+
+        The source identity is ``source_key`` when given (``source_path`` is then stored as given, for the
+        record), else the real path of ``source_path``. ``source_digest`` and ``source_text`` are stored when
+        the debate is created, so that a later join can tell whether its copy of the source is the same.
 
         The same name joining again gets its existing participant back; a new name joining a full debate is
         refused with ``DebateFullError``. ``artifact_dir``, ``seats`` and ``artifact_taken`` are used only when
@@ -126,13 +140,32 @@ class Ledger(ABC):
         """
 
     @abstractmethod
+    def join_debate(
+        self, debate_id: str, *, participant_name: str, harness: str, model: str, run_id: str
+    ) -> JoinResult:
+        """Join the open debate ``debate_id`` by its id (same seat rules as ``join``)."""
+
+    @abstractmethod
     def get_debate(self, debate_id: str) -> Debate: ...
 
     @abstractmethod
     def find_debate(
-        self, source_path: str | os.PathLike[str], topic_slug: str, *, protocol: str = "socratic-duel"
+        self,
+        source_path: str | os.PathLike[str],
+        topic_slug: str,
+        *,
+        protocol: str = "socratic-duel",
+        source_key: str | None = None,
     ) -> Debate | None:
-        """The debate of ``protocol`` on (real source path, topic slug) that is not closed, if any."""
+        """The debate of ``protocol`` on (``source_key``, else the real source path; topic slug) not closed."""
+
+    @abstractmethod
+    def source_text(self, debate_id: str) -> str | None:
+        """The source document's text as the debate's creator read it (``None`` when not stored)."""
+
+    @abstractmethod
+    def record(self, debate_id: str) -> DebateRecord:
+        """Debate, participants, turns with their text, and conclusion, from one snapshot."""
 
     @abstractmethod
     def status(self, debate_id: str) -> DebateStatus:

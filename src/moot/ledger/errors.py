@@ -8,6 +8,7 @@
     │       ├── DebateFullError      a third participant tried to join a duel
     │       ├── DebateClosedError    the debate already has its outcome
     │       ├── ConflictError        a different value for something already accepted (turn digest, outcome)
+    │       │   └── SourceMismatchError  a join's copy of the source differs from the debate's
     │       └── InvalidInputError    a malformed argument (event type, event data, ttl, outcome …)
     └── LedgerUnavailableError       the store cannot be opened, is locked too long, or is newer than this moot
 
@@ -41,6 +42,18 @@ class DebateClosedError(LedgerError):
 
 class ConflictError(LedgerError):
     """An accepted value (turn digest, outcome) would change."""
+
+
+class SourceMismatchError(ConflictError):
+    """A join's copy of the source document differs from the one the debate was created with."""
+
+    def __init__(self, debate_id: str, digest: str) -> None:
+        super().__init__(
+            f"Debate {debate_id} was started on a different version of this source (SHA-256 {digest[:12]}…); "
+            "use the same version of the source document."
+        )
+        self.debate_id = debate_id
+        self.digest = digest
 
 
 class InvalidInputError(LedgerError):

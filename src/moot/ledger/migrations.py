@@ -126,6 +126,25 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX lease_writes_by_debate ON lease_writes (debate_id, id)",
         ),
     ),
+    Migration(
+        3,
+        "the debate itself: turn and conclusion text, a host-independent source identity, released leases kept",
+        (
+            # one active debate per (protocol, source identity, topic slug); older rows keep their real path
+            "ALTER TABLE debates ADD COLUMN source_key TEXT NOT NULL DEFAULT ''",
+            "UPDATE debates SET source_key = source_path",
+            "ALTER TABLE debates ADD COLUMN source_digest TEXT",
+            "ALTER TABLE debates ADD COLUMN source_text TEXT",
+            "DROP INDEX debates_one_active",
+            """CREATE UNIQUE INDEX debates_one_active_source ON debates (protocol, source_key, topic_slug)
+                WHERE status <> 'closed'""",
+            # NULL: a turn or conclusion recorded by an older moot, whose text is only in a host's file
+            "ALTER TABLE turns ADD COLUMN body TEXT",
+            "ALTER TABLE conclusions ADD COLUMN body TEXT",
+            # a released lease keeps its row, so that a claim is one conditional upsert of that row
+            "ALTER TABLE leases ADD COLUMN released_at TEXT",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -55,6 +55,11 @@ class Debate:
     seats: int
     created_at: str
     closed_at: str | None
+    source_key: str = ""
+    """What makes two joins meet: a path relative to the repository root, or ``sha256:<digest>`` of the
+    content (a ledger from an older moot: the real path)."""
+    source_digest: str | None = None
+    """SHA-256 of the source's text when the debate was created (``None``: an older moot created it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +174,8 @@ class TurnDigest:
     participant_id: str
     fencing_token: int
     recorded_at: str
+    body: str | None = None
+    """The turn's exact text as the record holds it (``None``: recorded by an older moot, digest only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +187,18 @@ class Conclusion:
     participant_id: str
     fencing_token: int
     recorded_at: str
+    body: str | None = None
+    """The conclusion exactly as the record writes it (``None``: none stored)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DebateRecord:
+    """Everything a host needs to write a debate's record: one consistent snapshot of the ledger."""
+
+    debate: Debate
+    participants: tuple[Participant, ...]
+    turns: tuple[TurnDigest, ...]
+    conclusion: Conclusion | None
 
 
 LeaseAction = Literal["turn", "conclusion", "refresh", "release", "close"]

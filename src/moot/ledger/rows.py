@@ -12,13 +12,16 @@ from moot.ledger.sqltx import Row
 
 SELECT_DEBATE = (
     "SELECT id, protocol, source_path, topic, topic_slug, artifact_path, status, outcome, seats, created_at,"
-    " closed_at, fencing FROM debates"
+    " closed_at, fencing, source_key, source_digest FROM debates"
 )
 SELECT_PARTICIPANT = "SELECT id, debate_id, seat, name, harness, model, run_id, joined_at FROM participants"
-SELECT_LEASE = "SELECT holder_id, token_sha256, fencing, acquired_at, expires_at FROM leases WHERE debate_id = ?"
-SELECT_TURN = "SELECT debate_id, turn, digest, chain, participant_id, fencing, recorded_at FROM turns"
+SELECT_LEASE = (
+    "SELECT holder_id, token_sha256, fencing, acquired_at, expires_at FROM leases"
+    " WHERE debate_id = ? AND released_at IS NULL"
+)
+SELECT_TURN = "SELECT debate_id, turn, digest, chain, participant_id, fencing, recorded_at, body FROM turns"
 SELECT_CONCLUSION = (
-    "SELECT debate_id, outcome, reason, summary, participant_id, fencing, recorded_at FROM conclusions"
+    "SELECT debate_id, outcome, reason, summary, participant_id, fencing, recorded_at, body FROM conclusions"
     " WHERE debate_id = ?"
 )
 SELECT_LEASE_WRITE = (
@@ -48,6 +51,8 @@ def debate_from(row: Row) -> tuple[Debate, int]:
         seats=int(row[8]),
         created_at=row[9],
         closed_at=row[10],
+        source_key=row[12],
+        source_digest=row[13],
     )
     return debate, int(row[11])
 
@@ -74,6 +79,7 @@ def turn_from(row: Row) -> TurnDigest:
         participant_id=row[4],
         fencing_token=int(row[5]),
         recorded_at=row[6],
+        body=row[7],
     )
 
 
@@ -86,6 +92,7 @@ def conclusion_from(row: Row) -> Conclusion:
         participant_id=row[4],
         fencing_token=int(row[5]),
         recorded_at=row[6],
+        body=row[7],
     )
 
 

@@ -19,7 +19,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from moot.ledger.base import LeaseGuard, Ledger
@@ -31,6 +31,7 @@ from moot.ledger.errors import (
     LeaseError,
     LedgerUnavailableError,
     NotFoundError,
+    SourceMismatchError,
 )
 from moot.ledger.migrations import LATEST_VERSION, Dialect, apply_migrations, current_version
 from moot.ledger.models import (
@@ -40,6 +41,7 @@ from moot.ledger.models import (
     Clock,
     Conclusion,
     Debate,
+    DebateRecord,
     DebateState,
     DebateStatus,
     Event,
@@ -91,13 +93,22 @@ def _same(left: str, right: str) -> bool:
     return secrets.compare_digest(left.encode("utf-8"), right.encode("utf-8"))
 
 
-def _token_sha256(token: str) -> str:
+def token_sha256(token: str) -> str:
     """Only a digest of a lease token is stored: whoever can read the database still cannot write as the holder."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+# A released lease keeps its row (``released_at`` set): a claim replaces the row, never inserts beside it.
+_UPSERT_LEASE = (
+    "INSERT INTO leases (debate_id, holder_id, token_sha256, fencing, acquired_at, expires_at, released_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, NULL) ON CONFLICT (debate_id) DO UPDATE SET holder_id = excluded.holder_id,"
+    " token_sha256 = excluded.token_sha256, fencing = excluded.fencing, acquired_at = excluded.acquired_at,"
+    " expires_at = excluded.expires_at, released_at = NULL"
+)
+
+
 @dataclass(frozen=True)
-class _ClaimView:
+class ClaimView:
     """What a claim is decided on."""
 
     debate_id: str
@@ -146,7 +157,8 @@ class SqlLedger(Ledger):
     # plumbing ----------------------------------------------------------------------------------------------
 
     @contextmanager
-    def _transaction(self, write: bool) -> Iterator[Tx]:
+    def _exclusive(self) -> Iterator[None]:
+        """This connection, for one call (a transaction, or a single statement)."""
         with self._lock:
             if self._closed:
                 raise LedgerUnavailableError("This ledger is closed; open a new one with open_ledger().")
@@ -156,10 +168,14 @@ class SqlLedger(Ledger):
                 )
             self._in_transaction = True
             try:
-                with self._begin(write) as tx:
-                    yield tx
+                yield
             finally:
                 self._in_transaction = False
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[Tx]:
+        with self._exclusive(), self._begin(write) as tx:
+            yield tx
 
     def _now(self) -> datetime:
         moment = self._clock()
@@ -260,30 +276,33 @@ class SqlLedger(Ledger):
         protocol: str = "socratic-duel",
         seats: int = 2,
         artifact_taken: Callable[[str], bool] | None = None,
+        source_key: str | None = None,
+        source_digest: str | None = None,
+        source_text: str | None = None,
     ) -> JoinResult:
-        for name, value in (
-            ("topic", topic),
-            ("participant_name", participant_name),
-            ("harness", harness),
-            ("model", model),
-            ("run_id", run_id),
-            ("protocol", protocol),
-        ):
+        self._identity_fields(participant_name, harness, model, run_id)
+        for name, value in (("topic", topic), ("protocol", protocol)):
             require_text(name, value)
         slug = topic_slug_of(topic_slug)
         positive_int("seats", seats, minimum=MIN_PARTICIPANTS)
-        source = os.path.realpath(os.fspath(source_path))
+        if source_key is None:
+            source = key = os.path.realpath(os.fspath(source_path))
+        else:
+            source, key = os.fspath(source_path), require_text("source_key", source_key)
         new_id = uuid.uuid4().hex
         with self._transaction(write=True) as tx:
             artifact = self._free_artifact_path(tx, os.fspath(artifact_dir), slug, artifact_taken)
             tx.run(
-                "INSERT INTO debates (id, protocol, source_path, topic, topic_slug, artifact_path, status, seats,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (protocol, source_path, topic_slug) WHERE status <> 'closed' DO NOTHING",
+                "INSERT INTO debates (id, protocol, source_path, source_key, source_digest, source_text, topic,"
+                " topic_slug, artifact_path, status, seats, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (protocol, source_key, topic_slug) WHERE status <> 'closed' DO NOTHING",
                 (
                     new_id,
                     protocol,
                     source,
+                    key,
+                    source_digest,
+                    source_text,
                     topic,
                     slug,
                     artifact,
@@ -294,69 +313,123 @@ class SqlLedger(Ledger):
             )
             row = tx.one(
                 SELECT_DEBATE
-                + " WHERE protocol = ? AND source_path = ? AND topic_slug = ? AND status <> 'closed'"
+                + " WHERE protocol = ? AND source_key = ? AND topic_slug = ? AND status <> 'closed'"
                 + self._FOR_UPDATE,
-                (protocol, source, slug),
+                (protocol, key, slug),
             )
             if row is None:  # pragma: no cover - the insert above or a concurrent one guarantees a row
                 raise LedgerUnavailableError("The ledger lost the debate it just created; retry the join.")
             debate, _ = debate_from(row)
-            created = debate.id == new_id
-            participants = self._participants(tx, debate.id)
-            for existing in participants:
-                if existing.name == participant_name:
-                    return JoinResult(debate, existing, len(participants), created=created, rejoined=True)
-            if len(participants) >= debate.seats:
-                names = ", ".join(p.name for p in participants)
-                raise DebateFullError(
-                    f"Debate {debate.id} on {debate.topic_slug!r} already has its {debate.seats} participants "
-                    f"({names}); rejoin with one of those names or wait until it closes."
+            if source_digest is not None and debate.source_digest not in (None, source_digest):
+                raise SourceMismatchError(debate.id, debate.source_digest)
+            return self._seat(tx, debate, debate.id == new_id, participant_name, harness, model, run_id)
+
+    def join_debate(
+        self, debate_id: str, *, participant_name: str, harness: str, model: str, run_id: str
+    ) -> JoinResult:
+        self._identity_fields(participant_name, harness, model, run_id)
+        with self._transaction(write=True) as tx:
+            debate, _ = self._get_debate(tx, debate_id, lock=True)
+            if debate.status is DebateState.CLOSED:
+                raise DebateClosedError(
+                    f"Debate {debate_id} is closed with outcome {debate.outcome}; start a new debate to continue."
                 )
-            participant = Participant(
-                id=str(uuid.uuid4()),
-                debate_id=debate.id,
-                seat=len(participants) + 1,
-                name=participant_name,
-                harness=harness,
-                model=model,
-                run_id=run_id,
-                joined_at=to_iso(self._now()),
+            return self._seat(tx, debate, False, participant_name, harness, model, run_id)
+
+    @staticmethod
+    def _identity_fields(participant_name: str, harness: str, model: str, run_id: str) -> None:
+        for name, value in (
+            ("participant_name", participant_name),
+            ("harness", harness),
+            ("model", model),
+            ("run_id", run_id),
+        ):
+            require_text(name, value)
+
+    def _seat(
+        self, tx: Tx, debate: Debate, created: bool, participant_name: str, harness: str, model: str, run_id: str
+    ) -> JoinResult:
+        """The participant ``participant_name`` of the locked ``debate``: its existing seat, or the next free one."""
+        participants = self._participants(tx, debate.id)
+        for existing in participants:
+            if existing.name == participant_name:
+                return JoinResult(debate, existing, len(participants), created=created, rejoined=True)
+        if len(participants) >= debate.seats:
+            names = ", ".join(p.name for p in participants)
+            raise DebateFullError(
+                f"Debate {debate.id} on {debate.topic_slug!r} already has its {debate.seats} participants "
+                f"({names}); rejoin with one of those names or wait until it closes."
             )
-            tx.run(
-                "INSERT INTO participants (id, debate_id, seat, name, harness, model, run_id, joined_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    participant.id,
-                    participant.debate_id,
-                    participant.seat,
-                    participant.name,
-                    participant.harness,
-                    participant.model,
-                    participant.run_id,
-                    participant.joined_at,
-                ),
-            )
-            count = participant.seat
-            status = DebateState.DEBATING if count >= MIN_PARTICIPANTS else DebateState.WAITING
-            if status is not debate.status:
-                tx.run("UPDATE debates SET status = ? WHERE id = ?", (status.value, debate.id))
-                debate = replace(debate, status=status)
-            return JoinResult(debate, participant, count, created=created, rejoined=False)
+        participant = Participant(
+            id=str(uuid.uuid4()),
+            debate_id=debate.id,
+            seat=len(participants) + 1,
+            name=participant_name,
+            harness=harness,
+            model=model,
+            run_id=run_id,
+            joined_at=to_iso(self._now()),
+        )
+        tx.run(
+            "INSERT INTO participants (id, debate_id, seat, name, harness, model, run_id, joined_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                participant.id,
+                participant.debate_id,
+                participant.seat,
+                participant.name,
+                participant.harness,
+                participant.model,
+                participant.run_id,
+                participant.joined_at,
+            ),
+        )
+        count = participant.seat
+        status = DebateState.DEBATING if count >= MIN_PARTICIPANTS else DebateState.WAITING
+        if status is not debate.status:
+            tx.run("UPDATE debates SET status = ? WHERE id = ?", (status.value, debate.id))
+            debate = replace(debate, status=status)
+        return JoinResult(debate, participant, count, created=created, rejoined=False)
 
     def get_debate(self, debate_id: str) -> Debate:
         with self._transaction(write=False) as tx:
             return self._get_debate(tx, debate_id, lock=False)[0]
 
     def find_debate(
-        self, source_path: str | os.PathLike[str], topic_slug: str, *, protocol: str = "socratic-duel"
+        self,
+        source_path: str | os.PathLike[str],
+        topic_slug: str,
+        *,
+        protocol: str = "socratic-duel",
+        source_key: str | None = None,
     ) -> Debate | None:
-        source = os.path.realpath(os.fspath(source_path))
+        key = os.path.realpath(os.fspath(source_path)) if source_key is None else source_key
         with self._transaction(write=False) as tx:
             row = tx.one(
-                SELECT_DEBATE + " WHERE protocol = ? AND source_path = ? AND topic_slug = ? AND status <> 'closed'",
-                (protocol, source, topic_slug),
+                SELECT_DEBATE + " WHERE protocol = ? AND source_key = ? AND topic_slug = ? AND status <> 'closed'",
+                (protocol, key, topic_slug),
             )
         return None if row is None else debate_from(row)[0]
+
+    def source_text(self, debate_id: str) -> str | None:
+        with self._transaction(write=False) as tx:
+            self._get_debate(tx, debate_id, lock=False)
+            row = tx.one("SELECT source_text FROM debates WHERE id = ?", (debate_id,))
+        return None if row is None or row[0] is None else str(row[0])
+
+    def record(self, debate_id: str) -> DebateRecord:
+        with self._transaction(write=False) as tx:
+            debate, _ = self._get_debate(tx, debate_id, lock=False)
+            return self._record(tx, debate)
+
+    def _record(self, tx: Tx, debate: Debate) -> DebateRecord:
+        row = tx.one(SELECT_CONCLUSION, (debate.id,))
+        return DebateRecord(
+            debate,
+            tuple(self._participants(tx, debate.id)),
+            tuple(self._turns(tx, debate.id)),
+            None if row is None else conclusion_from(row),
+        )
 
     def status(self, debate_id: str) -> DebateStatus:
         with self._transaction(write=False) as tx:
@@ -384,6 +457,11 @@ class SqlLedger(Ledger):
         require_text("participant_id", participant_id)
         ttl = ttl_delta(ttl_seconds)
         retry = positive_int("retry_after_seconds", retry_after_seconds)
+        return self._claim(debate_id, participant_id, ttl, for_timeout, retry)
+
+    def _claim(
+        self, debate_id: str, participant_id: str, ttl: timedelta, for_timeout: bool, retry: int
+    ) -> Lease | Refusal:
         # Most claims under contention are refused: decide those from a snapshot, without the write lock,
         # so that pollers never queue in front of the holder's writes. A grant is re-decided under the lock.
         with self._transaction(write=False) as tx:
@@ -399,15 +477,13 @@ class SqlLedger(Ledger):
             token = secrets.token_urlsafe(32)
             expires_at = to_iso(view.now + ttl)
             tx.run("UPDATE debates SET fencing = ? WHERE id = ?", (fencing, debate_id))
-            tx.run("DELETE FROM leases WHERE debate_id = ?", (debate_id,))
             tx.run(
-                "INSERT INTO leases (debate_id, holder_id, token_sha256, fencing, acquired_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (debate_id, view.participant_id, _token_sha256(token), fencing, to_iso(view.now), expires_at),
+                _UPSERT_LEASE,
+                (debate_id, view.participant_id, token_sha256(token), fencing, to_iso(view.now), expires_at),
             )
             return Lease(debate_id, view.participant_id, token, expires_at, fencing, view.participant_count)
 
-    def _claim_view(self, tx: Tx, debate_id: str, participant_id: str, *, lock: bool) -> _ClaimView:
+    def _claim_view(self, tx: Tx, debate_id: str, participant_id: str, *, lock: bool) -> ClaimView:
         debate, fencing = self._get_debate(tx, debate_id, lock=lock)
         now = self._now()
         if debate.status is DebateState.CLOSED:
@@ -416,10 +492,10 @@ class SqlLedger(Ledger):
             )
         participants = self._participants(tx, debate_id)
         me = self._member(participants, debate_id, participant_id)
-        return _ClaimView(debate_id, me.id, len(participants), fencing, self._lease(tx, debate_id), now)
+        return ClaimView(debate_id, me.id, len(participants), fencing, self._lease(tx, debate_id), now)
 
     @staticmethod
-    def _refusal(view: _ClaimView, for_timeout: bool, retry: int) -> Refusal | None:
+    def _refusal(view: ClaimView, for_timeout: bool, retry: int) -> Refusal | None:
         lease = view.lease
         if lease is not None and view.now < from_iso(lease.expires_at):
             remaining = math.ceil((from_iso(lease.expires_at) - view.now).total_seconds())
@@ -453,7 +529,7 @@ class SqlLedger(Ledger):
         lease = self._lease(tx, debate_id)
         if lease is None:
             raise LeaseError(f"Debate {debate_id} has no active lease; claim the lock before writing.")
-        if not (_same(lease.holder_id, participant_id) and _same(lease.token_sha256, _token_sha256(lease_token))):
+        if not (_same(lease.holder_id, participant_id) and _same(lease.token_sha256, token_sha256(lease_token))):
             raise LeaseError(
                 f"That token is not the current lease of participant {participant_id!r} on debate {debate_id} "
                 "(a peer may have taken it over after it expired); claim the lock again before writing."
@@ -480,7 +556,9 @@ class SqlLedger(Ledger):
     def refresh(
         self, debate_id: str, participant_id: str, lease_token: str, *, ttl_seconds: float = DEFAULT_TTL_SECONDS
     ) -> Lease:
-        ttl = ttl_delta(ttl_seconds)
+        return self._refresh(debate_id, participant_id, lease_token, ttl_delta(ttl_seconds))
+
+    def _refresh(self, debate_id: str, participant_id: str, lease_token: str, ttl: timedelta) -> Lease:
         with self._transaction(write=True) as tx:
             held = self._check_lease(tx, debate_id, participant_id, lease_token, None)
             expires_at = to_iso(held.now + ttl)
@@ -504,6 +582,9 @@ class SqlLedger(Ledger):
             raise InvalidInputError("Closing a debate needs its outcome; pass outcome, e.g. DISSENT.")
         if not close and outcome is not None:
             raise InvalidInputError("An outcome is stored only when closing; pass close=True with it.")
+        if not close:
+            self._release(debate_id, participant_id, lease_token)
+            return Released(debate_id, False, None)
         with self._transaction(write=True) as tx:
             held = self._check_lease(tx, debate_id, participant_id, lease_token, None)
             if outcome is not None:
@@ -512,9 +593,15 @@ class SqlLedger(Ledger):
                     "UPDATE debates SET status = ?, outcome = ?, closed_at = ? WHERE id = ?",
                     (DebateState.CLOSED.value, outcome, to_iso(held.now), debate_id),
                 )
-            tx.run("DELETE FROM leases WHERE debate_id = ?", (debate_id,))
-            self._audit(tx, held, "close" if close else "release")
+            tx.run("UPDATE leases SET released_at = ? WHERE debate_id = ?", (to_iso(held.now), debate_id))
+            self._audit(tx, held, "close")
         return Released(debate_id, close, outcome)
+
+    def _release(self, debate_id: str, participant_id: str, lease_token: str) -> None:
+        with self._transaction(write=True) as tx:
+            held = self._check_lease(tx, debate_id, participant_id, lease_token, None)
+            tx.run("UPDATE leases SET released_at = ? WHERE debate_id = ?", (to_iso(held.now), debate_id))
+            self._audit(tx, held, "release")
 
     @contextmanager
     def _guarded(
@@ -534,9 +621,11 @@ class SqlLedger(Ledger):
     ) -> AbstractContextManager[LeaseGuard]:
         return self._guarded(debate_id, participant_id, lease_token, fencing_token)
 
-    def _conclude(self, tx: Tx, held: _Held, outcome: str, reason: str, summary: str) -> Conclusion:
+    def _conclude(
+        self, tx: Tx, held: _Held, outcome: str, reason: str, summary: str, body: str | None = None
+    ) -> Conclusion:
         outcome = outcome_name(outcome)
-        if not isinstance(reason, str) or not isinstance(summary, str):
+        if not isinstance(reason, str) or not isinstance(summary, str) or not isinstance(body, str | None):
             raise InvalidInputError("reason and summary must be strings; pass text or leave them out.")
         row = tx.one(SELECT_CONCLUSION, (held.debate.id,))
         if row is not None:
@@ -546,13 +635,16 @@ class SqlLedger(Ledger):
                     f"Debate {held.debate.id} already concluded with {existing.outcome}; an outcome cannot change, "
                     f"so close with {existing.outcome}."
                 )
+            if existing.body is None and body is not None:
+                tx.run("UPDATE conclusions SET body = ? WHERE debate_id = ?", (body, held.debate.id))
+                existing = replace(existing, body=body)
             return existing
         conclusion = Conclusion(
-            held.debate.id, outcome, reason, summary, held.participant_id, held.fencing, to_iso(held.now)
+            held.debate.id, outcome, reason, summary, held.participant_id, held.fencing, to_iso(held.now), body
         )
         tx.run(
-            "INSERT INTO conclusions (debate_id, outcome, reason, summary, participant_id, fencing, recorded_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO conclusions (debate_id, outcome, reason, summary, participant_id, fencing, recorded_at,"
+            " body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 conclusion.debate_id,
                 conclusion.outcome,
@@ -561,21 +653,31 @@ class SqlLedger(Ledger):
                 conclusion.participant_id,
                 conclusion.fencing_token,
                 conclusion.recorded_at,
+                conclusion.body,
             ),
         )
         self._audit(tx, held, "conclusion")
         return conclusion
 
-    def _record_turn(self, tx: Tx, held: _Held, turn: int, digest: str, chain: str) -> TurnDigest:
+    def _record_turn(
+        self, tx: Tx, held: _Held, turn: int, digest: str, chain: str, body: str | None = None
+    ) -> TurnDigest:
         positive_int("turn", turn)
         sha256_hex("digest", digest)
         sha256_hex("chain", chain)
+        if body is not None and (
+            not isinstance(body, str) or hashlib.sha256(body.encode("utf-8")).hexdigest() != digest
+        ):
+            raise InvalidInputError(f"The text of turn {turn} does not match its digest; pass the turn's exact text.")
         debate_id = held.debate.id
         row = tx.one(SELECT_TURN + " WHERE debate_id = ? AND turn = ?", (debate_id, turn))
         count = self._turn_count(tx, debate_id)
         if row is not None:
             existing = turn_from(row)
             if existing.digest == digest and existing.chain == chain:
+                if existing.body is None and body is not None:  # an older moot's row gets its text
+                    tx.run("UPDATE turns SET body = ? WHERE debate_id = ? AND turn = ?", (body, debate_id, turn))
+                    existing = replace(existing, body=body)
                 return existing
             raise ConflictError(
                 f"Turn {turn} of debate {debate_id} is already recorded with a different digest; accepted turns "
@@ -586,11 +688,20 @@ class SqlLedger(Ledger):
                 f"Turn {turn} cannot be recorded because debate {debate_id} has {count} turn(s); record turn "
                 f"{count + 1} next."
             )
-        recorded = TurnDigest(debate_id, turn, digest, chain, held.participant_id, held.fencing, to_iso(held.now))
+        recorded = TurnDigest(debate_id, turn, digest, chain, held.participant_id, held.fencing, to_iso(held.now), body)
         tx.run(
-            "INSERT INTO turns (debate_id, turn, digest, chain, participant_id, fencing, recorded_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (debate_id, turn, digest, chain, recorded.participant_id, recorded.fencing_token, recorded.recorded_at),
+            "INSERT INTO turns (debate_id, turn, digest, chain, participant_id, fencing, recorded_at, body)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                debate_id,
+                turn,
+                digest,
+                chain,
+                recorded.participant_id,
+                recorded.fencing_token,
+                recorded.recorded_at,
+                body,
+            ),
         )
         self._audit(tx, held, "turn")
         return recorded
@@ -692,8 +803,11 @@ class _Guard(LeaseGuard):
     def turn_count(self) -> int:
         return self._ledger._turn_count(self._open_tx(), self._held.debate.id)
 
-    def record_turn(self, turn: int, digest: str, chain: str) -> TurnDigest:
-        return self._ledger._record_turn(self._open_tx(), self._held, turn, digest, chain)
+    def record(self) -> DebateRecord:
+        return self._ledger._record(self._open_tx(), self._held.debate)
 
-    def conclude(self, outcome: str, *, reason: str = "", summary: str = "") -> Conclusion:
-        return self._ledger._conclude(self._open_tx(), self._held, outcome, reason, summary)
+    def record_turn(self, turn: int, digest: str, chain: str, *, body: str | None = None) -> TurnDigest:
+        return self._ledger._record_turn(self._open_tx(), self._held, turn, digest, chain, body)
+
+    def conclude(self, outcome: str, *, reason: str = "", summary: str = "", body: str | None = None) -> Conclusion:
+        return self._ledger._conclude(self._open_tx(), self._held, outcome, reason, summary, body)

@@ -296,6 +296,21 @@ def _source_names(source_path: str) -> list[str]:
     return [n for n in (source_path.strip(), name) if n]
 
 
+def source_citations(source_path: str) -> list[str]:
+    """What cites the source: its path as the record writes it and, for a path relative to the record
+    (``../docs/a.md``, a duel shared between hosts), any path that ends in ``/docs/a.md`` (each host's
+    own absolute path to its copy)."""
+    named = source_path.strip()
+    tail = named
+    while tail.startswith("../"):
+        tail = tail[3:]
+    return [n for n in (named, f"/{tail}" if tail != named else "") if n]
+
+
+def cites_source(text: str, source_path: str) -> bool:
+    return any(name in text for name in source_citations(source_path))
+
+
 def has_source_locator(text: str) -> bool:
     """A heading, a line number or a quoted excerpt."""
     return any(p.search(text) for p in (_LINE_REF, _HEADING_REF, _QUOTE))
@@ -652,7 +667,7 @@ class DuelProtocol(DeliberationProtocol[DuelTurn, DuelState]):
                     f"support {text!r} in {where} is not a URL, source reference, turn reference or "
                     "'Principle: ...'; rewrite it as one of those.",
                 )
-            elif kind is SupportKind.SOURCE and not (source.strip() and source.strip() in text):
+            elif kind is SupportKind.SOURCE and not cites_source(text, source):
                 yield RULES.violation(
                     "DUEL_SOURCE_CITATION",
                     f"source evidence {text!r} in {where} does not cite the source path; write `{source}` with a "

@@ -11,6 +11,7 @@ conclusion written by ``release_lock(close=True)``. Both run in one guarded ledg
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,7 +28,10 @@ from moot.ledger import (
     Debate,
     DebateState,
     DebateStatus,
+    JoinResult,
+    LeaseGuard,
     Refusal,
+    SourceMismatchError,
 )
 from moot.ledger import Participant as LedgerParticipant
 from moot.protocols.base import ProtocolViolationError, Violation
@@ -45,6 +49,7 @@ from moot.protocols.duel import (
     draft_conclusion,
     infer_topic,
 )
+from moot.tools import materialize
 from moot.tools.duel_text import check_names, duel_config, parse_turn, table_participant
 from moot.tools.errors import BadInput, Refused, ToolError, refused_by, shown, tool, translated
 from moot.tools.models import (
@@ -55,7 +60,8 @@ from moot.tools.models import (
     Released,
     participants_of,
 )
-from moot.tools.reconcile import chain_rows, reconcile, record_last
+from moot.tools.reconcile import chain_rows, reconcile
+from moot.tools.source_identity import first_difference, identify, local_copy, text_digest
 from moot.tools.workspace import Workspace
 
 PROTOCOL = "socratic-duel"
@@ -225,36 +231,36 @@ def _table(status: DebateStatus) -> list[Participant]:
 def join(
     ws: Workspace,
     *,
-    target: str | os.PathLike[str],
+    target: str | os.PathLike[str] | None,
     topic: str | None,
     participant_name: str,
     harness: str,
     run_id: str,
     model_id: str = DEFAULT_MODEL_ID,
+    duel_id: str | None = None,
 ) -> Joined:
-    """Join the one active duel on (real source path, topic slug), creating it; at most two participants.
+    """Join the one active duel on (source, topic slug), creating it; at most two participants.
 
     Without a topic, the source's first Markdown heading is the topic, else its file name stem (the seed's
-    rule). A relative target is taken relative to the work root.
+    rule). A relative target is taken relative to the work root. Hosts meet in one duel when their sources
+    have the same path in their repositories (see :mod:`moot.tools.source_identity`); a host whose copy
+    differs is refused with the first difference. With ``duel_id`` the duel is joined by its id (the target,
+    if given, is only compared with the duel's source).
     """
-    source = _source(ws, target)
-    text, _ = read_text(source)
-    topic = infer_topic(topic, text or "", source.stem)
-    slug = record.slugify(topic)
     identity = Participant(name=participant_name.strip(), harness=harness.strip(), model=model_id.strip())
-    check_names(DuelConfig(duel_id="-", source_path=str(source), topic=topic, topic_slug=slug), identity)
     ws.area(DUEL.folder)
-    joined = ws.ledger.join(
-        source_path=source,
-        topic=topic,
-        topic_slug=slug,
-        participant_name=identity.name,
-        harness=identity.harness,
-        model=identity.model,
-        run_id=run_id,
-        artifact_dir=DUEL.folder,
-        artifact_taken=lambda relative: os.path.lexists(ws.root / relative),
-    )
+    if duel_id is not None:
+        debate = _status(ws, duel_id).debate
+        if target is not None:
+            _same_source(ws, debate, read_text(_source(ws, target))[0] or "")
+        check_names(duel_config(debate), identity)
+        joined = ws.ledger.join_debate(
+            duel_id, participant_name=identity.name, harness=identity.harness, model=identity.model, run_id=run_id
+        )
+    else:
+        if target is None:
+            raise BadInput("Name the source to debate with --target, or join an existing duel with --duel-id.")
+        joined = _join_by_source(ws, _source(ws, target), topic, identity, run_id)
     debate = joined.debate
     me = joined.participant
     if joined.rejoined and (me.harness, me.model) != (identity.harness, identity.model):
@@ -264,12 +270,13 @@ def join(
             "or join under another --participant-name.",
             rule="TOOLS_IDENTITY",
         )
+    _sync(ws, debate)
     return Joined(
         duel_id=debate.id,
         participant_id=joined.participant.id,
         participant_count=joined.participant_count,
         status=debate.status.value,
-        source_path=debate.source_path,
+        source_path=str(_local_source(ws, debate)),
         topic=debate.topic,
         topic_slug=debate.topic_slug,
         debate_path=str(_artifact_path(ws, debate)),
@@ -277,6 +284,67 @@ def join(
         created=joined.created,
         rejoined=joined.rejoined,
     )
+
+
+def _join_by_source(ws: Workspace, source: Path, topic: str | None, identity: Participant, run_id: str) -> JoinResult:
+    text, _ = read_text(source)
+    topic = infer_topic(topic, text or "", source.stem)
+    slug = record.slugify(topic)
+    found = identify(source, ws.root, DUEL.folder, text or "")
+    config = DuelConfig(duel_id="-", source_path=found.record_path, topic=topic, topic_slug=slug)
+    check_names(config, identity)
+    legacy = ws.ledger.find_debate(source, slug)  # opened by an older moot, which knew the source by its real path
+    if legacy is not None:
+        return ws.ledger.join_debate(
+            legacy.id, participant_name=identity.name, harness=identity.harness, model=identity.model, run_id=run_id
+        )
+    try:
+        return ws.ledger.join(
+            source_path=found.record_path,
+            source_key=found.key,
+            source_digest=found.digest,
+            source_text=found.text,
+            topic=topic,
+            topic_slug=slug,
+            participant_name=identity.name,
+            harness=identity.harness,
+            model=identity.model,
+            run_id=run_id,
+            artifact_dir=DUEL.folder,
+            artifact_taken=lambda relative: os.path.lexists(ws.root / relative),
+        )
+    except SourceMismatchError as mismatch:
+        _same_source(ws, ws.ledger.get_debate(mismatch.debate_id), found.text)
+        raise  # pragma: no cover - _same_source refuses whenever the digests differ
+
+
+def _same_source(ws: Workspace, debate: Debate, text: str) -> None:
+    """Refuse a host whose copy of the source differs from the one the duel was started with."""
+    if debate.source_digest is None or text_digest(text) == debate.source_digest:
+        return
+    theirs = ws.ledger.source_text(debate.id)
+    where = first_difference(text, theirs) if theirs is not None else f"its SHA-256 ({debate.source_digest[:12]}…)"
+    raise Refused(
+        f"Your copy of {debate.source_path} differs from the one duel {debate.id} was started with, at {where}; "
+        "check out the same version of the source on every host, then join again.",
+        rule="TOOLS_SOURCE_MISMATCH",
+    )
+
+
+def _local_source(ws: Workspace, debate: Debate) -> Path:
+    """This host's copy of the duel's source."""
+    return local_copy(debate.source_path, ws.root, DUEL.folder)
+
+
+def _sync(ws: Workspace, debate: Debate) -> None:
+    """Bring this host's record up to date from the ledger (best effort: an edited record is left as it is,
+    for status, ``moot check`` and the next write to report)."""
+    try:
+        path = _artifact_path(ws, debate)
+        with translated():
+            materialize.sync_duel(path, ws.ledger.record(debate.id))
+    except (ToolError, ProtocolViolationError):
+        return
 
 
 def _artifact_view(ws: Workspace, debate: Debate) -> ArtifactView:
@@ -323,6 +391,7 @@ def status(ws: Workspace, *, duel_id: str) -> DuelStatus:
     """Participants, lock holder (never a token), ledger turn count, and what the artifact says."""
     found = _status(ws, duel_id)
     debate = found.debate
+    _sync(ws, debate)
     artifact = _artifact_view(ws, debate)
     next_step = _next_step(debate, found.participant_count)
     if next_step == "debating" and artifact.terminal_outcome is not None:
@@ -331,7 +400,7 @@ def status(ws: Workspace, *, duel_id: str) -> DuelStatus:
         duel_id=debate.id,
         status=debate.status.value,
         outcome=debate.outcome,
-        source_path=debate.source_path,
+        source_path=str(_local_source(ws, debate)),
         topic=debate.topic,
         topic_slug=debate.topic_slug,
         debate_path=str(ws.root / debate.artifact_path),
@@ -361,7 +430,7 @@ def claim_lock(
     re-checked at once (the seed's post-claim ``status``): ``next_step`` is ``closing`` only while fewer
     than two participants joined, otherwise ``debating`` with the same lease.
     """
-    _status(ws, duel_id)
+    debate = _status(ws, duel_id).debate
     result = ws.ledger.claim(
         duel_id,
         participant_id,
@@ -386,6 +455,7 @@ def claim_lock(
                 "next_step": "waiting_for_participant",
             },
         )
+    _sync(ws, debate)  # the holder reads the record next: bring it up to date with every host's turns
     count = result.participant_count
     if for_timeout:
         count = ws.ledger.status(duel_id).participant_count  # a peer may have joined during the wait
@@ -410,8 +480,9 @@ def refresh_lock(
     ttl_seconds: float = DEFAULT_TTL_SECONDS,
 ) -> LockGranted:
     """Extend the caller's unexpired lease (same token and fencing number)."""
-    _status(ws, duel_id)
+    debate = _status(ws, duel_id).debate
     lease = ws.ledger.refresh(duel_id, participant_id, _token(lease_token, "refresh the lock"), ttl_seconds=ttl_seconds)
+    _sync(ws, debate)
     return LockGranted(
         duel_id=duel_id,
         participant_id=lease.participant_id,
@@ -463,37 +534,48 @@ def append(
         raise refused_by(_relocate(quotes, turn.number, turn_file))
     unmarked, turn = turn, duel_grounding.marked(turn, config, path)
     fencing = found.last_fencing_token if fencing_token is None else fencing_token
-    created = already = False
-    # Every check runs before the one write (the new record, or the turn with any missing participant
-    # row): a refusal leaves the record, its chain and the ledger as they were.
+    existed = path.exists()
+    already = False
+    # Every check runs before the ledger records the turn (its text and digest, under the lease, in one
+    # transaction); the record file is written from the ledger after the commit. A refusal changes
+    # nothing, and a crash leaves the turn either in the ledger (every host's record catches up) or nowhere.
     with ws.ledger.guarded_write(duel_id, me.id, token, fencing) as guard:
-        document = _document(path) if path.exists() else None
+        document = _document(path) if existed else None
+        written = document.chain_mark.turns if document is not None and document.chain_mark is not None else None
         texts = document.turn_texts if document is not None else []
-        turns = document.record.turns if document is not None else []
-        reconciled = reconcile(guard, texts, where=str(path))
-        if turns and turns[-1] in (turn, unmarked):
+        reconciled = reconcile(guard, texts, where=str(path), written_turns=written)
+        snapshot = guard.record()
+        shared = materialize.shared_duel(snapshot, document, where=str(path))
+        if shared.turns and shared.turns[-1] in (turn, unmarked):
             already = True  # the same turn again: a retry after a crash or a lost reply (marked or not)
-            digest = chain_rows(texts)[-1].digest
+            digest = chain_rows(shared.texts)[-1].digest
         else:
-            if document is None:
-                _check_first_turn(config, table, turn, turn_file)
+            _check_turn(shared, table, turn, turn_file)
+            text = record.render_turn(turn).rstrip()
+            extended = shared.with_turn(text, turn)
             try:
-                if document is None:
-                    record.create(path, config, table, turn)
-                    created = True
-                else:
-                    record.append_turn(path, turn, table)
+                extended.render(path)  # what will be written must read back exactly
             except ProtocolViolationError as refused:
-                raise refused_by(_relocate(refused.violations, len(turns) + 1, turn_file)) from None
-            digest = record_last(guard, _document(path).turn_texts).digest
+                raise refused_by(_relocate(refused.violations, len(extended.turns), turn_file)) from None
+            row = chain_rows(extended.texts)[-1]
+            recorded = guard.record_turn(row.turn, row.digest, row.chain, body=text)
+            snapshot = replace(snapshot, turns=(*snapshot.turns, recorded))
+            digest = row.digest
+    with translated():
+        materialize.sync_duel(path, snapshot)  # the debate as this transaction committed it
+    created = not existed and path.exists()
     return _appended(ws, found, path, turn, digest, fencing, created, list(reconciled.adopted), already)
 
 
-def _check_first_turn(config: DuelConfig, table: list[Participant], turn: DuelTurn, turn_file: str) -> None:
-    """Refuse a bad first turn before the artifact is created, so that a refusal writes nothing."""
-    problems = [v for v in DuelProtocol(config, table).validate(DuelState(), turn) if v.is_error]
-    if problems:
-        raise refused_by(_relocate(problems, 1, turn_file))
+def _check_turn(shared: materialize.SharedDuel, table: list[Participant], turn: DuelTurn, turn_file: str) -> None:
+    """Refuse a turn that breaks a rule of the duel so far (or comes after its conclusion)."""
+    protocol = DuelProtocol(shared.config, table)
+    replay = protocol.replay(shared.turns)
+    state = replay.state.model_copy(update={"conclusion": shared.conclusion})
+    try:
+        protocol.step(state, turn)
+    except ProtocolViolationError as refused:
+        raise refused_by(_relocate(refused.violations, len(shared.turns) + 1, turn_file)) from None
 
 
 def _appended(
@@ -565,7 +647,11 @@ def _write_conclusion(
     reason: str | None,
     fencing: int,
 ) -> DuelConclusion:
-    """Write the Terminal Conclusion and record the outcome in one guarded transaction (idempotent)."""
+    """Record the Terminal Conclusion (its text too) and the outcome in one guarded transaction (idempotent).
+
+    The record file is written from the ledger afterwards; only a record that is unreadable or was edited
+    gets the conclusion written into it here, keeping its bytes as the evidence of what went wrong.
+    """
     path = _artifact_path(ws, found.debate)
     config = duel_config(found.debate)
     table = _table(found)
@@ -580,27 +666,32 @@ def _write_conclusion(
                 config, [], closed_at=ws.now(), outcome=OutcomeName.INVALIDATED, reason=given or unreadable[0].message
             )
             record.conclude_unreadable(path, conclusion)
-            guard.conclude(outcome, reason=conclusion.reason, summary=conclusion.summary)
+            guard.conclude(
+                outcome, reason=conclusion.reason, summary=conclusion.summary, body=record.render_conclusion(conclusion)
+            )
             return conclusion
-        damaged = False
         if document is not None:
+            written = document.chain_mark.turns if document.chain_mark is not None else None
             try:
-                reconcile(guard, document.turn_texts, where=str(path))
+                reconcile(guard, document.turn_texts, where=str(path), written_turns=written)
             except Refused as damage:
                 if outcome != OutcomeName.INVALIDATED.value:
                     raise
-                damaged, reason = True, reason or damage.message  # the damage is what invalidates the duel
-            existing = document.record.conclusion
-            if existing is not None:
-                if existing.outcome != outcome:
-                    raise Refused(
-                        f"{path} already concludes {existing.outcome}; an outcome never changes, so close with "
-                        f"--outcome {existing.outcome}.",
-                        rule="TOOLS_CONFLICT",
-                    )
-                guard.conclude(outcome, reason=existing.reason, summary=existing.summary)
-                return existing
-        turns = list(document.record.turns) if document is not None else []
+                # the damage is what invalidates the duel
+                return _conclude_damaged(ws, guard, path, document, table, reason or damage.message)
+        shared = materialize.shared_duel(guard.record(), document, where=str(path))
+        existing = shared.conclusion or (document.record.conclusion if document is not None else None)
+        if existing is not None:
+            if existing.outcome != outcome:
+                raise Refused(
+                    f"{path} already concludes {existing.outcome}; an outcome never changes, so close with "
+                    f"--outcome {existing.outcome}.",
+                    rule="TOOLS_CONFLICT",
+                )
+            body = shared.conclusion_text or (document.conclusion_text if document is not None else "")
+            guard.conclude(outcome, reason=existing.reason, summary=existing.summary, body=body or None)
+            return existing
+        turns = list(shared.turns)
         conclusion = draft_conclusion(
             config,
             turns,
@@ -608,15 +699,38 @@ def _write_conclusion(
             outcome=OutcomeName(outcome),
             reason=_reason(config, turns, outcome, reason),
         )
-        if not damaged:
-            state = DuelState(turns=tuple(turns))
-            problems = [v for v in DuelProtocol(config, table).conclusion_violations(state, conclusion) if v.is_error]
-            if problems:
-                raise refused_by([v.at(file=str(path)) for v in problems])
-        if document is None:
-            record.create(path, config, table)
-        record.write_conclusion(path, conclusion, table)
-        guard.conclude(outcome, reason=conclusion.reason, summary=conclusion.summary)
+        state = DuelState(turns=tuple(turns))
+        problems = [v for v in DuelProtocol(config, table).conclusion_violations(state, conclusion) if v.is_error]
+        if problems:
+            raise refused_by([v.at(file=str(path)) for v in problems])
+        body = record.render_conclusion(conclusion)
+        replace(shared, conclusion_text=body, conclusion=conclusion).render(path)  # must read back exactly
+        guard.conclude(outcome, reason=conclusion.reason, summary=conclusion.summary, body=body)
+    return conclusion
+
+
+def _conclude_damaged(
+    ws: Workspace,
+    guard: LeaseGuard,
+    path: Path,
+    document: record.DuelDocument,
+    table: list[Participant],
+    reason: str,
+) -> DuelConclusion:
+    """INVALIDATED for a record whose accepted turns were edited: written into that record (kept as
+    evidence) and stored in the ledger, from which every other host's record gets it."""
+    turns = list(document.record.turns)
+    config = document.record.config
+    conclusion = draft_conclusion(
+        config, turns, closed_at=ws.now(), outcome=OutcomeName.INVALIDATED, reason=" ".join(reason.split())
+    )
+    record.write_conclusion(path, conclusion, table)
+    guard.conclude(
+        conclusion.outcome,
+        reason=conclusion.reason,
+        summary=conclusion.summary,
+        body=record.render_conclusion(conclusion),
+    )
     return conclusion
 
 
@@ -648,6 +762,7 @@ def release_lock(
     path = str(ws.root / found.debate.artifact_path)
     if not close:
         ws.ledger.release(duel_id, me.id, _token(lease_token, action))
+        _sync(ws, found.debate)
         return Released(duel_id=duel_id, closed=False, outcome=None, debate_path=path, next_step="debating")
     name = _outcome(outcome)
     try:
@@ -664,6 +779,7 @@ def release_lock(
             ws.ledger.release(
                 duel_id, me.id, token, close=True, outcome=name, reason=conclusion.reason, summary=conclusion.summary
             )
+        _sync(ws, found.debate)
     except ToolError as refusal:
         refusal.detail.update({"closed": False, "next_step": "debating"})
         raise

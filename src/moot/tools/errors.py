@@ -45,6 +45,12 @@ TOOL_RULES = RuleBook(
         ),
         Rule("TOOLS_TURN_FILE", "A turn file holds exactly one turn in the protocol's turn format."),
         Rule("TOOLS_UNRECORDED_TURNS", "At most one turn (a crash's) is in the record but not yet in the ledger."),
+        Rule("TOOLS_SOURCE_MISMATCH", "Every host joins a debate with the same text of its source document."),
+        Rule(
+            "TOOLS_TURN_TEXT_MISSING",
+            "A record is written from the ledger, which holds every accepted turn's text (an older moot's only on the "
+            "host that wrote it).",
+        ),
         Rule("TOOLS_PEER_PRESENT", "TIMEOUT is recorded only while fewer than two participants joined."),
         Rule(
             "TOOLS_NOT_YOUR_TURN", "Only the current speaker takes the floor; the moderator once the meeting concludes."

@@ -60,17 +60,29 @@ class Reconciled:
         return self.recorded + len(self.adopted)
 
 
-def reconcile(guard: LeaseGuard, texts: Sequence[str], *, where: str, adopt_history: bool = False) -> Reconciled:
+def reconcile(
+    guard: LeaseGuard,
+    texts: Sequence[str],
+    *,
+    where: str,
+    adopt_history: bool = False,
+    written_turns: int | None = None,
+) -> Reconciled:
     """Check ``texts`` (each accepted turn's exact text, in order) against the ledger and adopt a crash's turn.
 
-    ``adopt_history`` lets a record that was never coordinated through the ledger (a critique dialogue
-    written without leases) be adopted whole on its first guarded write.
+    A record that lacks turns whose text the ledger holds is only behind (another host wrote them; the
+    record is brought up to date from the ledger), unless the record itself says it held them:
+    ``written_turns`` is the count its chain mark carries. ``adopt_history`` lets a record that was never
+    coordinated through the ledger (a critique dialogue written without leases) be adopted whole on its
+    first guarded write. Adopted turns are recorded with their text.
     """
     rows = chain_rows(texts)
     recorded = guard.turns()
     for digest in recorded:
         index = digest.turn - 1
         if index >= len(rows):
+            if digest.body is not None and (written_turns is None or digest.turn > written_turns):
+                continue  # this host's record is behind the ledger
             raise Refused(
                 f"Turn {digest.turn} of {where} was accepted but is no longer in the record; restore it from "
                 "version control or close the debate as INVALIDATED.",
@@ -82,6 +94,8 @@ def reconcile(guard: LeaseGuard, texts: Sequence[str], *, where: str, adopt_hist
                 "close the debate as INVALIDATED.",
                 rule="PRIOR_TURN_MODIFIED",
             )
+        if digest.body is None:  # recorded by an older moot: the ledger gets the text this host holds
+            guard.record_turn(digest.turn, digest.digest, digest.chain, body=texts[index])
     extra = rows[len(recorded) :]
     if len(extra) > 1 and not (adopt_history and not recorded):
         raise Refused(
@@ -90,12 +104,12 @@ def reconcile(guard: LeaseGuard, texts: Sequence[str], *, where: str, adopt_hist
             rule="TOOLS_UNRECORDED_TURNS",
         )
     for row in extra:
-        guard.record_turn(row.turn, row.digest, row.chain)
+        guard.record_turn(row.turn, row.digest, row.chain, body=texts[row.turn - 1])
     return Reconciled(recorded=len(recorded), adopted=tuple(row.turn for row in extra))
 
 
 def record_last(guard: LeaseGuard, texts: Sequence[str]) -> ChainRow:
-    """Record the digest of the turn just written (the last of ``texts``)."""
+    """Record the digest and text of the turn just written (the last of ``texts``)."""
     row = chain_rows(texts)[-1]
-    guard.record_turn(row.turn, row.digest, row.chain)
+    guard.record_turn(row.turn, row.digest, row.chain, body=texts[-1])
     return row
