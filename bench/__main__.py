@@ -1,7 +1,9 @@
-"""``python -m bench [--quick] [--only overhead,leases] [--out DIR]``: run the benchmarks, write the results.
+"""``python -m bench [--quick] [--only overhead,leases] [--merge] [--out DIR]``: run the benchmarks, write the results.
 
 The full run writes bench/RESULTS.md and bench/results.json (the files kept on main); ``--quick`` (under two
 minutes on 2 cores) writes bench/RESULTS-quick.md and results-quick.json unless ``--out`` says otherwise.
+``--only … --merge`` keeps the other benchmarks' results from the existing JSON, each summary saying the date
+of the run it comes from.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="small sizes: under two minutes on 2 cores")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent, help="where to write the results")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --only: keep the other benchmarks' results from the existing results JSON, dated",
+    )
     parser.add_argument(
         "--report-only",
         action="store_true",
@@ -74,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         result = run_one(name, args.quick)
         print(f"   {result.skipped or result.summary} ({time.perf_counter() - started:.1f} s)", flush=True)
         results.append(result)
+    if args.merge:
+        results = report.merged(args.out, stem, results)
     md, js = report.write(args.out, stem, machine.describe(command), results, args.quick)
     print(f"wrote {md} and {js}")
     return 1 if any(r.skipped and r.skipped.startswith("failed") for r in results) else 0

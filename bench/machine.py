@@ -11,7 +11,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ["moot", "autogen-agentchat", "autogen-ext", "langgraph", "llama-cpp-python", "psycopg", "mcp"]
+PACKAGES = ["moot", "autogen-agentchat", "autogen-ext", "langgraph", "debate", "llama-cpp-python", "psycopg", "mcp"]
 
 
 def cpu_model() -> str:
@@ -66,4 +66,6 @@ def describe(command: str) -> dict[str, Any]:
         "sqlite": sqlite3.sqlite_version,
         "postgresql": postgres_version(os.environ.get("MOOT_TEST_DATABASE_URL")),
         "packages": {name: version(name) for name in PACKAGES},
+        # Others' work on a shared machine slows every figure; the 15-minute figure spans most of a run.
+        "load_average": [round(value, 2) for value in os.getloadavg()],
     }

@@ -45,6 +45,24 @@ def rewrite(out: Path, stem: str) -> tuple[Path, Path]:
     return write(out, stem, data["machine"], results, data["mode"] == "quick")
 
 
+def merged(out: Path, stem: str, fresh: list[BenchResult]) -> list[BenchResult]:
+    """``fresh`` results with, in their places, the other benchmarks of the existing ``stem`` JSON, their
+    summaries saying which run they come from."""
+    data = json.loads((out / f"{stem}.json").read_text(encoding="utf-8"))
+    ran = {result.name: result for result in fresh}
+    earlier = f"(from the run of {data['machine']['date']}) "
+    results = []
+    for result in data["benchmarks"]:
+        if result["name"] in ran:
+            results.append(ran.pop(result["name"]))
+            continue
+        kept = BenchResult(**{**result, "tables": [Table(**table) for table in result["tables"]]})
+        kept.summary = kept.summary if kept.summary.startswith("(from the run") else earlier + kept.summary
+        kept.losses = [loss if loss.startswith("(from the run") else earlier + loss for loss in kept.losses]
+        results.append(kept)
+    return [*results, *ran.values()]
+
+
 def render(machine: dict[str, Any], results: list[BenchResult], reliability: list[dict[str, Any]], quick: bool) -> str:
     lines = [
         "# moot benchmark results",
@@ -58,6 +76,17 @@ def render(machine: dict[str, Any], results: list[BenchResult], reliability: lis
         f"- CPU: {machine['cpu']}, {machine['cores']} cores; memory {machine['memory_gib']} GiB; {machine['os']}",
         f"- Python {machine['python']}, SQLite {machine['sqlite']}, PostgreSQL {machine['postgresql']}",
         "- " + ", ".join(f"{name} {ver}" for name, ver in machine["packages"].items()),
+        *(
+            [
+                "- Load average when the run ended (1, 5, 15 min): "
+                + ", ".join(f"{value:g}" for value in machine["load_average"])
+                + f" on {machine['cores']} cores. Above the core count, processes wait for a core: wall-clock "
+                "figures then say more about the machine than about the code, and the ratios between systems "
+                "measured in turn hold best."
+            ]
+            if "load_average" in machine
+            else []
+        ),
         "",
         "## Summary",
         "",

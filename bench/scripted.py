@@ -7,14 +7,16 @@ confirms. The peers (AutoGen, LangGraph) replay the same six messages.
 
 from __future__ import annotations
 
+import itertools
 import json
 import tempfile
+import time
 from pathlib import Path
 
 from moot.agents import Agent, ScriptAgent
 from moot.artifacts.run_state import remove_record
 from moot.engine.critique import CritiqueDriver, CritiqueOptions
-from moot.engine.loop import Limits, RunResult, local_timestamp
+from moot.engine.loop import Event, Limits, RunResult, local_timestamp
 from moot.engine.session import run_driver
 
 TOPIC = "Adopt a monorepo for our services"
@@ -50,6 +52,31 @@ async def run_moot_debate(root: Path, index: int) -> RunResult:
     options = CritiqueOptions(topic=f"{TOPIC} {index}", max_rounds=MAX_ROUNDS)
     driver = CritiqueDriver.start(root, options, local_timestamp())
     return await run_driver(driver, moot_agents(), Limits())
+
+
+async def run_long_moot_debate(root: Path, index: int, turns: int) -> list[float]:
+    """A critique of ``turns`` turns (AWAITING until the last two); the seconds each turn took, from the
+    previous accepted turn (the first: from the start of the run) to its own."""
+    agent = ScriptAgent()
+    for number in range(1, turns + 1):
+        role = ROLES[(number - 1) % 2]
+        status = "PROPOSING_DONE" if number == turns - 1 else "DONE" if number == turns else "AWAITING"
+        summary = "Agreed after the long review." if status == "DONE" else ""
+        message = f"Point {number}: {TURNS[(number - 1) % 4][1]}"
+        agent.enqueue(json.dumps({"message": message, "status": status, "summary": summary}), role=role)
+    options = CritiqueOptions(topic=f"{TOPIC} long {index}", max_rounds=turns // 2)
+    driver = CritiqueDriver.start(root, options, local_timestamp())
+    marks = [time.perf_counter()]
+
+    def on_event(event: Event) -> None:
+        if event.type == "turn_accepted":
+            marks.append(time.perf_counter())
+
+    result = await run_driver(driver, dict.fromkeys(ROLES, agent), Limits(), (on_event,))
+    if result.summary.turns != turns or result.outcome is None or result.outcome.name != "DONE":
+        raise RuntimeError(f"the long scripted debate ended {result.outcome!r} after {result.summary.turns} turns")
+    remove_record(result.record_path, stop_at=root)
+    return [later - earlier for earlier, later in itertools.pairwise(marks)]
 
 
 def expect_done(result: RunResult) -> None:

@@ -80,3 +80,5 @@ COUNCIL = ProtocolPlugin(
     view="moot.web.views:council",
     turn_heading="## Stage ",
 )
+
+BUILTIN_PROTOCOLS = (CRITIQUE, DUEL, AGORA, ROUNDTABLE, COUNCIL)

@@ -127,3 +127,45 @@ def test_new_records_are_readable_by_others_like_any_new_file(tmp_path: Path) ->
     path.chmod(0o600)
     atomic_write_text(path, "{}")
     assert path.stat().st_mode & 0o777 == 0o600  # a mode the user chose is kept
+
+
+APPENDER = """
+import sys
+from pathlib import Path
+from moot.artifacts.base import FileStamp, append_record
+path = Path(sys.argv[1])
+n = path.read_text().count("## Turn ")
+stamp = FileStamp.of(path)
+while True:
+    n += 1
+    stamp = append_record(path, {turn!r}.format(n=n).encode(), stamp)
+"""
+
+
+def test_sigkill_during_record_appends_never_tears_a_turn(tmp_path: Path) -> None:
+    rng = random.Random(13)
+    record = tmp_path / "record.md"
+    record.write_text("")
+    seen = 0
+    for _ in range(5):
+        proc = subprocess.Popen([sys.executable, "-c", APPENDER.format(turn=TURN), str(record)])
+        wait_until_writing(proc, record, record.stat().st_size)
+        time.sleep(rng.uniform(0.0, 0.2))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        now = complete_turns(record.read_text())
+        assert now > seen
+        seen = now
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["record.md"]  # an append leaves no temp file
+
+
+def test_an_append_to_a_record_someone_else_changed_writes_nothing(tmp_path: Path) -> None:
+    from moot.artifacts.base import FileStamp, RecordChangedError, append_record
+
+    record = tmp_path / "record.md"
+    record.write_text("# Dialogue: x\n")
+    stamp = append_record(record, b"first\n", FileStamp.of(record))
+    record.write_text("# Dialogue: x\nfirst\n")  # same bytes, but written anew by another program
+    with pytest.raises(RecordChangedError):
+        append_record(record, b"second\n", stamp)
+    assert record.read_text() == "# Dialogue: x\nfirst\n"

@@ -45,8 +45,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
-from moot.artifacts.base import CheckReport, atomic_write_text, create_record, read_text, unreadable
-from moot.artifacts.chain import record_chain, verify_chain
+from moot.artifacts.base import (
+    CheckReport,
+    FileStamp,
+    RecordChangedError,
+    create_record,
+    read_text,
+    unreadable,
+)
+from moot.artifacts.chain import RecordAppender, verify_chain
 from moot.protocols.agora import (
     CONSENSUS,
     DEFAULT_DEADLOCK_WINDOW,
@@ -661,25 +668,57 @@ def load(path: Path) -> tuple[AgoraProtocol, AgoraState]:
     return protocol, state
 
 
-def append_turn(path: Path, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
-    """Validate ``turn`` against the record on disk, append it durably and extend the digest chain.
+class AgoraWriter:
+    """A debate record open for turns: checked in full once, then each turn validated in memory and appended.
 
-    When the turn ends the debate, the '## Outcome' section is written in the same atomic write.
-    Raises :class:`ProtocolViolationError` when the turn breaks a rule or the record cannot take a
-    turn (format or rule errors, edited accepted turns). Returns the new state and any warnings.
+    Each turn is one append + fsync (moot.artifacts.chain.RecordAppender); when someone else wrote the
+    record in between, it is read and checked in full again before the turn is validated against it.
     """
-    scan, protocol, state = _writable(path)
-    state, warnings = protocol.step(state, turn)
-    text = "\n".join(scan.lines)
-    piece = render_turn(turn, marks) + (f"\n{render_outcome(state.outcome)}" if state.outcome is not None else "")
-    updated = text + ("\n" if text.endswith("\n") else "\n\n") + piece
-    written = _scan(updated, str(path))
-    if len(written.turns) == len(scan.turns) + 1 and written.turns[-1].turn == turn:
-        atomic_write_text(path, updated)  # one atomic replace: exactly the history that was validated
-        record_chain(path, [t.text for t in written.turns])
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._open()
+
+    def _open(self) -> None:
+        stamp = FileStamp.of(self.path)  # before the read: a write in between shows as a changed stamp
+        scan, self.protocol, self.state = _writable(self.path)
+        assert scan.config is not None  # _writable refuses a record without one
+        self.header = render_header(scan.config, scan.started, scan.sources)
+        self.ends_with_newline = scan.lines[-1] == ""
+        self.appender = RecordAppender(self.path, stamp, [t.text for t in scan.turns])
+
+    def append(self, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
+        """Validate ``turn`` against the history, append it durably and extend the digest chain.
+
+        When the turn ends the debate, the '## Outcome' section is written in the same append. Raises
+        :class:`ProtocolViolationError` when the turn breaks a rule or the record cannot take a turn (format
+        or rule errors, edited accepted turns), leaving the record as it was. Returns the new state and any
+        warnings.
+        """
+        try:
+            return self._append(turn, marks)
+        except RecordChangedError:
+            self._open()
+            return self._append(turn, marks)
+
+    def _append(self, turn: AgoraTurn, marks: Sequence[str]) -> tuple[AgoraState, list[Violation]]:
+        state, warnings = self.protocol.step(self.state, turn)
+        piece = render_turn(turn, marks) + (f"\n{render_outcome(state.outcome)}" if state.outcome is not None else "")
+        # The new turn read back on its own: a turn's reading depends only on its own lines.
+        written = _scan(f"{self.header}\n{piece}", str(self.path)).turns
+        if len(written) != 1 or written[0].turn != turn:
+            message = "the turn would not read back as written; remove unpaired surrogates from its text."
+            raise ProtocolViolationError([RULES.violation("AGORA_TURN_JSON", message)])
+        data = ("\n" if self.ends_with_newline else "\n\n") + piece
+        self.appender.append(data.encode("utf-8"), [written[0].text])
+        self.state, self.ends_with_newline = state, data.endswith("\n")
         return state, warnings
-    message = "the turn would not read back as written; remove unpaired surrogates from its text."
-    raise ProtocolViolationError([RULES.violation("AGORA_TURN_JSON", message)])
+
+
+def append_turn(path: Path, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
+    """Validate ``turn`` against the record on disk, append it durably and extend the digest chain
+    (see :meth:`AgoraWriter.append`)."""
+    return AgoraWriter(path).append(turn, marks)
 
 
 # --- file names --------------------------------------------------------------------------------

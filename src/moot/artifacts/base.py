@@ -2,18 +2,22 @@
 and the report that ``moot check`` prints.
 
 Parsing is total: a parser never raises on bad input; it returns located :class:`Violation` s.
-Writing is crash-safe: every write, appends included, goes through temp file + fsync + rename
-(+ fsync of the directory). A killed process therefore leaves either the old bytes or the new
-bytes, never a torn turn.
+Writing is crash-safe. A new or rewritten file goes through temp file + fsync + rename (+ fsync of
+the directory), so a killed process leaves either the old bytes or the new bytes. A turn added to a
+record is one append and one fsync (:func:`append_record`), guarded by the :class:`FileStamp` its
+writer took when it last read or wrote the record, so an outside edit in between is noticed without
+reading the record again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import secrets
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
@@ -237,8 +241,8 @@ def atomic_write_text(path: Path, text: str) -> None:
 def append_raw(path: Path, data: bytes) -> None:
     """Append ``data`` to an existing file and fsync it, leaving every byte before it as it was.
 
-    For what must be recorded in a file moot cannot parse (an INVALIDATED conclusion); anything that
-    parses is rewritten through :func:`atomic_write_text` instead.
+    For what must be recorded in a file moot cannot parse (an INVALIDATED conclusion); a turn of a record
+    moot parsed goes through :func:`append_record`, which also checks that nobody else wrote the record.
     """
     refuse_symlink(path)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
@@ -249,12 +253,14 @@ def append_raw(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def append_log_line(path: Path, line: str) -> None:
+def append_log_line(path: Path, line: str, *, durable: bool = True) -> None:
     """Append one line to a log (usage, failures) with a real append and one fsync, not a rewrite.
 
     Cheaper than rewriting a growing log through :func:`atomic_write_text` (a rewrite cost a quarter of a durable turn).
     A crash mid-append can leave a partial last line; the next append starts on a new line, so at most that
-    one line is unreadable: readers of a log skip lines that are not JSON.
+    one line is unreadable: readers of a log skip lines that are not JSON. ``durable=False`` skips the fsync,
+    for a log that is advisory: a killed process still leaves the line (it is in the kernel's cache); only a
+    power cut may lose it.
     """
     refuse_symlink(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -266,8 +272,72 @@ def append_log_line(path: Path, line: str) -> None:
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # the last append was torn by a crash: keep this line whole
         os.write(fd, data)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)
-    if created:
+    if created and durable:
         fsync_directory(path.parent)
+
+
+# How much of a record's end the stamp hashes: an edit there (where people and agents add text) is caught
+# even when it keeps the size and lands within the file system's time resolution.
+STAMP_TAIL_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What a writer remembers of a record it read or wrote: size, modification time, inode, tail hash.
+
+    Comparing stamps costs an ``fstat`` and one read of the last few KiB, whatever the record's length.
+    A different stamp means someone else wrote the record, so the writer reads and checks it again in full.
+    """
+
+    size: int
+    mtime_ns: int
+    inode: int
+    tail: str
+
+    @classmethod
+    def of_fd(cls, fd: int) -> FileStamp:
+        info = os.fstat(fd)
+        start = max(0, info.st_size - STAMP_TAIL_BYTES)
+        tail = hashlib.sha256(os.pread(fd, info.st_size - start, start)).hexdigest()
+        return cls(info.st_size, info.st_mtime_ns, info.st_ino, tail)
+
+    @classmethod
+    def of(cls, path: Path) -> FileStamp:
+        refuse_symlink(path)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return cls.of_fd(fd)
+        finally:
+            os.close(fd)
+
+
+class RecordChangedError(Exception):
+    """The record is not as its writer last left it: someone else wrote it. Nothing was appended."""
+
+
+def append_record(path: Path, data: bytes, expected: FileStamp) -> FileStamp:
+    """Append ``data`` to a record with one write and one fsync, if it is still as ``expected``.
+
+    Raises :class:`RecordChangedError` (writing nothing) when the record's stamp differs, and
+    ``ProtocolViolationError`` (``FILE_TOO_LARGE``, writing nothing) when the record would pass the size
+    limit. Returns the record's new stamp. A crash can cut only the appended bytes, never the earlier ones;
+    the digest chain (moot.artifacts.chain) records where each accepted turn ends.
+    """
+    refuse_symlink(path)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    try:
+        if FileStamp.of_fd(fd) != expected:
+            raise RecordChangedError(f"{path} changed since moot last wrote it")
+        if expected.size + len(data) > MAX_ARTIFACT_BYTES:
+            raise ProtocolViolationError([too_large(str(path), expected.size + len(data), writing=True)])
+        view = memoryview(data)
+        while view:  # a regular file takes it in one write; a short write just continues
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        return FileStamp.of_fd(fd)
+    finally:
+        os.close(fd)

@@ -16,12 +16,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from moot.artifacts.base import FILE_RULES, atomic_write_text
+from moot.artifacts.base import (
+    FILE_RULES,
+    FileStamp,
+    RecordChangedError,
+    append_record,
+    atomic_write_text,
+    refuse_symlink,
+)
 from moot.protocols.base import Violation
 
 GENESIS = "0" * 64
@@ -38,14 +46,18 @@ def turn_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def build_chain(turn_texts: Sequence[str]) -> list[dict[str, object]]:
+def build_chain(turn_texts: Sequence[str], after: int = 0, link: str = GENESIS) -> list[dict[str, object]]:
+    """The rows for ``turn_texts``, numbered from ``after + 1`` and linked to the chain ``link`` of turn ``after``."""
     rows: list[dict[str, object]] = []
-    link = GENESIS
-    for number, text in enumerate(turn_texts, start=1):
+    for number, text in enumerate(turn_texts, start=after + 1):
         digest = turn_digest(text)
         link = hashlib.sha256((link + digest).encode("ascii")).hexdigest()
         rows.append({"turn": number, "digest": digest, "chain": link})
     return rows
+
+
+def _chain_lines(rows: Sequence[dict[str, object]]) -> str:
+    return "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows)
 
 
 @dataclass(frozen=True)
@@ -74,8 +86,7 @@ _MARK = re.compile(r"^\s*<!--\s*moot-chain\s+turns=(?P<turns>\d{1,9})\s+head=(?P
 
 def record_chain(artifact: Path, turn_texts: Sequence[str]) -> None:
     """Write the chain for every accepted turn (atomically, after the record itself was written)."""
-    rows = build_chain(turn_texts)
-    atomic_write_text(chain_path(artifact), "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
+    atomic_write_text(chain_path(artifact), _chain_lines(build_chain(turn_texts)))
 
 
 def read_chain(artifact: Path) -> tuple[list[dict[str, object]] | None, list[Violation]]:
@@ -174,3 +185,59 @@ def verify_chain(
                 ).at(file=file, line=line)
             )
     return found
+
+
+class RecordAppender:
+    """A record file open for turns: one append + fsync of the record per turn, then one append to its chain.
+
+    Made by a writer that has just read and fully checked the record (format, rules, chain) and holds
+    ``turn_texts``, with the record's :class:`FileStamp` taken *before* that read. Between turns it keeps
+    the stamp and the chain's head in memory, so a turn costs the same at turn 60 as at turn 6. Before
+    writing it compares both files with what it left; on any difference it raises
+    :class:`RecordChangedError` having written nothing, and the writer reads and checks the record again.
+
+    The chain is appended after the record's fsync and is not fsync'd itself: a killed process leaves it
+    whole, and a power cut can only cost its latest rows, which the next writer adds back (a chain
+    shorter than the record is what a crash between the two writes leaves, and proves nothing false).
+    """
+
+    def __init__(self, path: Path, stamp: FileStamp, turn_texts: Sequence[str]) -> None:
+        self.path = path
+        self.stamp = stamp
+        self.chain = chain_path(path)
+        rows = build_chain(turn_texts)
+        recorded, problems = read_chain(path)
+        if recorded is None or problems or len(recorded) > len(rows):
+            record_chain(path, turn_texts)  # none yet (a record another tool began), or rewritten whole
+        elif len(recorded) < len(rows):  # a crash fell between a record's append and its chain's
+            self._append_rows(rows[len(recorded) :])
+        self.turns, self.head = len(rows), _head(rows)
+        self.chain_size = self.chain.stat().st_size
+
+    def append(self, data: bytes, turn_texts: Sequence[str]) -> None:
+        """Append ``data`` (holding the new turns ``turn_texts``) to the record, then their rows to the chain."""
+        refuse_symlink(self.chain)
+        try:
+            chain_size = self.chain.stat().st_size
+        except FileNotFoundError:
+            chain_size = -1
+        if chain_size != self.chain_size:
+            raise RecordChangedError(f"{self.chain} changed since moot last wrote it")
+        self.stamp = append_record(self.path, data, self.stamp)
+        rows = build_chain(turn_texts, self.turns, self.head)
+        self._append_rows(rows)
+        if rows:
+            self.turns, self.head = self.turns + len(rows), str(rows[-1]["chain"])
+
+    def _append_rows(self, rows: Sequence[dict[str, object]]) -> None:
+        data = _chain_lines(rows).encode("ascii")
+        fd = os.open(self.chain, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, data)
+            self.chain_size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+
+
+def _head(rows: Sequence[dict[str, object]]) -> str:
+    return str(rows[-1]["chain"]) if rows else GENESIS

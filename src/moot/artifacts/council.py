@@ -16,13 +16,14 @@ from pathlib import Path
 
 from moot.artifacts.base import (
     CheckReport,
-    atomic_write_text,
+    FileStamp,
+    RecordChangedError,
     create_record,
     read_text,
     slugify,
     unreadable,
 )
-from moot.artifacts.chain import record_chain, verify_chain
+from moot.artifacts.chain import RecordAppender, verify_chain
 from moot.builtin_protocols import COUNCIL
 from moot.protocols.base import ProtocolViolationError, Violation, sealed_digest
 from moot.protocols.council import (
@@ -480,11 +481,19 @@ def load(path: Path) -> tuple[CouncilProtocol, CouncilState, str]:
 
 
 def append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None = None) -> CouncilState:
-    """Validate ``turns`` against the record, then write them (and the outcome, if reached) in one atomic write.
+    """Validate ``turns`` against the record, then append them (and the outcome, if reached) in one write.
 
     A sealed stage is revealed this way: all its entries appear together or none do. ``failure`` ends an
     open council as FAILED with that reason. Raises :class:`ProtocolViolationError` on any broken rule.
     """
+    try:
+        return _append_turns(path, turns, failure)
+    except RecordChangedError:  # written by someone else between the read and the append: check it again
+        return _append_turns(path, turns, failure)
+
+
+def _append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None) -> CouncilState:
+    stamp = FileStamp.of(path)  # before the read: a write in between shows as a changed stamp
     protocol, state, text = load(path)
     for turn in turns:
         state, _ = protocol.step(state, turn)
@@ -494,13 +503,17 @@ def append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None =
     outcome = protocol.outcome(state)
     if outcome is not None:
         pieces.append(render_outcome(outcome.name, outcome.reason))
-    updated = text.rstrip("\n") + "\n\n" + "\n".join(pieces)
+    # One blank line before the new entries, after whatever line breaks end the record.
+    added = "\n" * max(0, 2 - (len(text) - len(text.rstrip("\n")))) + "\n".join(pieces)
+    updated = text + added
     written = parse(updated, str(path))
     if [source.turn for source in written.turns[-len(turns) :] if turns] != list(turns) or written.violations:
         message = "the stage would not read back as written; remove control characters from its text."
         raise ProtocolViolationError([RULES.violation("COUNCIL_FORMAT", message)])
-    atomic_write_text(path, updated)
-    record_chain(path, [source.text for source in written.turns])
+    # The whole record was checked above (a council holds a few stages); the write is one append + fsync.
+    before = len(written.turns) - len(turns)
+    appender = RecordAppender(path, stamp, [source.text for source in written.turns[:before]])
+    appender.append(added.encode("utf-8"), [source.text for source in written.turns[before:]])
     return state
 
 

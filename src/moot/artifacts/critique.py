@@ -25,9 +25,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from moot.artifacts.base import CheckReport, atomic_write_text, create_record, read_text, unreadable
+from moot.artifacts.base import (
+    CheckReport,
+    FileStamp,
+    RecordChangedError,
+    atomic_write_text,
+    create_record,
+    read_text,
+    unreadable,
+)
 from moot.artifacts.base import slugify as base_slugify
-from moot.artifacts.chain import record_chain, verify_chain
+from moot.artifacts.chain import RecordAppender, verify_chain
 from moot.builtin_protocols import CRITIQUE
 from moot.protocols.base import ProtocolViolationError, Violation
 from moot.protocols.critique import (
@@ -428,6 +436,18 @@ def parse(text: str, file: str | None = None) -> tuple[CritiqueRecord | None, li
     return CritiqueRecord(config=scan.config, turns=turns), scan.violations
 
 
+def _read_back(piece: str, file: str) -> list[_ScannedTurn]:
+    """The turns in ``piece``, a rendered turn about to be appended: a turn's reading depends only on its own
+    lines, so the record before it need not be read again."""
+    lines = _split_lines(piece)
+    starts = [index for index, line in enumerate(lines) if is_turn_header(line.text)]
+    scan = _Scan(file=file, config=None, replay_config=None, field_lines={}, turns=[], violations=[])
+    for number, start in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(lines)
+        _scan_turn(scan, lines, piece, start, end, last_turn=end == len(lines))
+    return scan.turns
+
+
 def turn_sources(text: str) -> list[TurnSource]:
     """Each turn's first line and exact text, in order: what the digest chain is computed over."""
     return [TurnSource(line=turn.line, text=turn.text) for turn in _scan(text, None).turns]
@@ -489,11 +509,65 @@ def _read_for_writing(path: Path) -> tuple[str, _Scan, CritiqueConfig]:
 
 @dataclass(frozen=True)
 class Appended:
-    """What :func:`append_turn` validated and wrote: a caller needs not read the record back."""
+    """What :meth:`CritiqueWriter.append` validated and wrote: a caller needs not read the record back."""
 
     state: CritiqueState
     warnings: list[Violation]
     text: str  # the whole record as written
+
+
+class CritiqueWriter:
+    """A dialogue open for turns: the state replayed once, then each turn validated in memory and appended.
+
+    Opening reads and checks the whole record (format, rules, digest chain); each turn after that is one
+    append + fsync (moot.artifacts.chain.RecordAppender). When someone else wrote the record in between,
+    it is read and checked in full again before the turn is validated against it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._open()
+
+    def _open(self) -> None:
+        stamp = FileStamp.of(self.path)  # before the read: a write in between shows as a changed stamp
+        self.text, scan, self.config = _read_for_writing(self.path)
+        self.protocol, self.state, _ = _replay(scan, self.config)
+        self.appender = RecordAppender(self.path, stamp, [turn.text for turn in scan.turns])
+
+    def append(self, turn: CritiqueTurn, validated_against: CritiqueState | None = None) -> Appended:
+        """Validate ``turn`` against the history and append it durably with its chain row.
+
+        ``validated_against``: the state the caller already validated the turn against (with no errors); when it
+        is the writer's own, the rules are not run twice. Raises :class:`ProtocolViolationError` when the turn
+        breaks a rule or the record cannot take a turn (format errors, edited accepted turns); the record is
+        then left as it was.
+        """
+        try:
+            return self._append(turn, validated_against)
+        except RecordChangedError:
+            self._open()
+            return self._append(turn, None)
+
+    def _append(self, turn: CritiqueTurn, validated_against: CritiqueState | None) -> Appended:
+        warnings: list[Violation] = []
+        if validated_against is self.state:
+            state = self.protocol.apply(self.state, turn)
+        else:
+            state, warnings = self.protocol.step(self.state, turn)
+        piece = render_turn(turn)
+        written = _read_back(piece, str(self.path))
+        if len(written) != 1 or written[0].to_turn(0, "", "") != turn:
+            raise ProtocolViolationError(
+                [
+                    RULES.violation(
+                        "CRITIQUE_TURN_HEADER", "the turn would not read back as written; simplify its message."
+                    )
+                ]
+            )
+        data = ("\n" if self.text.endswith(("\n", "\r")) else "\n\n") + piece
+        self.appender.append(data.encode("utf-8"), [written[0].text])
+        self.text, self.state = self.text + data, state
+        return Appended(state, warnings, self.text)
 
 
 def append_turn(path: Path, turn: CritiqueTurn) -> Appended:
@@ -502,19 +576,7 @@ def append_turn(path: Path, turn: CritiqueTurn) -> Appended:
     Raises :class:`ProtocolViolationError` when the turn breaks a rule or the record cannot take a
     turn (format errors, edited accepted turns).
     """
-    text, scan, config = _read_for_writing(path)
-    protocol, state, _ = _replay(scan, config)
-    state, warnings = protocol.step(state, turn)
-    updated = text + ("\n" if text.endswith(("\n", "\r")) else "\n\n") + render_turn(turn)
-    written = _scan(updated, str(path))
-    if len(written.turns) != len(scan.turns) + 1 or written.turns[-1].to_turn(0, "", "") != turn:
-        raise ProtocolViolationError(
-            [RULES.violation("CRITIQUE_TURN_HEADER", "the turn would not read back as written; simplify its message.")]
-        )
-    # The whole new text is written in one atomic replace: exactly the history that was validated.
-    atomic_write_text(path, updated)
-    record_chain(path, [scanned.text for scanned in written.turns])
-    return Appended(state, warnings, updated)
+    return CritiqueWriter(path).append(turn)
 
 
 def extend(path: Path, extra_rounds: int = EXTENSION_ROUNDS) -> CritiqueConfig:

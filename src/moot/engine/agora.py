@@ -392,6 +392,7 @@ class AgoraDriver(Driver, SealedPhases):
             raise UserError(f"{self.record_path} is not a valid Agora record ({first}); run `moot check` on it.")
         self.config = parsed.config
         self.turns = parsed.turns
+        self.writer: record.AgoraWriter | None = None  # opened by the first commit
         self.machine: AgoraProtocol = machine
         self.state: AgoraState = state
         self.research = self._load_research()
@@ -657,9 +658,14 @@ class AgoraDriver(Driver, SealedPhases):
             return
         marks = [mark_for(check) for check in self._evidence_checks(turn.evidence)]
         try:
-            record.append_turn(self.record_path, turn, marks)
-        finally:
+            if self.writer is None:
+                self.writer = record.AgoraWriter(self.record_path)
+            self.state, _ = self.writer.append(turn, marks)
+        except BaseException:
             self._load()  # on a refusal the record changed under us; the caller sees the error
+            raise
+        # The writer keeps the validated state in memory: the record is not read back.
+        self.turns = (*self.turns, turn)
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
         # The Outcome section holds only CONSENSUS or TIMEOUT (what the turns give), so a failure

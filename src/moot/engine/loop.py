@@ -1,7 +1,8 @@
 """The one loop that drives every protocol: ask -> read -> repair -> commit -> next, until an outcome.
 
 Each accepted turn is durable (the driver's crash-safe commit) before the loop moves on, so a killed
-run resumes from its record with no lost and no duplicated turn. When the run must stop without a
+run resumes from its record with no lost and no duplicated turn. The commit runs on a worker thread,
+so that debates sharing an event loop overlap their disk writes instead of queueing behind each fsync. When the run must stop without a
 protocol outcome (an agent failed, repairs ran out, a budget was spent, Ctrl-C), the driver records
 what its format allows and the halt goes to the run sidecar (moot.artifacts.run_state), where
 ``moot check`` and ``moot show`` report it. Every attempt (raw reply, violations, tokens, latency,
@@ -11,6 +12,7 @@ model, agent spec) goes to the attempt log beside the record, which ``moot log``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -231,7 +233,7 @@ class Engine:
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
             result.costs.append(self.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens))
-            candidate = self._accept(role, reply.text)
+            candidate = await self._accept(role, reply.text)
             self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
             if not candidate.errors:
                 result.turns += 1
@@ -245,7 +247,7 @@ class Engine:
         self._halt("repairs_exhausted", role, reason)
         return False
 
-    def _accept(self, role: str, text: str) -> Candidate:
+    async def _accept(self, role: str, text: str) -> Candidate:
         """Read the reply as a turn and commit it when legal; the candidate's errors say why not."""
         candidate = self.driver.read_reply(role, text, self.clock())
         if candidate.turn is None or candidate.errors:
@@ -253,10 +255,21 @@ class Engine:
                 candidate if candidate.errors else Candidate(None, [reply_format_violation("the reply held no turn.")])
             )
         try:
-            self.driver.commit(candidate.turn)
+            await self._commit(candidate.turn)
         except ProtocolViolationError as exc:  # the record changed between reading and writing
             return Candidate(None, exc.violations)
         return candidate
+
+    async def _commit(self, turn: Any) -> None:
+        """The driver's commit on a worker thread. A cancelled run (Ctrl-C) still waits for a commit under
+        way, so the halt it records counts that turn (or not) exactly as the record does."""
+        commit = asyncio.get_running_loop().run_in_executor(None, self.driver.commit, turn)
+        try:
+            await asyncio.shield(commit)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await commit
+            raise
 
     def log_failed_attempt(
         self, result: RunResult, number: int, role: str, attempt: int, exc: Exception, latency_s: float
@@ -309,5 +322,6 @@ class Engine:
         if "latency_s" in row:
             row["latency_s"] = round(row["latency_s"], 4)
         result.usage.append(row)
-        append_log_line(usage_path(self.driver.record_path), json.dumps(row, ensure_ascii=False))
+        # Advisory, so not fsync'd: a killed run still leaves the line; only a power cut may lose the latest.
+        append_log_line(usage_path(self.driver.record_path), json.dumps(row, ensure_ascii=False), durable=False)
         self.emit("attempt", row["role"], **{key: value for key, value in row.items() if key != "role"})

@@ -1,0 +1,60 @@
+"""``python -m bench.slow_server --latency S``: an OpenAI-compatible chat server on loopback that answers every
+request after S seconds with the same critique turn (AWAITING). It prints its port, then serves until killed.
+
+The concurrency benchmark points thousands of debates at it: with the model's time fixed, what moot adds is
+what keeps the turns/s below N ÷ latency. Plain asyncio streams and HTTP/1.1 keep-alive, so the server
+itself costs little next to the debates it serves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+
+TURN = json.dumps({"message": "Keep one repository; scope the builds.", "status": "AWAITING", "summary": ""})
+BODY = json.dumps(
+    {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "slow",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": TURN}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+    }
+).encode()
+RESPONSE = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(BODY)) + BODY
+
+
+async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float) -> None:
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            await reader.readexactly(length)
+            await asyncio.sleep(latency)
+            writer.write(RESPONSE)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main(latency: float) -> None:
+    server = await asyncio.start_server(
+        lambda r, w: serve_connection(r, w, latency), "127.0.0.1", 0, backlog=4096, reuse_address=True
+    )
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m bench.slow_server")
+    parser.add_argument("--latency", type=float, default=1.0, help="seconds before each answer")
+    asyncio.run(main(parser.parse_args().latency))

@@ -1,0 +1,125 @@
+"""A turn of `moot run` is one append and one fsync of the record; the state stays in memory between turns;
+a write by someone else between two turns is noticed before the next turn is written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from engine_helpers import reply
+
+from moot.artifacts import check_path
+from moot.artifacts import critique as critique_record
+from moot.artifacts.chain import chain_path
+from moot.engine.critique import CritiqueDriver, CritiqueOptions
+from moot.protocols.base import ProtocolViolationError
+
+STARTED = "2026-11-22 09:00"
+
+
+def critique(tmp_path: Path, rounds: int = 10) -> CritiqueDriver:
+    options = CritiqueOptions(topic="Adopt a monorepo", max_rounds=rounds)
+    return CritiqueDriver.start(tmp_path, options, STARTED)
+
+
+def next_turn(driver: CritiqueDriver, message: str, minute: int) -> object:
+    role = driver.next_speaker()
+    assert role is not None
+    candidate = driver.read_reply(role, reply(message), f"2026-11-22 09:{minute:02d}")
+    assert not candidate.errors, candidate.errors
+    return candidate.turn
+
+
+class DiskCalls:
+    """Counts the fsyncs and renames a block of code makes."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.fsyncs = 0
+        self.renames = 0
+        real_fsync, real_replace = os.fsync, os.replace
+
+        def fsync(fd: int) -> None:
+            self.fsyncs += 1
+            real_fsync(fd)
+
+        def replace(src: str, dst: str) -> None:
+            self.renames += 1
+            real_replace(src, dst)
+
+        monkeypatch.setattr(os, "fsync", fsync)
+        monkeypatch.setattr(os, "replace", replace)
+
+
+def test_each_turn_is_appended_with_one_fsync_and_nothing_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    driver = critique(tmp_path)
+    record, chain = driver.record_path, chain_path(driver.record_path)
+    driver.commit(next_turn(driver, "Use one repository.", 1))  # the first commit opens the writer
+    inodes = (record.stat().st_ino, chain.stat().st_ino)
+    calls = DiskCalls(monkeypatch)
+    for minute in range(2, 12):
+        before = record.read_bytes()
+        driver.commit(next_turn(driver, f"Point {minute}: builds stay scoped.", minute))
+        assert record.read_bytes().startswith(before)  # the earlier bytes are never rewritten
+    assert calls.fsyncs == 10 and calls.renames == 0
+    assert (record.stat().st_ino, chain.stat().st_ino) == inodes  # no temp file replaced either file
+    report = check_path(record)
+    assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 11
+
+
+def test_between_turns_the_record_is_not_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    driver = critique(tmp_path)
+    driver.commit(next_turn(driver, "Use one repository.", 1))
+
+    def no_read(path: Path) -> None:
+        raise AssertionError(f"{path} was read again although nobody else wrote it")
+
+    monkeypatch.setattr(critique_record, "read_text", no_read)
+    for minute in range(2, 8):
+        driver.commit(next_turn(driver, f"Point {minute}.", minute))
+    assert driver.summary().turns == 7
+
+
+def test_an_edit_of_an_accepted_turn_between_turns_is_noticed_even_with_size_and_mtime_kept(tmp_path: Path) -> None:
+    driver = critique(tmp_path)
+    for minute in (1, 2):
+        driver.commit(next_turn(driver, f"Point {minute}: use one repository.", minute))
+    record = driver.record_path
+    info = record.stat()
+    edited = record.read_bytes().replace(b"Point 1: use one", b"Point 1: use two")
+    record.write_bytes(edited)
+    os.utime(record, ns=(info.st_atime_ns, info.st_mtime_ns))  # same size, same mtime: only the bytes differ
+    turn = next_turn(driver, "Point 3.", 3)
+    with pytest.raises(ProtocolViolationError) as refused:
+        driver.commit(turn)
+    assert "PRIOR_TURN_MODIFIED" in {v.rule for v in refused.value.violations}
+    assert record.read_bytes() == edited  # nothing was appended to the edited record
+
+
+def test_a_turn_another_writer_appended_between_turns_is_validated_against(tmp_path: Path) -> None:
+    driver = critique(tmp_path)
+    driver.commit(next_turn(driver, "Use one repository.", 1))
+    stale = next_turn(driver, "What about CI time?", 2)  # the critic's turn, read before the other write
+    # Meanwhile an outside agent (the critic, through the agent tools) appends that turn itself.
+    outside = critique_record.CritiqueWriter(driver.record_path)
+    outside.append(stale)  # type: ignore[arg-type]
+    with pytest.raises(ProtocolViolationError):  # the same role again: refused, not appended blindly
+        driver.commit(stale)
+    report = check_path(driver.record_path)
+    assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 2
+    assert driver.summary().turns == 2  # the driver reloaded what is on disk
+
+
+def test_a_crash_between_the_record_and_its_chain_is_caught_up_by_the_next_writer(tmp_path: Path) -> None:
+    driver = critique(tmp_path)
+    for minute in (1, 2, 3):
+        driver.commit(next_turn(driver, f"Point {minute}.", minute))
+    chain = chain_path(driver.record_path)
+    lines = chain.read_text().splitlines(keepends=True)
+    chain.write_text("".join(lines[:1]))  # as if killed after two records' appends, before their chain rows
+    resumed = CritiqueDriver.resume(driver.record_path)
+    resumed.commit(next_turn(resumed, "Point 4.", 4))
+    assert len(chain.read_text().splitlines()) == 4
+    assert check_path(driver.record_path).exit_code == 0
