@@ -40,6 +40,9 @@ VALID = {
     "duel": {"ACCEPTED_CONSENSUS", "DISSENT", "MAX_TURNS"},
 }
 UNFINISHED = "unfinished"  # no end within RUN_TIMEOUT_S: the machine's load, not counted either way
+# The baseline's code gives the local model a fixed 120 s per request whatever --turn-timeout says, so on a
+# loaded machine its runs can end on the clock; such an ending is the load's, and counted as unfinished too.
+LOAD_ENDINGS = ("did not finish within",)
 # Reasons the engine (not the protocol) gives when it ends a run: these are not protocol outcomes.
 ENGINE_ENDINGS = ("gave no valid turn", "'s agent failed", "the run reached", "the run spent", "the run used")
 TOPICS = [
@@ -125,6 +128,8 @@ def run_case(protocol: str, index: int, src: Path, work: Path) -> Outcome:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return Outcome(protocol, topic, None, None, False, False, f"exit {done.returncode}: {tail}")
     name, reason = result.get("outcome"), result.get("reason") or ""
+    if any(mark in reason for mark in LOAD_ENDINGS):
+        return Outcome(protocol, topic, name, reason, False, False, UNFINISHED)
     check = moot(["check", result["artifact"]], src, root)
     engine_end = name not in VALID[protocol] or any(mark in reason for mark in ENGINE_ENDINGS)
     problem = "the engine ended the run" if engine_end else ""
@@ -200,14 +205,43 @@ def run(quick: bool) -> BenchResult:
         return result_of(measure(sides, QUICK_RUNS if quick else FULL_RUNS, work))
 
 
+def outcomes_in(path: Path, side: str) -> list[Outcome]:
+    """One side's outcomes from its ``--out`` file, load endings counted as unfinished."""
+    rows = json.loads(path.read_text(encoding="utf-8"))["data"][side]
+    outcomes = [Outcome(**row) for row in rows]
+    return [
+        Outcome(o.protocol, o.topic, o.outcome, o.reason, False, False, UNFINISHED)
+        if any(mark in (o.reason or "") for mark in LOAD_ENDINGS)
+        else o
+        for o in outcomes
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.embedded_reliability", description=__doc__.splitlines()[0])
-    parser.add_argument("--side", choices=["baseline", "current"], required=True)
+    parser.add_argument("--side", choices=["baseline", "current"])
+    parser.add_argument(
+        "--combine",
+        nargs=2,
+        type=Path,
+        metavar=("BASELINE.json", "CURRENT.json"),
+        help="one result from two sides' files",
+    )
     parser.add_argument("--runs", type=int, default=FULL_RUNS)
     parser.add_argument("--out", type=Path, required=True, help="a JSON file for the outcomes")
     parser.add_argument("--src", type=Path, help="the current side's source tree (default: this checkout's src)")
     parser.add_argument("--workers", type=int, default=1, help="runs at once (each uses 2 threads)")
     args = parser.parse_args(argv)
+    if args.combine:
+        found = {
+            side: outcomes_in(path, side) for side, path in zip(("baseline", "current"), args.combine, strict=True)
+        }
+        combined = result_of(found)
+        args.out.write_text(json.dumps(asdict(combined), indent=2) + "\n", encoding="utf-8")
+        print(combined.summary)
+        return 0
+    if args.side is None:
+        parser.error("give --side, or --combine with the two sides' files")
     with tempfile.TemporaryDirectory(prefix="moot-embedded-") as tmp:
         work = Path(tmp)
         src = baseline_source(work) if args.side == "baseline" else (args.src or REPO / "src")
