@@ -153,6 +153,8 @@ def test_a_participant_that_never_gives_a_valid_turn_ends_the_duel_in_timeout(tm
     assert result["outcome"] == "TIMEOUT" and result["turns"] == 0
     assert len(agent.requests) == 2
     assert "'Security' is not one of the choices" in agent.requests[1].prompt
+    # The repair keeps the run's turn deadline (it once fell back to the request's default of 120 s).
+    assert [r.timeout_s for r in agent.requests] == [Limits().turn_timeout_s] * 2
     ending = conclusion(driver.record_path)
     assert "**Outcome**: TIMEOUT" in ending
     assert "**Reason**: advocate gave no valid turn in 2 attempts (last: REPLY_FORMAT)" in ending

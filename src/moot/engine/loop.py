@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from moot.agents.base import Agent, AgentError, AgentReply
+from moot.agents.base import Agent, AgentError, AgentReply, AgentRequest
 from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts.base import append_log_line
 from moot.artifacts.run_state import read_run_state, safe_spec, write_run_state
@@ -215,11 +215,15 @@ class Engine:
             return f"the run used its {limits.max_wall_s:g} s of wall time"
         return None
 
+    def timed(self, request: AgentRequest) -> AgentRequest:
+        """``request`` with the run's turn deadline; a driver builds requests (repairs too) without one."""
+        return request.model_copy(update={"timeout_s": self.limits.turn_timeout_s})
+
     async def _take_turn(self, role: str, result: RunResult) -> bool:
         """Ask ``role`` for a turn, repairing up to ``limits.repairs`` times. False when the run ended."""
         # The agent's deadline for the whole turn matches the engine's; inside it, the agent gives each
         # request a shorter one, so that a hung request is retried within the turn.
-        request = self.driver.request_for(role).model_copy(update={"timeout_s": self.limits.turn_timeout_s})
+        request = self.timed(self.driver.request_for(role))
         number = self.driver.summary().turns + 1
         self.emit("turn_started", role, turn=number)
         for attempt in range(1, self.limits.repairs + 2):
@@ -242,7 +246,7 @@ class Engine:
                 return True
             rules = [v.rule for v in candidate.errors]
             self.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules)
-            request = self.driver.repair_prompt(request, reply.text, candidate.errors)
+            request = self.timed(self.driver.repair_prompt(request, reply.text, candidate.errors))
         reason = f"{role} gave no valid turn in {self.limits.repairs + 1} attempts (last: {', '.join(rules)})"
         self._halt("repairs_exhausted", role, reason)
         return False

@@ -172,7 +172,7 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
     driver = engine.driver
     assert isinstance(driver, SealedPhases)
     record = engine.driver.record_path
-    request = engine.driver.request_for(role).model_copy(update={"timeout_s": engine.limits.turn_timeout_s})
+    request = engine.timed(engine.driver.request_for(role))
     # The answer's place once revealed: the phase is written in the order of its roles.
     number = engine.driver.summary().turns + 1 + phase.roles.index(role)
     engine.emit("turn_started", role, turn=number, phase=phase.name)
@@ -201,7 +201,7 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
             return
         rules = [v.rule for v in candidate.errors]
         engine.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules)
-        request = engine.driver.repair_prompt(request, reply.text, candidate.errors)
+        request = engine.timed(engine.driver.repair_prompt(request, reply.text, candidate.errors))
     reason = f"{role} gave no valid answer in {engine.limits.repairs + 1} attempts (last: {', '.join(rules)})"
     await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
 
