@@ -33,7 +33,7 @@ from moot.agents.base import (
     AgentUnavailable,
     UnknownAgentSpec,
 )
-from moot.agents.human_form import HINT, FormError, form_of, read_form, resolve
+from moot.agents.human_form import HINT, FormError, fixed_value, form_of, read_form, resolve
 
 END_OF_TURN = "."
 OPEN_EDITOR = "e"
@@ -132,8 +132,9 @@ class HumanAgent(Agent):
         label = name or "answer"
         description = schema.get("description", "")
         kind = schema.get("type")
-        if kind == "null":
-            return None  # nothing to say now (an Agora target before anyone proposed)
+        fixed, value = fixed_value(schema)  # a field with nothing to ask now
+        if fixed:
+            return value
         if "enum" in schema:
             values = list(schema["enum"])
             if values and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
@@ -150,8 +151,6 @@ class HumanAgent(Agent):
             return await self._yes_no(label, description)
         if kind in ("integer", "number"):
             return await self._number(label, description, int if kind == "integer" else float)
-        if schema.get("maxLength") == 0:
-            return ""  # a field that can only be empty now, like a critique summary before DONE
         return await self._text(f"{label}" + (f" — {description}" if description else ""))
 
     async def _choice(self, label: str, description: str, options: list[Any]) -> Any:
@@ -201,8 +200,6 @@ class HumanAgent(Agent):
 
     async def _list(self, schema: dict[str, Any], root: dict[str, Any], label: str, description: str) -> list[Any]:
         low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
-        if high == 0:
-            return []  # no items are allowed now (Agora evidence outside research)
         bounds = f"{low} to {high}" if high is not None else f"at least {low}"
         while True:
             self._say(f"{ASK}{label}{' — ' + description if description else ''}\n  how many ({bounds})? ")
