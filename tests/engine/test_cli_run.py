@@ -119,6 +119,21 @@ def test_batch_runs_debates_concurrently_and_reports_each(tmp_path: Path, agreei
     assert done.returncode == 1  # not every line reached consensus
 
 
+def test_a_batch_duel_records_each_participant_s_agent_as_its_model(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.jsonl", ["not a turn"] * 8)
+    (tmp_path / "design.md").write_text("# Caching\n\nCache API responses for 60 seconds.\n")
+    line = {"protocol": "duel", "source": "design.md", "agents": f"script:{script}", "root": str(tmp_path)}
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text(json.dumps(line) + "\n")
+    done = run_moot("run", "--batch", str(batch), cwd=tmp_path)
+    record = Path(json.loads(done.stdout)["artifact"])
+    table = [
+        row for row in record.read_text().splitlines() if row.startswith("| advocate") or row.startswith("| skeptic")
+    ]
+    # The participants table names the agent each role ran on, as `moot run duel` does, not "unknown-model".
+    assert len(table) == 2 and all(f"script:{script}" in row for row in table), table
+
+
 def test_batch_lines_with_values_of_the_wrong_type_are_refused_one_by_one(
     tmp_path: Path, agreeing_script: Path
 ) -> None:

@@ -349,11 +349,11 @@ def run_critique(
     )
 
 
-def _specs(roles: list[str], root: Path, agent: list[str] | None, agents: str | None) -> tuple[str, ...]:
+def _spec_for(flags: RunFlags) -> Callable[[str], str]:
     """Each role's agent spec, recorded in the duel's and Agora's records as the participant's model."""
-    choice = AgentChoice(parse_agent_options(agent or []), agents)
-    settings = load_settings(root)
-    return tuple(choice.spec_for(role, settings) for role in roles)
+    choice = AgentChoice(parse_agent_options(flags.agent or []), flags.agents)
+    settings = load_settings(flags.root)
+    return lambda role: choice.spec_for(role, settings)
 
 
 @run_options()
@@ -374,16 +374,13 @@ def run_duel(
     """A Socratic Duel: two participants debate a source document in at most six turns."""
     from moot.engine.duel import DuelDriver, DuelOptions
 
-    pair = _two_roles(roles)
-    models = _specs(list(pair), flags.root, flags.agent, flags.agents)
     announce_sources(supporting, flags.root)
     options = DuelOptions(
         source=source,
         topic=topic,
-        roles=pair,
-        models=(models[0], models[1]),
+        roles=_two_roles(roles),
         supporting=tuple(str(path) for path in supporting or ()),
-    )
+    ).with_models(_spec_for(flags))
     if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
         options = dataclasses.replace(options, max_turns=max_turns)
     driver = start_record(
@@ -413,8 +410,6 @@ def run_agora(
     from moot.engine.agora import AgoraDriver, AgoraOptions, parse_position
 
     positions = tuple(parse_position(value) for value in position or [])
-    roles = [role for role, _ in positions]
-    models = tuple(zip(roles, _specs(roles, flags.root, flags.agent, flags.agents), strict=True))
     announce_sources(source, flags.root)
     options = AgoraOptions(
         topic=topic,
@@ -423,9 +418,8 @@ def run_agora(
         max_turns=max_turns,
         research=research,
         sources=tuple(str(path) for path in source or ()),
-        models=models,
         sealed=sealed,
-    )
+    ).with_models(_spec_for(flags))
     driver = start_record(
         lambda: AgoraDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
     )

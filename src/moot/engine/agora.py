@@ -20,8 +20,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,10 @@ class AgoraOptions:
     sources: Sequence[str] = ()  # --source files and directories the evidence must come from
     models: Sequence[Sequence[str]] = ()  # (role, agent spec) pairs, shown in the summary only
     sealed: bool = False  # every drone's opening proposal is asked at once, none seeing another's
+
+    def with_models(self, spec_for: Callable[[str], str]) -> AgoraOptions:
+        """These options with each drone's agent spec (``spec_for(role)``) for the summary."""
+        return replace(self, models=tuple((role, spec_for(role)) for role, _ in _positions(self)))
 
 
 # --- the research stage ------------------------------------------------------------------------

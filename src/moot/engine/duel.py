@@ -21,8 +21,8 @@ import hashlib
 import math
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -205,6 +205,11 @@ class DuelOptions:
     models: tuple[str, str] = (UNKNOWN_MODEL, UNKNOWN_MODEL)  # each role's agent spec, recorded per turn
     max_turns: int = MAX_TURNS
     supporting: tuple[str, ...] = ()  # --source files and directories whose lines evidence may quote too
+
+    def with_models(self, spec_for: Callable[[str], str]) -> DuelOptions:
+        """These options with each role's agent spec (``spec_for(role)``) as its recorded model."""
+        first, second = self.roles
+        return replace(self, models=(spec_for(first), spec_for(second)))
 
 
 class DuelDriver(Driver):

@@ -48,8 +48,9 @@ async def prepare(spec: Mapping[str, Any], root: Path, started: str, **budgets: 
     """
     keys = caller_keys(spec)
     settings = load_settings(root)
-    driver = build_driver(spec, root, started)
-    choice = AgentChoice.for_driver(driver, keys.get("agent", {}), keys.get("agents"))
+    asked = AgentChoice(keys.get("agent", {}), keys.get("agents"))
+    driver = build_driver(spec, root, started, lambda role: asked.spec_for(role, settings))
+    choice = AgentChoice.for_driver(driver, asked.per_role, asked.every_role)
     try:
         agents = resolve_agents(driver.roles(), choice, settings)
         given = {name: value for name, value in budgets.items() if value is not None}

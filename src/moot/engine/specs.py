@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,10 @@ def caller_keys(spec: Mapping[str, Any]) -> CallerKeys:
     return keys
 
 
-def build_driver(spec: Mapping[str, Any], root: Path, started: str) -> Driver:
+def build_driver(
+    spec: Mapping[str, Any], root: Path, started: str, spec_for: Callable[[str], str] | None = None
+) -> Driver:
+    """Start the record ``spec`` describes; ``spec_for(role)`` names each role's agent where the record keeps it."""
     protocol = caller_keys(spec).get("protocol")
     cls = registry.get(protocol).driver_class()
     options_type = cls.options_type
@@ -78,4 +81,7 @@ def build_driver(spec: Mapping[str, Any], root: Path, started: str) -> Driver:
         options = _options_adapter(options_type).validate_python(given)
     except ValidationError as exc:
         raise _spec_error(exc, f"the {protocol} option ") from None
+    # Options whose record names each participant's model (the duel's, the Agora's) take the chosen specs.
+    if spec_for is not None and "models" not in spec and hasattr(options, "with_models"):
+        options = options.with_models(spec_for)
     return cls.start(root, options, started)
