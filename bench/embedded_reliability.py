@@ -171,7 +171,14 @@ def endings(outcomes: list[Outcome], protocol: str) -> str:
     return ", ".join(f"{key} ×{count}" for key, count in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def result_of(found: dict[str, list[Outcome]]) -> BenchResult:
+INTERLEAVED = "Each run is a fresh `moot run` process on its own topic; the two sides' runs are interleaved."
+SEPARATE = (
+    "Each run is a fresh `moot run` process on its own topic; each side ran as its own process (`--side`) on the"
+    " same machine, and `--combine` joined the two."
+)
+
+
+def result_of(found: dict[str, list[Outcome]], how: str = INTERLEAVED) -> BenchResult:
     rows = []
     for protocol in PROTOCOLS:
         for side, outcomes in found.items():
@@ -186,7 +193,7 @@ def result_of(found: dict[str, list[Outcome]]) -> BenchResult:
         [
             "Valid: the protocol's own outcome (not an engine ending) and `moot check` passes on the record.",
             f"Runs that did not end within {RUN_TIMEOUT_S:g} s (machine load) are listed as unfinished, not counted.",
-            "Each run is a fresh `moot run` process on its own topic; the two sides' runs are interleaved.",
+            how,
         ],
     )
     summary = "; ".join(f"{row[0]} on {row[1]}: {row[2]} valid ({row[3]})" for row in rows)
@@ -240,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         found = {
             side: outcomes_in(path, side) for side, path in zip(("baseline", "current"), args.combine, strict=True)
         }
-        combined = result_of(found)
+        combined = result_of(found, SEPARATE)
         args.out.write_text(json.dumps(asdict(combined), indent=2) + "\n", encoding="utf-8")
         print(combined.summary)
         if args.merge:
