@@ -1,5 +1,7 @@
 """``python -m bench.slow_server --latency S``: an OpenAI-compatible chat server on loopback that answers every
-request after S seconds with the same critique turn (AWAITING). It prints its port, then serves until killed.
+request after S seconds with the same critique turn (AWAITING). It prints its port, then serves until SIGTERM,
+when it prints how late its answers were (JSON: answers, and the seconds past S at the median, p99 and worst),
+so a run can show that the server itself kept its latency under the load.
 
 The concurrency benchmark points thousands of debates at it: with the model's time fixed, what moot adds is
 what keeps the turns/s below N ÷ latency. Plain asyncio streams and HTTP/1.1 keep-alive, so the server
@@ -11,6 +13,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
+import statistics
 
 TURN = json.dumps({"message": "Keep one repository; scope the builds.", "status": "AWAITING", "summary": ""})
 BODY = json.dumps(
@@ -26,7 +30,11 @@ BODY = json.dumps(
 RESPONSE = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(BODY)) + BODY
 
 
+LATE_S: list[float] = []  # per answer: seconds past the latency between reading the request and writing the answer
+
+
 async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float) -> None:
+    loop = asyncio.get_running_loop()
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -36,8 +44,10 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
                 if name.strip().lower() == b"content-length":
                     length = int(value)
             await reader.readexactly(length)
+            asked = loop.time()
             await asyncio.sleep(latency)
             writer.write(RESPONSE)
+            LATE_S.append(loop.time() - asked - latency)
             await writer.drain()
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
         pass
@@ -50,8 +60,21 @@ async def main(latency: float) -> None:
         lambda r, w: serve_connection(r, w, latency), "127.0.0.1", 0, backlog=4096, reuse_address=True
     )
     print(server.sockets[0].getsockname()[1], flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with server:
-        await server.serve_forever()
+        await stop.wait()
+    print(json.dumps(lateness()), flush=True)
+
+
+def lateness() -> dict[str, float | int]:
+    late = sorted(LATE_S) or [0.0]
+    return {
+        "answers": len(LATE_S),
+        "late_p50_s": statistics.median(late),
+        "late_p99_s": late[min(len(late) - 1, int(len(late) * 0.99))],
+        "late_max_s": late[-1],
+    }
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ CHECK = "moot check FILE"
 DUEL_STATUS = "moot duel status --duel-id ID"
 CRITIQUE_STATUS = "moot critique status --file FILE"
 DEBATE_STATUS = "debate status"
+PYDANTIC = "python -c 'from pydantic import BaseModel'"  # the floor of any call whose results are pydantic models
 TOOL_GOAL = 0.8  # an agent-tool call should take at most this share of `debate status`
 SLOW_RATIO = 5.0  # above this many times a bare interpreter, the start-up cost is reported as a loss
 
@@ -148,6 +149,7 @@ def run(quick: bool) -> BenchResult:
             CHECK: [moot, "check", str(record)],
             DUEL_STATUS: [moot, "duel", "status", "--duel-id", duel_id, "--root", str(root)],
             CRITIQUE_STATUS: [moot, "critique", "status", "--file", str(record), "--root", str(root)],
+            PYDANTIC: [sys.executable, "-c", "from pydantic import BaseModel"],
         }
         if debate is not None:
             commands[DEBATE_STATUS] = [debate, "status", "--root", str(prepare_channel(debate, root))]
@@ -229,7 +231,7 @@ def agent_tool_figures(
     tool_own_ms: dict[str, float],
 ) -> tuple[Table, list[str], str, dict[str, object]]:
     """The agent-tool calls against `debate status` (and the bare interpreter)."""
-    names = [BASELINE, DUEL_STATUS, CRITIQUE_STATUS, *([DEBATE_STATUS] if DEBATE_STATUS in ms else [])]
+    names = [BASELINE, PYDANTIC, DUEL_STATUS, CRITIQUE_STATUS, *([DEBATE_STATUS] if DEBATE_STATUS in ms else [])]
     peer = ms.get(DEBATE_STATUS)
     rows = [
         [
@@ -246,7 +248,8 @@ def agent_tool_figures(
         f"Median wall time of {runs} fresh processes per command, taking turns with the start-up commands above. "
         "`moot duel status` reads a duel two participants joined (its ledger and record); `moot critique status` "
         "the finished 6-turn critique; `debate status` (PyPI `debate` 0.8.0, stdlib only) a channel its `init` "
-        "made, with three posted entries.",
+        "made, with three posted entries. `from pydantic import BaseModel` is the floor of any call whose results are "
+        "pydantic models.",
         f"`python -X importtime` of `moot duel status`: {fmt(tool_import_ms, 0)} ms of imports beyond the bare "
         f"interpreter's, by top-level package: {packages}.",
     ]
@@ -269,9 +272,11 @@ def agent_tool_figures(
             losses.append(
                 f"startup: an agent-tool call (`moot duel status` {fmt(ms[DUEL_STATUS], 0)} ms, `moot critique status` "
                 f"{fmt(ms[CRITIQUE_STATUS], 0)} ms) takes {fmt_ratio(ratio(worst, peer))} the stdlib-only "
-                f"`debate status` ({fmt(peer, 0)} ms; goal ≤ 0.8×). It no longer loads the rest of the CLI, the "
-                f"engine or rich, but its own imports remain: {packages} (typer parses the options; pydantic holds "
-                "the protocols' typed turns and the tools' results)."
+                f"`debate status` ({fmt(peer, 0)} ms; goal ≤ 0.8×). It loads neither the rest of the CLI, the "
+                f"engine, rich nor typer (its options are read without it), but its own imports remain: {packages} "
+                "(pydantic holds the protocols' typed turns, the ledger's rows and the tools' results). Importing "
+                f"pydantic's BaseModel alone takes {fmt(ms[PYDANTIC], 0)} ms, "
+                f"{fmt_ratio(ratio(ms[PYDANTIC], peer))} `debate status`."
             )
     data: dict[str, object] = {
         "agent_tool_ms": {name: round(ms[name], 2) for name in names},

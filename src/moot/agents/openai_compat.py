@@ -19,6 +19,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from moot.agents._http import RequestDeadline, busy_server, error_for_status
+from moot.agents._lanes import LanedTransport
 from moot.agents.base import (
     PROBE_TIMEOUT_S,
     Agent,
@@ -69,6 +70,8 @@ class OpenAIAgent(Agent):
                 )
             key = _PLACEHOLDER_KEY
         self.retry = retry or RetryPolicy()
+        if http_client is None:  # many debates at once against one server stay cheap per request (see _lanes)
+            http_client = openai.DefaultAsyncHttpxClient(transport=LanedTransport())
         # Retries are ours (counted in the reply), so the SDK's own are off.
         self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, http_client=http_client)
 
@@ -138,17 +141,21 @@ class OpenAIAgent(Agent):
         response_format: dict[str, Any] | None,
     ) -> ChatCompletion:
         waited = deadline.next_timeout(self.base_url)
-        options: dict[str, Any] = {"timeout": waited}
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
         if request.max_tokens is not None:
-            options["max_tokens"] = request.max_tokens
+            body["max_tokens"] = request.max_tokens
         if request.temperature is not None:
-            options["temperature"] = request.temperature
+            body["temperature"] = request.temperature
         if request.seed is not None:
-            options["seed"] = request.seed
+            body["seed"] = request.seed
         if response_format is not None:
-            options["response_format"] = response_format
+            body["response_format"] = response_format
         try:
-            completion = await self._client.chat.completions.create(model=self.model, messages=messages, **options)  # type: ignore[arg-type]
+            # The SDK's documented request for a body already in wire form: chat.completions.create would walk
+            # the messages through its typed transform first, which costs more CPU than the rest of the request.
+            completion = await self._client.post(
+                "/chat/completions", cast_to=ChatCompletion, body=body, options={"timeout": waited}
+            )
         except json.JSONDecodeError as exc:  # the SDK parses a JSON content type without catching
             raise AgentBadReply(
                 f"{self.base_url} answered with a body that is not JSON ({exc.msg}): check the server or a proxy before it",

@@ -1,8 +1,8 @@
 """The ``moot`` command line: thin typer commands over the layers below.
 
 User errors end as one sentence on stderr and exit code 2, never a traceback (``--debug`` shows it).
-The whole app (:mod:`moot.cli.commands`) is built only when a command needs it: an agent-tool command runs
-through a small app of its own group (:mod:`moot.cli.tool_app`), which starts several times faster.
+The whole app (:mod:`moot.cli.commands`) is built only when a command needs it: an agent-tool command reads
+its options without typer and runs alone (:mod:`moot.cli.tool_app`), which starts several times faster.
 """
 
 from __future__ import annotations

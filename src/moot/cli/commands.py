@@ -13,11 +13,11 @@ from moot.cli.log import log_command
 from moot.cli.ls import ls_command
 from moot.cli.receipts import receipt_command, verify_command
 from moot.cli.review import review_command
+from moot.cli.root import new_app
 from moot.cli.rules import rules_command
 from moot.cli.run import resume_command, run_app
 from moot.cli.serve import export_command, serve_command
 from moot.cli.show import show_command
-from moot.cli.tool_app import new_app
 
 app = new_app()
 app.command("check")(check_command)

@@ -1,54 +1,21 @@
-"""The root of every ``moot`` app, and the small app that runs one agent-tool command.
+"""The agent-tool commands, run without the rest of the CLI.
 
 An outside agent calls ``moot duel status``, ``moot critique append``, ``moot emit`` and the like on every
-turn. :func:`for_tool_command` builds an app holding only that command's group, with the same root options,
-so such a call imports typer and the group's tools but not the rest of the CLI (the engine, the agents,
-rich help). Help, usage errors and output are the group's own, so they are the same as through the whole app.
+turn. :func:`for_tool_command` answers such a call with the command alone: moot's own tool commands read
+their options without typer (:mod:`moot.cli.tool_options`), and anything else of the group (help, a usage
+error, a third-party protocol's tools) gets a typer app holding only that group, with the same root options.
+Help, usage errors and output are thus the same as through the whole app, without its imports (the engine,
+the agents, rich help) on the way.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Any
 
-import typer
-
-from moot import __version__
 from moot.builtin_protocols import BUILTIN_PROTOCOLS
 
-# Commands every protocol shares, registered together by moot.cli.tools.register.
-SHARED_TOOL_COMMANDS = frozenset({"emit", "events"})
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"moot {__version__}")
-        raise typer.Exit()
-
-
-def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
-) -> None:
-    """moot — structured second opinions with enforced protocols."""
-    if debug:
-        from moot.cli import run
-
-        run.debug_everything = True
-
-
-def new_app() -> typer.Typer:
-    """The ``moot`` root: its help, its root options (--version, --debug), no commands yet."""
-    app = typer.Typer(
-        name="moot",
-        help="Structured deliberations between LLMs, coding agents and people, with the protocol rules enforced.",
-        no_args_is_help=True,
-        add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
-        pretty_exceptions_enable=False,
-    )
-    app.callback()(_root)
-    return app
+_OWN_TOOLS = "moot.cli.tools:"
 
 
 def _tool_groups() -> dict[str, str]:
@@ -56,21 +23,58 @@ def _tool_groups() -> dict[str, str]:
     return {plugin.name: plugin.tool_commands for plugin in BUILTIN_PROTOCOLS if plugin.tool_commands is not None}
 
 
-def for_tool_command(args: list[str]) -> typer.Typer | None:
-    """The small app for ``args`` when they call an agent-tool command of moot's own; else ``None``."""
-    if not args or args[0] in ("--help", "--version", "--debug"):
-        return None
-    name = args[0]
-    groups = _tool_groups()
-    if name not in groups and name not in SHARED_TOOL_COMMANDS:
-        return None
-    app = new_app()
-    if name in SHARED_TOOL_COMMANDS:
-        from moot.cli.tools import register
+def _group_app(name: str, groups: dict[str, str]) -> Any:
+    """A typer app of the root and ``name``'s commands alone."""
+    from moot.cli.root import new_app
 
-        register(app)
-    else:
+    app = new_app()
+    if name in groups:
         from moot.registry import load
 
         app.add_typer(load(groups[name]), name=name)
+    else:
+        from moot.cli.tools import register
+
+        register(app)
     return app
+
+
+def _own_command(args: list[str], groups: dict[str, str]) -> tuple[Callable[..., None], list[str]] | None:
+    """moot's own tool command that ``args`` call, and the arguments left for it."""
+    from moot.cli import tools
+
+    if args[0] in tools.SHARED_COMMANDS:
+        return tools.SHARED_COMMANDS[args[0]], args[1:]
+    reference = groups[args[0]]
+    if not reference.startswith(_OWN_TOOLS) or len(args) < 2:
+        return None
+    group = tools.GROUPS[reference.removeprefix(_OWN_TOOLS)]
+    command = group.commands.get(args[1])
+    return None if command is None else (command, args[2:])
+
+
+def for_tool_command(args: list[str]) -> Callable[..., None] | None:
+    """What runs ``args`` (called as ``app(args=…, prog_name=…)``) when they call an agent-tool command of
+    moot's own; else ``None``."""
+    if not args or args[0] in ("--help", "--version", "--debug"):
+        return None
+    from moot.cli.tools import SHARED_COMMANDS
+
+    name = args[0]
+    groups = _tool_groups()
+    if name not in groups and name not in SHARED_COMMANDS:
+        return None
+
+    def run(args: list[str], prog_name: str) -> None:
+        own = _own_command(args, groups)
+        if own is not None:
+            from moot.cli.tool_options import parse
+
+            command, rest = own
+            options = parse(command, rest)
+            if options is not None:
+                command(**options)
+                return
+        _group_app(name, groups)(args=args, prog_name=prog_name)
+
+    return run

@@ -1,6 +1,7 @@
 """The agent tools on the command line: ``moot duel …``, ``moot roundtable …``, ``moot critique …``,
 ``moot emit`` and ``moot events``. Thin wrappers over :mod:`moot.tools`, imported only when a command runs
-(so that ``moot --help`` stays fast).
+(so that ``moot --help`` stays fast); their options are declared once (:mod:`moot.cli.tool_options`) and read
+without typer on an agent's every-turn call.
 
 Every agent command prints one JSON object on stdout — ``ok: true`` and the result, or ``ok: false`` with
 ``error``, ``kind`` and the ``rules`` that refused it — and exits 0 (ok), 1 (refused by a rule or the
@@ -16,11 +17,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import typer
+from moot.cli.tool_options import Opt, ToolGroup
 
 if TYPE_CHECKING:
+    import typer
     from pydantic import BaseModel
 
     from moot.tools.workspace import Workspace
@@ -31,11 +33,11 @@ DEFAULT_RETRY_AFTER_SECONDS = 30
 
 Root = Annotated[
     Path | None,
-    typer.Option("--root", envvar="MOOT_ROOT", help="The work root (default: $MOOT_ROOT, else the current directory)."),
+    Opt("--root", envvar="MOOT_ROOT", help="The work root (default: $MOOT_ROOT, else the current directory)."),
 ]
 LeaseToken = Annotated[
     str | None,
-    typer.Option(
+    Opt(
         "--lease-token",
         envvar="MOOT_LEASE_TOKEN",
         help="The token claim-lock/take-floor printed (or $MOOT_LEASE_TOKEN).",
@@ -43,22 +45,22 @@ LeaseToken = Annotated[
 ]
 Ttl = Annotated[
     float,
-    typer.Option("--ttl-seconds", envvar="MOOT_LEASE_SECONDS", help="How long the lease lasts (default 900 s)."),
+    Opt("--ttl-seconds", envvar="MOOT_LEASE_SECONDS", help="How long the lease lasts (default 900 s)."),
 ]
 Fencing = Annotated[
     int | None,
-    typer.Option("--fencing-token", help="The fencing number claim-lock printed; checked with the token if given."),
+    Opt("--fencing-token", help="The fencing number claim-lock printed; checked with the token if given."),
 ]
-Harness = Annotated[str, typer.Option("--harness", help="The agent harness: claude-code, codex, … .")]
-ModelId = Annotated[str, typer.Option("--model-id", help="The model identity recorded with the turns.")]
-RunId = Annotated[str, typer.Option("--run-id", help="The workflow run this participant belongs to.")]
+Harness = Annotated[str, Opt("--harness", help="The agent harness: claude-code, codex, … .")]
+ModelId = Annotated[str, Opt("--model-id", help="The model identity recorded with the turns.")]
+RunId = Annotated[str, Opt("--run-id", help="The workflow run this participant belongs to.")]
 
 
-def _print(payload: dict[str, Any], code: int) -> None:
-    typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+def _print(payload: dict[str, Any], code: int) -> NoReturn:
+    print(json.dumps(payload, ensure_ascii=False, indent=2), flush=True)
     if code:
-        typer.echo(f"moot: {payload.get('error', 'refused')}", err=True)
-    raise typer.Exit(code)
+        print(f"moot: {payload.get('error', 'refused')}", file=sys.stderr, flush=True)
+    raise SystemExit(code)
 
 
 def _run(root: Path | None, call: Callable[[Workspace], BaseModel], *, debate_id: str | None = None) -> None:
@@ -104,30 +106,23 @@ def _absolute(path: Path) -> Path:
 
 # --- moot duel ----------------------------------------------------------------------------------
 
-duel_app = typer.Typer(
-    help="Socratic duel: join, lock, append turns, close (rp1's agent-tools socratic-duel, enforced).",
-    no_args_is_help=True,
-)
+duel_tools = ToolGroup("Socratic duel: join, lock, append turns, close (rp1's agent-tools socratic-duel, enforced).")
 
 
-@duel_app.command("join")
+@duel_tools.command("join")
 def duel_join(
-    participant_name: Annotated[str, typer.Option("--participant-name", help="Your unique display name.")],
+    participant_name: Annotated[str, Opt("--participant-name", help="Your unique display name.")],
     harness: Harness,
     run_id: RunId,
-    topic: Annotated[
-        str | None, typer.Option("--topic", help="The topic (default: the source's first heading).")
-    ] = None,
+    topic: Annotated[str | None, Opt("--topic", help="The topic (default: the source's first heading).")] = None,
     model_id: ModelId = "unknown-model",
     debate_dir: Annotated[
         Path | None,
-        typer.Option("--debate-dir", help="rp1's {workRoot}/debates; sets the work root if --root is not given."),
+        Opt("--debate-dir", help="rp1's {workRoot}/debates; sets the work root if --root is not given."),
     ] = None,
     root: Root = None,
-    target: Annotated[Path | None, typer.Option("--target", help="The Markdown source to debate.")] = None,
-    duel_id: Annotated[
-        str | None, typer.Option("--duel-id", help="Join this duel by its id (from another host, say).")
-    ] = None,
+    target: Annotated[Path | None, Opt("--target", help="The Markdown source to debate.")] = None,
+    duel_id: Annotated[str | None, Opt("--duel-id", help="Join this duel by its id (from another host, say).")] = None,
 ) -> None:
     """Join the active duel on this source and topic (created if none), or --duel-id; prints duel_id, participant_id,
     debate_path."""
@@ -172,24 +167,24 @@ def duel_join(
     _run(root, call)
 
 
-@duel_app.command("status")
-def duel_status(duel_id: Annotated[str, typer.Option("--duel-id")], root: Root = None) -> None:
+@duel_tools.command("status")
+def duel_status(duel_id: Annotated[str, Opt("--duel-id")], root: Root = None) -> None:
     """Participants, lock holder (never a token), turns accepted, and what the artifact says."""
     from moot.tools import duel
 
     _run(root, lambda ws: duel.status(ws, duel_id=duel_id), debate_id=duel_id)
 
 
-@duel_app.command("claim-lock")
+@duel_tools.command("claim-lock")
 def duel_claim_lock(
-    duel_id: Annotated[str, typer.Option("--duel-id")],
-    participant_id: Annotated[str, typer.Option("--participant-id")],
+    duel_id: Annotated[str, Opt("--duel-id")],
+    participant_id: Annotated[str, Opt("--participant-id")],
     for_timeout: Annotated[
-        bool, typer.Option("--for-timeout", help="Only after the bounded wait: take the lock without a peer.")
+        bool, Opt("--for-timeout", help="Only after the bounded wait: take the lock without a peer.")
     ] = False,
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
     retry_after_seconds: Annotated[
-        int, typer.Option("--retry-after-seconds", envvar="MOOT_RETRY_AFTER_SECONDS", help="Wait guidance on refusal.")
+        int, Opt("--retry-after-seconds", envvar="MOOT_RETRY_AFTER_SECONDS", help="Wait guidance on refusal.")
     ] = DEFAULT_RETRY_AFTER_SECONDS,
     root: Root = None,
 ) -> None:
@@ -210,10 +205,10 @@ def duel_claim_lock(
     )
 
 
-@duel_app.command("refresh-lock")
+@duel_tools.command("refresh-lock")
 def duel_refresh_lock(
-    duel_id: Annotated[str, typer.Option("--duel-id")],
-    participant_id: Annotated[str, typer.Option("--participant-id")],
+    duel_id: Annotated[str, Opt("--duel-id")],
+    participant_id: Annotated[str, Opt("--participant-id")],
     lease_token: LeaseToken = None,
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
     root: Root = None,
@@ -230,16 +225,16 @@ def duel_refresh_lock(
     )
 
 
-@duel_app.command("release-lock")
+@duel_tools.command("release-lock")
 def duel_release_lock(
-    duel_id: Annotated[str, typer.Option("--duel-id")],
-    participant_id: Annotated[str, typer.Option("--participant-id")],
+    duel_id: Annotated[str, Opt("--duel-id")],
+    participant_id: Annotated[str, Opt("--participant-id")],
     lease_token: LeaseToken = None,
-    close: Annotated[bool, typer.Option("--close", help="Write the Terminal Conclusion and close the duel.")] = False,
+    close: Annotated[bool, Opt("--close", help="Write the Terminal Conclusion and close the duel.")] = False,
     outcome: Annotated[
-        str | None, typer.Option("--outcome", help="ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS, TIMEOUT, INVALIDATED.")
+        str | None, Opt("--outcome", help="ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS, TIMEOUT, INVALIDATED.")
     ] = None,
-    reason: Annotated[str | None, typer.Option("--reason", help="Why the duel ended (needed for INVALIDATED).")] = None,
+    reason: Annotated[str | None, Opt("--reason", help="Why the duel ended (needed for INVALIDATED).")] = None,
     fencing_token: Fencing = None,
     root: Root = None,
 ) -> None:
@@ -262,11 +257,11 @@ def duel_release_lock(
     )
 
 
-@duel_app.command("append")
+@duel_tools.command("append")
 def duel_append(
-    duel_id: Annotated[str, typer.Option("--duel-id")],
-    participant_id: Annotated[str, typer.Option("--participant-id")],
-    file: Annotated[str, typer.Option("--file", help="TURN.md: one turn in §TURN_MARKDOWN form ('-' for stdin).")],
+    duel_id: Annotated[str, Opt("--duel-id")],
+    participant_id: Annotated[str, Opt("--participant-id")],
+    file: Annotated[str, Opt("--file", help="TURN.md: one turn in §TURN_MARKDOWN form ('-' for stdin).")],
     lease_token: LeaseToken = None,
     fencing_token: Fencing = None,
     root: Root = None,
@@ -292,25 +287,21 @@ def duel_append(
 
 # --- moot roundtable ----------------------------------------------------------------------------
 
-roundtable_app = typer.Typer(
-    help="Roundtable: start a meeting, take the floor, speak, write the minutes.", no_args_is_help=True
-)
-Meeting = Annotated[str, typer.Option("--name", help="The meeting name (.roundtable/<name>/).")]
-Role = Annotated[str, typer.Option("--role", help="Your role in the speaker order (or moderator).")]
+roundtable_tools = ToolGroup("Roundtable: start a meeting, take the floor, speak, write the minutes.")
+Meeting = Annotated[str, Opt("--name", help="The meeting name (.roundtable/<name>/).")]
+Role = Annotated[str, Opt("--role", help="Your role in the speaker order (or moderator).")]
 
 
-@roundtable_app.command("start")
+@roundtable_tools.command("start")
 def roundtable_start(
     name: Meeting,
-    speakers: Annotated[
-        str, typer.Option("--speakers", help="Comma-separated speaking order, e.g. architect,reviewer.")
-    ],
-    max_rounds: Annotated[int, typer.Option("--max-rounds", help="Round limit.")],
-    agenda: Annotated[str, typer.Option("--agenda", help="AGENDA file: background, topic, roles ('-' for stdin).")],
-    prompt: Annotated[str, typer.Option("--prompt", help="The first speaker's instruction.")] = "",
+    speakers: Annotated[str, Opt("--speakers", help="Comma-separated speaking order, e.g. architect,reviewer.")],
+    max_rounds: Annotated[int, Opt("--max-rounds", help="Round limit.")],
+    agenda: Annotated[str, Opt("--agenda", help="AGENDA file: background, topic, roles ('-' for stdin).")],
+    prompt: Annotated[str, Opt("--prompt", help="The first speaker's instruction.")] = "",
     harness: Harness = "unknown",
     model_id: ModelId = "unknown-model",
-    run_id: Annotated[str, typer.Option("--run-id")] = "",
+    run_id: Annotated[str, Opt("--run-id")] = "",
     root: Root = None,
 ) -> None:
     """Create the meeting directory (AGENDA.md, turn.json) and join as its moderator."""
@@ -334,7 +325,7 @@ def roundtable_start(
     _run(root, call)
 
 
-@roundtable_app.command("status")
+@roundtable_tools.command("status")
 def roundtable_status(name: Meeting, root: Root = None) -> None:
     """turn.json, speeches, who holds the floor (never a token), and whether the record checks."""
     from moot.tools import roundtable
@@ -342,13 +333,13 @@ def roundtable_status(name: Meeting, root: Root = None) -> None:
     _run(root, lambda ws: roundtable.status(ws, name=name))
 
 
-@roundtable_app.command("take-floor")
+@roundtable_tools.command("take-floor")
 def roundtable_take_floor(
     name: Meeting,
     role: Role,
     harness: Harness = "unknown",
     model_id: ModelId = "unknown-model",
-    run_id: Annotated[str, typer.Option("--run-id")] = "",
+    run_id: Annotated[str, Opt("--run-id")] = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
     root: Root = None,
 ) -> None:
@@ -363,15 +354,13 @@ def roundtable_take_floor(
     )
 
 
-@roundtable_app.command("speak")
+@roundtable_tools.command("speak")
 def roundtable_speak(
     name: Meeting,
     role: Role,
-    file: Annotated[str, typer.Option("--file", help="SPEECH.md ('-' for stdin).")],
-    prompt_next: Annotated[
-        str, typer.Option("--prompt-next", help="Your instruction or question for the next role.")
-    ] = "",
-    consensus: Annotated[bool, typer.Option("--consensus", help="Declare that every participant now agrees.")] = False,
+    file: Annotated[str, Opt("--file", help="SPEECH.md ('-' for stdin).")],
+    prompt_next: Annotated[str, Opt("--prompt-next", help="Your instruction or question for the next role.")] = "",
+    consensus: Annotated[bool, Opt("--consensus", help="Declare that every participant now agrees.")] = False,
     lease_token: LeaseToken = None,
     fencing_token: Fencing = None,
     root: Root = None,
@@ -396,12 +385,12 @@ def roundtable_speak(
     _run(root, call)
 
 
-@roundtable_app.command("minutes")
+@roundtable_tools.command("minutes")
 def roundtable_minutes(
     name: Meeting,
-    file: Annotated[str, typer.Option("--file", help="MINUTES.md with the four parts ('-' for stdin).")],
+    file: Annotated[str, Opt("--file", help="MINUTES.md with the four parts ('-' for stdin).")],
     lease_token: LeaseToken = None,
-    language: Annotated[str, typer.Option("--language", help="Headings to write: en or zh.")] = "en",
+    language: Annotated[str, Opt("--language", help="Headings to write: en or zh.")] = "en",
     fencing_token: Fencing = None,
     root: Root = None,
 ) -> None:
@@ -426,7 +415,7 @@ def roundtable_minutes(
     _run(root, call)
 
 
-@roundtable_app.command("release")
+@roundtable_tools.command("release")
 def roundtable_release(name: Meeting, role: Role, lease_token: LeaseToken = None, root: Root = None) -> None:
     """Give the floor back without speaking."""
     from moot.tools import roundtable
@@ -436,15 +425,15 @@ def roundtable_release(name: Meeting, role: Role, lease_token: LeaseToken = None
 
 # --- moot critique ------------------------------------------------------------------------------
 
-critique_app = typer.Typer(help="Critique loop: append a checked turn to a .dialogues/ record.", no_args_is_help=True)
-Dialogue = Annotated[str, typer.Option("--file", help="The dialogue record, e.g. .dialogues/api-design.md.")]
+critique_tools = ToolGroup("Critique loop: append a checked turn to a .dialogues/ record.")
+Dialogue = Annotated[str, Opt("--file", help="The dialogue record, e.g. .dialogues/api-design.md.")]
 
 
-@critique_app.command("append")
+@critique_tools.command("append")
 def critique_append(
     file: Dialogue,
-    role: Annotated[str, typer.Option("--role", help="Your role in the dialogue.")],
-    turn_file: Annotated[str, typer.Option("--turn-file", help="TURN.md in the Rule 2 form ('-' for stdin).")],
+    role: Annotated[str, Opt("--role", help="Your role in the dialogue.")],
+    turn_file: Annotated[str, Opt("--turn-file", help="TURN.md in the Rule 2 form ('-' for stdin).")],
     lease_token: LeaseToken = None,
     fencing_token: Fencing = None,
     root: Root = None,
@@ -468,13 +457,13 @@ def critique_append(
     _run(root, call)
 
 
-@critique_app.command("claim")
+@critique_tools.command("claim")
 def critique_claim(
     file: Dialogue,
-    role: Annotated[str, typer.Option("--role")],
+    role: Annotated[str, Opt("--role")],
     harness: Harness = "unknown",
     model_id: ModelId = "unknown-model",
-    run_id: Annotated[str, typer.Option("--run-id")] = "",
+    run_id: Annotated[str, Opt("--run-id")] = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
     root: Root = None,
 ) -> None:
@@ -489,12 +478,12 @@ def critique_claim(
     )
 
 
-@critique_app.command("release")
+@critique_tools.command("release")
 def critique_release(
     file: Dialogue,
-    role: Annotated[str, typer.Option("--role")],
+    role: Annotated[str, Opt("--role")],
     lease_token: LeaseToken = None,
-    close: Annotated[bool, typer.Option("--close", help="Store the outcome the record reached.")] = False,
+    close: Annotated[bool, Opt("--close", help="Store the outcome the record reached.")] = False,
     root: Root = None,
 ) -> None:
     """Give the lease back (with --close, store the record's outcome: DONE, STUCK or MAX_ROUNDS)."""
@@ -503,7 +492,7 @@ def critique_release(
     _run(root, lambda ws: critique.release(ws, file=file, role=role, lease_token=lease_token, close=close))
 
 
-@critique_app.command("status")
+@critique_tools.command("status")
 def critique_status(file: Dialogue, root: Root = None) -> None:
     """What the record says and who holds its lease."""
     from moot.tools import critique
@@ -515,16 +504,14 @@ def critique_status(file: Dialogue, root: Root = None) -> None:
 
 
 def emit_command(
-    workflow: Annotated[str, typer.Option("--workflow", help="e.g. socratic-duel.")],
-    type_: Annotated[str, typer.Option("--type", help="status_change, artifact_registered or btw_update.")],
-    run_id: Annotated[str, typer.Option("--run-id")],
-    step: Annotated[str, typer.Option("--step", help="The workflow state, e.g. debating.")] = "unspecified",
-    unit: Annotated[str | None, typer.Option("--unit", help="e.g. participant:<id> or turn:3.")] = None,
-    data: Annotated[str, typer.Option("--data", help="A JSON object.")] = "{}",
-    close_run: Annotated[
-        bool, typer.Option("--close-run", help="End the run (a completed or failed status_change).")
-    ] = False,
-    harness: Annotated[str | None, typer.Option("--harness", help="The agent harness that emits.")] = None,
+    workflow: Annotated[str, Opt("--workflow", help="e.g. socratic-duel.")],
+    type_: Annotated[str, Opt("--type", help="status_change, artifact_registered or btw_update.")],
+    run_id: Annotated[str, Opt("--run-id")],
+    step: Annotated[str, Opt("--step", help="The workflow state, e.g. debating.")] = "unspecified",
+    unit: Annotated[str | None, Opt("--unit", help="e.g. participant:<id> or turn:3.")] = None,
+    data: Annotated[str, Opt("--data", help="A JSON object.")] = "{}",
+    close_run: Annotated[bool, Opt("--close-run", help="End the run (a completed or failed status_change).")] = False,
+    harness: Annotated[str | None, Opt("--harness", help="The agent harness that emits.")] = None,
     root: Root = None,
 ) -> None:
     """Store one workflow event (rp1's agent-tools emit); a malformed one is refused and nothing is stored."""
@@ -554,11 +541,11 @@ def _event_line(event: dict[str, Any]) -> str:
 
 
 def events_command(
-    run_id: Annotated[str | None, typer.Option("--run-id", help="Only this run's events.")] = None,
-    follow: Annotated[bool, typer.Option("--follow", help="Keep printing new events (until the run closes).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
-    after_id: Annotated[int | None, typer.Option("--after-id", help="Only events after this id.")] = None,
-    interval: Annotated[float, typer.Option("--interval", help="Seconds between polls with --follow.")] = 0.5,
+    run_id: Annotated[str | None, Opt("--run-id", help="Only this run's events.")] = None,
+    follow: Annotated[bool, Opt("--follow", help="Keep printing new events (until the run closes).")] = False,
+    as_json: Annotated[bool, Opt("--json", help="One JSON object per line.")] = False,
+    after_id: Annotated[int | None, Opt("--after-id", help="Only events after this id.")] = None,
+    interval: Annotated[float, Opt("--interval", help="Seconds between polls with --follow.")] = 0.5,
     root: Root = None,
 ) -> None:
     """Print stored events in order; --follow keeps polling (and stops at --run-id's close-run event)."""
@@ -577,7 +564,7 @@ def events_command(
                 _print(problem.payload(), problem.exit_code)
             for event in batch.events:
                 payload = event.model_dump(mode="json")
-                typer.echo(json.dumps(payload, ensure_ascii=False) if as_json else _event_line(payload))
+                print(json.dumps(payload, ensure_ascii=False) if as_json else _event_line(payload))
             sys.stdout.flush()
             last = batch.last_id
             closed = run_id is not None and any(e.close_run for e in batch.events)
@@ -586,8 +573,26 @@ def events_command(
             time.sleep(max(interval, 0.05))
 
 
+# The commands every protocol shares, served as ``moot emit`` and ``moot events``.
+SHARED_COMMANDS: dict[str, Callable[..., None]] = {"emit": emit_command, "events": events_command}
+# Each protocol's group by the name its ``tool_commands`` gives (``moot.cli.tools:duel_app``).
+GROUPS = {"duel_app": duel_tools, "roundtable_app": roundtable_tools, "critique_app": critique_tools}
+
+
+def __getattr__(name: str) -> Any:
+    """``duel_app``, ``roundtable_app`` and ``critique_app``: the groups as typer apps, built on first use."""
+    if name in GROUPS:
+        from moot.cli.tool_options import typer_app
+
+        app = globals()[name] = typer_app(GROUPS[name])
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def register(app: typer.Typer) -> None:
     """Add the agent-tool commands every protocol shares to the ``moot`` app (each protocol's own are
     registered with it: ``tool_commands`` in :mod:`moot.registry`)."""
-    app.command("emit")(emit_command)
-    app.command("events")(events_command)
+    from moot.cli.tool_options import typer_command
+
+    for name, function in SHARED_COMMANDS.items():
+        app.command(name)(typer_command(function))

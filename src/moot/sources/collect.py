@@ -16,10 +16,12 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from moot.errors import UserError
+
+if TYPE_CHECKING:
+    import pathspec  # imported where a .gitignore is read: most callers never need it
 
 MAX_FILES = 2000
 MAX_FILE_BYTES = 512 * 1024
@@ -180,7 +182,7 @@ def _git_files(directory: Path) -> list[Path] | None:
     return [directory / name for name in names if (directory / name).is_file()]
 
 
-Specs = list[tuple[Path, pathspec.GitIgnoreSpec]]
+Specs = list[tuple[Path, "pathspec.GitIgnoreSpec"]]
 
 
 def _ignored(path: Path, is_dir: bool, specs: Specs) -> bool:
@@ -196,6 +198,8 @@ def _ignored(path: Path, is_dir: bool, specs: Specs) -> bool:
 def _walk(directory: Path, specs: Specs) -> Iterator[Path]:
     ignore_file = directory / ".gitignore"
     if ignore_file.is_file():
+        import pathspec
+
         try:
             lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:

@@ -18,7 +18,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts import duel as record
-from moot.artifacts import duel_grounding
 from moot.artifacts.base import read_text
 from moot.builtin_protocols import DUEL
 from moot.ledger import (
@@ -529,6 +528,8 @@ def append(
             f"'{me.name} ({me.harness} / {me.model})'; sign the heading as yourself.",
             rule="TOOLS_IDENTITY",
         )
+    from moot.artifacts import duel_grounding  # quotes are checked on append alone
+
     quotes = duel_grounding.refusals(turn, config, path)
     if quotes:
         raise refused_by(_relocate(quotes, turn.number, turn_file))
