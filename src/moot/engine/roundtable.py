@@ -399,15 +399,13 @@ class RoundtableDriver(Driver, SealedPhases):
         return Candidate(action, self.machine.validate(self.state, action))
 
     def commit(self, turn: RoundtableAction) -> None:
-        """Write the speech (or the minutes), then turn.json; the state they leave is the one the write checked."""
         try:
             if isinstance(turn, RoundtableTurn):
-                self.state = record.commit_speech(self.record_path, turn.speech, turn.next_state)
+                record.commit_speech(self.record_path, turn.speech, turn.next_state)  # speech, then turn.json
             elif isinstance(turn, RoundtableClosing):
-                self.state = record.write_minutes(self.record_path, turn.minutes, self.language)
-        except BaseException:
-            self._load()  # after a refusal: the record may have changed under us
-            raise
+                record.write_minutes(self.record_path, turn.minutes, self.language)  # MINUTES.md, then turn.json
+        finally:
+            self._load()  # after a refusal too: the record may have changed under us
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
         reason = " ".join(reason.split()) or f"{role} gave no valid reply"
