@@ -276,8 +276,8 @@ def cause_of(profile: dict[str, Any]) -> str:
     fsync, rename, rewrites = costs[FSYNC], costs[RENAME], costs[REWRITES]
     if fsync["share"] >= 0.2:
         return (
-            f"{fsync['calls_per_turn']:g} fsyncs per turn (the record's append; the run sidecar and the new "
-            f"record's header once per debate) take {fsync['share']:.0%} of its time, {rename['calls_per_turn']:g} "
+            f"{fsync['calls_per_turn']:g} fsyncs per turn (the record's append; the new record's header and "
+            f"its directory once per debate) take {fsync['share']:.0%} of its time, {rename['calls_per_turn']:g} "
             f"renames {rename['share']:.0%}, whole-file rewrites {rewrites['share']:.0%}"
         )
     ranked = sorted((item for item in costs.items() if item[0] not in (FSYNC, RENAME)), key=lambda i: -i[1]["share"])
@@ -406,8 +406,9 @@ def run(quick: bool) -> BenchResult:
                     f"appends of a {TURN_BYTES}-byte line, each followed by fsync, to a new file in the durable "
                     "records' directory. A durable turn of moot makes one such append (the record) plus one "
                     "unsynced append (the digest chain); the attempt log is appended without fsync. A debate "
-                    "also creates its record, chain and run sidecar (temp file, fsync, rename, directory fsync "
-                    "each), which the 6-turn figures include and the turn-60 figures below do not.",
+                    "also creates its record and chain (two temp files, one fsync'd, two renames, one directory "
+                    "fsync) and its run sidecar (temp file and rename, no fsync), which the 6-turn figures "
+                    "include and the turn-60 figures below do not.",
                 ],
             )
         )

@@ -3,16 +3,20 @@ a write by someone else between two turns is noticed before the next turn is wri
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import pytest
 from engine_helpers import reply
 
+from moot.agents import ScriptAgent
 from moot.artifacts import check_path
 from moot.artifacts import critique as critique_record
 from moot.artifacts.chain import chain_path
+from moot.artifacts.run_state import run_state_path, stored_agents
 from moot.engine.critique import CritiqueDriver, CritiqueOptions
+from moot.engine.loop import Engine, Event
 from moot.protocols.base import ProtocolViolationError
 
 STARTED = "2026-11-22 09:00"
@@ -123,3 +127,41 @@ def test_a_crash_between_the_record_and_its_chain_is_caught_up_by_the_next_write
     resumed.commit(next_turn(resumed, "Point 4.", 4))
     assert len(chain.read_text().splitlines()) == 4
     assert check_path(driver.record_path).exit_code == 0
+
+
+def test_a_new_record_is_two_fsyncs_and_a_run_adds_none_before_its_first_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = DiskCalls(monkeypatch)
+    driver = critique(tmp_path, rounds=1)
+    # The header (fsync'd) and the empty chain, renamed into place together; one fsync of the directory.
+    assert (calls.fsyncs, calls.renames) == (2, 2)
+    assert chain_path(driver.record_path).read_text() == ""
+    assert check_path(driver.record_path).violations == []
+
+    seen: list[int] = []
+
+    def first_turn(event: Event) -> None:
+        if event.type == "turn_started" and not seen:
+            seen.append(calls.fsyncs)
+
+    agent = ScriptAgent([reply("Use one repository."), reply("Agreed.")])
+    engine = Engine(driver, dict.fromkeys(driver.roles(), agent), specs={"proposer": "script:a", "critic": "script:a"})
+    engine.subscribers = (first_turn,)
+    asyncio.run(engine.run())
+    # The agent specs reach the run sidecar (a resume reuses them) without an fsync of their own.
+    assert seen == [2] and stored_agents(driver.record_path) == {"proposer": "script:a", "critic": "script:a"}
+    assert run_state_path(driver.record_path).is_file()
+
+
+def test_a_stale_chain_at_a_new_records_path_is_emptied_before_the_header_is_written(tmp_path: Path) -> None:
+    driver = critique(tmp_path)
+    record = driver.record_path
+    chain = chain_path(record)
+    driver.commit(next_turn(driver, "Use one repository.", 1))
+    record.unlink()  # the record removed by hand, its hidden chain left behind
+    assert chain.read_text() != ""
+    again = critique(tmp_path)
+    assert again.record_path == record and chain.read_text() == ""
+    again.commit(next_turn(again, "Use two repositories.", 1))
+    assert check_path(record).violations == []

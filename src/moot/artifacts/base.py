@@ -11,6 +11,7 @@ reading the record again.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -199,27 +200,51 @@ def refuse_symlink(path: Path) -> None:
 
 
 def create_record(path: Path, header: str, exists: str) -> None:
-    """Start a record: refuse an existing path (``exists`` says what to do instead), empty its digest chain
-    first, so a stale chain from an earlier record at this path is gone, then write the header atomically."""
-    from moot.artifacts.chain import record_chain  # chain builds on this module's writes
+    """Start a record: refuse an existing path (``exists`` says what to do instead), then write its empty
+    digest chain and its header, two renames made durable by one fsync of the directory.
+
+    The empty chain needs no fsync of its own: losing it to a power cut leaves a record without a chain,
+    which its first writer starts anew. A stale chain from an earlier record at this path is emptied
+    first, durably, so that it can never come back beside the new record.
+    """
+    from moot.artifacts.chain import chain_path, record_chain  # chain builds on this module's writes
 
     if path.exists() or path.is_symlink():
         raise FileExistsError(f"{path} already exists; {exists}")
-    record_chain(path, [])
-    atomic_write_text(path, header)
+    chain = chain_path(path)
+    if chain.exists() or chain.is_symlink():
+        record_chain(path, [])
+        atomic_write_text(path, header)
+        return
+    data = _checked_bytes(path, header)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    empty = _temp_copy(chain, b"", sync=False)
+    try:
+        written = _temp_copy(path, data, sync=True)
+    except BaseException:
+        Path(empty).unlink(missing_ok=True)
+        raise
+    try:
+        os.replace(empty, chain)
+        os.replace(written, path)
+    except BaseException:
+        for tmp in (empty, written):
+            Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_directory(path.parent)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text``: temp file in the same directory, fsync, rename, fsync dir.
-
-    Text over the size limit a reader accepts is refused (``ProtocolViolationError``) before anything is
-    written, so that no write leaves a record moot could not read back.
-    """
+def _checked_bytes(path: Path, text: str) -> bytes:
+    """``text`` as UTF-8, refused (``ProtocolViolationError``, nothing written) over the size a reader accepts."""
     refuse_symlink(path)
     data = text.encode("utf-8")
     if len(data) > MAX_ARTIFACT_BYTES:
         raise ProtocolViolationError([too_large(str(path), len(data), writing=True)])
-    path.parent.mkdir(parents=True, exist_ok=True)
+    return data
+
+
+def _temp_copy(path: Path, data: bytes, *, sync: bool) -> str:
+    """A temp file beside ``path`` holding ``data`` (fsync'd when ``sync``), with ``path``'s mode if it exists."""
     # Not mkstemp, which creates 0600: a new record gets the mode any new file would (0666 less the
     # umask, applied by the kernel); an existing record keeps its own mode.
     tmp = str(path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp")
@@ -230,12 +255,32 @@ def atomic_write_text(path: Path, text: str) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``text``: temp file in the same directory, fsync, rename, fsync dir.
+
+    Text over the size limit a reader accepts is refused (``ProtocolViolationError``) before anything is
+    written, so that no write leaves a record moot could not read back. ``durable=False`` skips both
+    fsyncs, for an advisory file: a killed process still leaves the old text or the new (the rename is
+    atomic); only a power cut may lose the new one.
+    """
+    data = _checked_bytes(path, text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_copy(path, data, sync=durable)
+    try:
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_directory(path.parent)
+    if durable:
+        fsync_directory(path.parent)
 
 
 def append_raw(path: Path, data: bytes) -> None:
@@ -262,10 +307,18 @@ def append_log_line(path: Path, line: str, *, durable: bool = True) -> None:
     for a log that is advisory: a killed process still leaves the line (it is in the kernel's cache); only a
     power cut may lose it.
     """
-    refuse_symlink(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    created = not path.exists()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
+    created = False
+    try:  # the usual case, an existing log: one open, no look-ups first
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        refuse_symlink(path)  # a dangling link
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o666)
+        created = True
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            refuse_symlink(path)
+        raise
     try:
         data = line.rstrip("\n").encode("utf-8") + b"\n"
         size = os.fstat(fd).st_size

@@ -89,6 +89,21 @@ def record_chain(artifact: Path, turn_texts: Sequence[str]) -> None:
     atomic_write_text(chain_path(artifact), _chain_lines(build_chain(turn_texts)))
 
 
+def extend_chain(artifact: Path, turn_texts: Sequence[str], new_texts: Sequence[str]) -> None:
+    """Add the rows of ``new_texts`` after ``turn_texts``, the turns a writer just checked against the chain.
+
+    An append without fsync (see :class:`RecordAppender`) when the chain holds exactly ``turn_texts``' rows;
+    otherwise (none yet, damaged, or a crash left it behind) the whole chain is written anew.
+    """
+    recorded, problems = read_chain(artifact)
+    rows = build_chain(turn_texts)
+    if recorded is None or problems or recorded != rows:
+        record_chain(artifact, [*turn_texts, *new_texts])
+        return
+    refuse_symlink(chain_path(artifact))
+    _append_rows(chain_path(artifact), build_chain(new_texts, len(rows), _head(rows)))
+
+
 def read_chain(artifact: Path) -> tuple[list[dict[str, object]] | None, list[Violation]]:
     """The recorded chain, ``None`` when the record has none."""
     path = chain_path(artifact)
@@ -230,13 +245,18 @@ class RecordAppender:
             self.turns, self.head = self.turns + len(rows), str(rows[-1]["chain"])
 
     def _append_rows(self, rows: Sequence[dict[str, object]]) -> None:
-        data = _chain_lines(rows).encode("ascii")
-        fd = os.open(self.chain, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, data)
-            self.chain_size = os.fstat(fd).st_size
-        finally:
-            os.close(fd)
+        self.chain_size = _append_rows(self.chain, rows)
+
+
+def _append_rows(chain: Path, rows: Sequence[dict[str, object]]) -> int:
+    """Append ``rows`` to the chain file (no fsync); returns its new size."""
+    data = _chain_lines(rows).encode("ascii")
+    fd = os.open(chain, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, data)
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
 
 
 def _head(rows: Sequence[dict[str, object]]) -> str:

@@ -4,11 +4,15 @@ The layout is the one rp1's skill writes (see docs/formats.md): a title, four bo
 ``## Metadata`` and a ``## Participants`` table, the turns in §TURN_MARKDOWN form, and a
 ``## Terminal Conclusion``. Reading is tolerant of CRLF, extra blank lines, trailing colons on labels,
 a ``## Turns`` heading and an empty conclusion section, and reports every other deviation as a located
-violation. Writing re-renders the header (Status and Candidate Convergence change with every turn),
-keeps every accepted turn's text byte for byte, and records the digest chain after each write.
+violation.
 
-A turn's text, for the chain, runs from its ``---`` line to its last line that is neither blank nor a
-``---`` rule: the padding between turns is not part of a turn.
+Writing: an accepted turn that leaves the header as it was (the same participants, the same Candidate
+Convergence) is appended, with the digest chain's head after it, in one write and one fsync
+(:class:`DuelWriter`); a turn that changes the header, and the Terminal Conclusion (Status changes), rewrite
+the record atomically, header re-rendered and every accepted turn's text kept byte for byte.
+
+A turn's text, for the chain, runs from its ``---`` line to its last line that is neither blank, nor a
+``---`` rule, nor moot's chain mark: the padding between turns is not part of a turn.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -24,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from moot.artifacts.base import (
     FILE_RULES,
     CheckReport,
+    FileStamp,
+    RecordChangedError,
     append_raw,
     atomic_write_text,
     read_text,
@@ -31,7 +37,7 @@ from moot.artifacts.base import (
     unreadable,
 )
 from moot.artifacts.base import slugify as base_slugify
-from moot.artifacts.chain import ChainMark, record_chain, verify_chain
+from moot.artifacts.chain import ChainMark, RecordAppender, build_chain, record_chain, verify_chain
 from moot.builtin_protocols import DUEL
 from moot.protocols.base import Outcome, ProtocolViolationError, Rule, RuleBook, Summary, Violation
 from moot.protocols.duel import (
@@ -177,12 +183,24 @@ class _Parser:
         self.raw = [line + "\n" for line in self.raw[:-1]] + [self.raw[-1]]
         self.lines = [line.rstrip("\n").rstrip("\r") for line in self.raw]
         self.found: list[Violation] = []
+        self.mark: ChainMark | None = None  # the chain mark after the turns latest in the record
+        self.mark_at = -1
 
     def report(self, book: RuleBook, rule: str, message: str, index: int, turn: int | None = None) -> None:
         self.found.append(book.violation(rule, message, turn=turn).at(file=self.file, line=index + 1))
 
     def blank(self, index: int) -> bool:
         return not self.lines[index].strip()
+
+    def padding(self, index: int) -> bool:
+        """A blank line, a ``---`` rule or a chain mark (remembered): what ends a turn but is not its text."""
+        line = self.lines[index]
+        if not line.strip() or _RULE_LINE.match(line):
+            return True
+        mark = ChainMark.parse(line)
+        if mark is not None and index > self.mark_at:
+            self.mark, self.mark_at = mark, index
+        return mark is not None
 
     def parse(self) -> DuelDocument | None:
         first = next((i for i, line in enumerate(self.lines) if line.strip()), None)
@@ -242,7 +260,7 @@ class _Parser:
             conclusion_line=conclusion_line,
             statuses=header.statuses,
             convergence=header.convergence,
-            chain_mark=header.chain_mark,
+            chain_mark=self.mark or header.chain_mark,
         )
 
     def _boundaries(self, begin: int) -> tuple[list[int], list[int]]:
@@ -511,7 +529,7 @@ class _TurnParser:
         lines = self.p.lines
         heading = next(i for i in range(self.start, self.end) if _TURN_HEADING.match(lines[i]))
         text_end = self.end
-        while text_end > heading + 1 and (not lines[text_end - 1].strip() or _RULE_LINE.match(lines[text_end - 1])):
+        while text_end > heading + 1 and self.p.padding(text_end - 1):
             text_end -= 1
         identity = self._heading(heading)
         sections: dict[str, list[str]] = {}
@@ -995,11 +1013,11 @@ def _write(
     *,
     rechain: bool,
     mark: ChainMark | None = None,
-) -> None:
+) -> tuple[str, DuelDocument]:
     """Rewrite the header, keep the turn texts as they are, then (optionally) record the chain.
 
     The chain's head goes inside the record too: recomputed when ``rechain``, else ``mark`` (the head
-    the record carried, kept as evidence when its turns were tampered with).
+    the record carried, kept as evidence when its turns were tampered with). Returns what was written.
     """
     if rechain:
         mark = ChainMark.of(turn_texts)
@@ -1007,6 +1025,7 @@ def _write(
     atomic_write_text(path, text)
     if rechain:
         record_chain(path, written.turn_texts)
+    return text, written
 
 
 def rendered(
@@ -1020,37 +1039,111 @@ def rendered(
     errors = [v for v in problems if v.is_error]
     if written is None or errors or written.record != record or written.turn_texts != list(turn_texts):
         # Refuse what would not read back as written: the record on disk must be what was validated.
-        raise ProtocolViolationError(
-            errors
-            or [
-                FORMAT_RULES.violation(
-                    "DUEL_TURN_STRUCTURE",
-                    "the text would not read back as written; keep line breaks, '|', '(', ')' and '/' out of names, "
-                    "line breaks out of list items, and Markdown headings and bold labels out of the turn text.",
-                ).at(file=file)
-            ]
-        )
+        raise ProtocolViolationError(errors or [_not_read_back(file)])
     return text, written
 
 
+def _not_read_back(file: str) -> Violation:
+    return FORMAT_RULES.violation(
+        "DUEL_TURN_STRUCTURE",
+        "the text would not read back as written; keep line breaks, '|', '(', ')' and '/' out of names, "
+        "line breaks out of list items, and Markdown headings and bold labels out of the turn text.",
+    ).at(file=file)
+
+
+class DuelWriter:
+    """A duel record open for turns: read and checked in full once, then each turn validated in memory.
+
+    A turn that leaves the header as it was (the participants table and Candidate Convergence unchanged)
+    is one append and one fsync of the record: the turn's text, then a blank line and the chain mark with
+    the head after this turn (moot.artifacts.chain.RecordAppender), so the record keeps carrying its chain
+    head and every earlier byte stays where it was. A turn that changes the header rewrites the record
+    atomically. Before each write the record's :class:`~moot.artifacts.base.FileStamp` is compared with the
+    one this writer left: when someone else wrote the record in between, it is read and checked again.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._open()
+
+    def _open(self) -> None:
+        refuse_symlink(self.path)
+        stamp = FileStamp.of(self.path)  # before the read: a write in between shows as a changed stamp
+        text, problems = read_text(self.path)
+        document, parsed = (None, problems) if text is None else parse_document(text, str(self.path))
+        if text is None or document is None:
+            raise ProtocolViolationError(parsed)
+        checked = _check_document(self.path, document, parsed)
+        if checked.report.errors:
+            raise ProtocolViolationError(checked.report.errors)
+        self.document, self.protocol, self.state = document, checked.protocol, checked.state
+        self.newline = text.endswith("\n")
+        self.appender = RecordAppender(self.path, stamp, document.turn_texts)
+
+    def append(self, turn: DuelTurn, joined: Sequence[Participant] = ()) -> Summary:
+        """Validate ``turn`` (``step``) and write it; see :func:`append_turn`."""
+        try:
+            return self._append(turn, joined)
+        except RecordChangedError:
+            self._open()
+            return self._append(turn, joined)
+
+    def _append(self, turn: DuelTurn, joined: Sequence[Participant]) -> Summary:
+        file = str(self.path)
+        try:
+            state, _ = self.protocol.step(self.state, turn)
+        except ProtocolViolationError as refused:
+            raise ProtocolViolationError([v.at(file=file) for v in refused.violations]) from None
+        document = self.document
+        record = _with_participants(document.record, joined, file)
+        updated = record.model_copy(update={"turns": [*record.turns, turn]})
+        turn_text = render_turn(turn).rstrip()
+        texts = [*document.turn_texts, turn_text]
+        converging = candidate_convergence(updated.turns)
+        written = _flag(document.convergence.value) if document.convergence is not None else None
+        if record is document.record and written == converging and document.conclusion_text == "":
+            self._append_turn(updated, turn_text)
+        else:  # the header changes: rewrite, then keep appending from what was written
+            self.newline = True
+            _, self.document = _write(self.path, updated, texts, document.conclusion_text, rechain=True)
+            self.appender = RecordAppender(self.path, FileStamp.of(self.path), texts)
+        self.protocol = DuelProtocol(updated.config, updated.participants)
+        self.state = state
+        return self.protocol.summary(state)
+
+    def _append_turn(self, updated: DuelRecord, turn_text: str) -> None:
+        """Append the turn and the chain mark after it, refused unless both read back as written."""
+        row = build_chain([turn_text], self.appender.turns, self.appender.head)[-1]
+        mark = ChainMark(self.appender.turns + 1, str(row["chain"]))
+        header = render_header(updated.model_copy(update={"turns": []}))
+        alone, problems = parse_document(_assemble([header, turn_text, mark.line()]), str(self.path))
+        if (
+            alone is None
+            or any(v.is_error for v in problems)
+            or alone.turn_texts != [turn_text]
+            or alone.record.turns != updated.turns[-1:]
+            or alone.chain_mark != mark
+        ):
+            rendered(self.path, updated, [*self.document.turn_texts, turn_text], "", None)  # says why, located
+            raise ProtocolViolationError([_not_read_back(str(self.path))])
+        piece = ("\n" if self.newline else "\n\n") + turn_text + "\n\n" + mark.line() + "\n"
+        self.appender.append(piece.encode("utf-8"), [turn_text])
+        self.newline = True
+        self.document = replace(
+            self.document,
+            record=updated,
+            turn_texts=[*self.document.turn_texts, turn_text],
+            chain_mark=mark,
+        )
+
+
 def append_turn(path: Path, turn: DuelTurn, joined: Sequence[Participant] = ()) -> Summary:
-    """Validate ``turn`` against the record (``step``), append it, update Status and Candidate
-    Convergence, add the ``joined`` participants the table lacks, and extend the digest chain, all in
-    one write. Refuses (ProtocolViolationError) a record that is already invalid, and any turn that
-    breaks a rule or would not read back identically; a refusal writes nothing."""
-    file = str(path)
-    document, checked = _open_for_write(path)
-    if checked.report.errors:
-        raise ProtocolViolationError(checked.report.errors)
-    try:
-        state, _ = checked.protocol.step(checked.state, turn)
-    except ProtocolViolationError as refused:
-        raise ProtocolViolationError([v.at(file=file) for v in refused.violations]) from None
-    record = _with_participants(document.record, joined, file)
-    updated = record.model_copy(update={"turns": [*record.turns, turn]})
-    turn_text = render_turn(turn).rstrip()
-    _write(path, updated, [*document.turn_texts, turn_text], document.conclusion_text, rechain=True)
-    return checked.protocol.summary(state)
+    """Validate ``turn`` against the record (``step``), add the ``joined`` participants the table lacks,
+    and write it with its digest chain: one append when the header stays as it was, else one atomic
+    rewrite that updates Candidate Convergence and the table (:class:`DuelWriter`). Refuses
+    (ProtocolViolationError) a record that is already invalid, and any turn that breaks a rule or would not
+    read back identically; a refusal writes nothing."""
+    return DuelWriter(path).append(turn, joined)
 
 
 def write_conclusion(path: Path, conclusion: DuelConclusion, joined: Sequence[Participant] = ()) -> Summary:
@@ -1091,6 +1184,7 @@ __all__ = [
     "FORMAT_RULES",
     "DuelDocument",
     "DuelRecord",
+    "DuelWriter",
     "add_participant",
     "append_turn",
     "check",

@@ -12,10 +12,14 @@
         ├── MINUTES.md      the moderator's minutes
         └── .moot.chain     moot's digest chain over the speeches and the minutes (tamper evidence)
 
-A commit is two writes: the speech file (durably) and then ``turn.json`` (atomically). A crash
-between them leaves a speech that ``turn.json`` has not moved past; :func:`check` reports it as
-``ROUNDTABLE_UNCOMMITTED_SPEECH`` with ``repairable=True`` and :func:`finish_commit` completes it.
-The same holds for ``MINUTES.md`` and the closing ``turn.json``.
+A commit is two writes: the speech file (durably) and then ``turn.json`` (atomically), then the speech's
+row appended to the digest chain. A crash between them leaves a speech that ``turn.json`` has not moved
+past; :func:`check` reports it as ``ROUNDTABLE_UNCOMMITTED_SPEECH`` with ``repairable=True`` and
+:func:`finish_commit` completes it. The same holds for ``MINUTES.md`` and the closing ``turn.json``.
+
+Neither write can be an append: the guide names one new file per speech, and ``turn.json`` is the state
+machine, one JSON object that must always parse, so it is replaced whole (temp file, fsync, rename,
+directory fsync), and the speech must be durable before it. Only the chain grows by appending.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from moot.artifacts.base import (
     replay_report,
     unreadable,
 )
-from moot.artifacts.chain import record_chain, verify_chain
+from moot.artifacts.chain import extend_chain, record_chain, verify_chain
 from moot.artifacts.roundtable_guide import GUIDE_TEXT
 from moot.builtin_protocols import ROUNDTABLE
 from moot.protocols.base import ProtocolViolationError, Replay, Summary, Violation
@@ -571,7 +575,7 @@ def commit_speech(directory: Path, speech: Speech, next_state: TurnState) -> Mee
         raise FileExistsError(f"{path} already exists; speeches are never overwritten.")
     atomic_write_text(path, speech.body)
     atomic_write_text(directory / TURN_FILE, render_turn_json(next_state))
-    record_chain(directory, [*parsed.chain_texts, speech.body])
+    extend_chain(directory, parsed.chain_texts, [speech.body])
     return new_state
 
 
@@ -590,7 +594,7 @@ def write_minutes(directory: Path, minutes: Minutes, language: Language = "en") 
     text = render_minutes(minutes, state.turn.conference, language)
     atomic_write_text(directory / MINUTES_FILE, text)
     atomic_write_text(directory / TURN_FILE, render_turn_json(closing.next_state))
-    record_chain(directory, [*parsed.chain_texts, text])
+    extend_chain(directory, parsed.chain_texts, [text])
     return new_state
 
 

@@ -54,8 +54,10 @@ def read_run_state(record: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def write_run_state(record: Path, state: dict[str, Any]) -> None:
-    atomic_write_text(run_state_path(record), json.dumps(state, ensure_ascii=False, indent=2) + "\n")
+def write_run_state(record: Path, state: dict[str, Any], *, durable: bool = True) -> None:
+    """Replace the sidecar; ``durable=False`` for what only helps a resume (the agent specs), see atomic_write_text."""
+    text = json.dumps(state, ensure_ascii=False, indent=2) + "\n"
+    atomic_write_text(run_state_path(record), text, durable=durable)
 
 
 def stored_agents(record: Path) -> dict[str, str]:

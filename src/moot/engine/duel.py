@@ -275,6 +275,7 @@ class DuelDriver(Driver):
         if document is None:
             raise UserError(f"{self.record_path} is not a Socratic Duel record; run `moot check` on it.")
         report = record.check(self.record_path)
+        self._writer: record.DuelWriter | None = None  # opened by the first commit, kept while nobody else writes
         parsed = document.record
         if report.errors and parsed.conclusion is None:
             raise UserError(
@@ -504,12 +505,17 @@ class DuelDriver(Driver):
         return found
 
     def commit(self, turn: DuelTurn) -> None:
+        """One append + fsync while the header stays as it was (record.DuelWriter); the state stays in memory."""
         try:
-            record.append_turn(self.record_path, turn)
+            if self._writer is None:
+                self._writer = record.DuelWriter(self.record_path)
+            self._writer.append(turn)
         except ProtocolViolationError:
             self._load()  # the record changed under us; the caller sees the refusal
             raise
-        self._load()  # writes the Terminal Conclusion when this turn reached an outcome
+        self.state = self._writer.state
+        if computed_outcome(self.config, self.state.turns) is not None:
+            self._load()  # writes the Terminal Conclusion
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
         """The seed's TIMEOUT ("bounded waiting expires without valid continuation"), in the Terminal Conclusion.

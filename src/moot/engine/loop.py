@@ -138,6 +138,7 @@ class Engine:
         self.subscribers = subscribers
         self.clock = clock
         self.specs = {role: safe_spec(spec) for role, spec in (specs or {}).items()}
+        self.usage_log = usage_path(driver.record_path)
 
     def emit(self, type_: str, role: str | None, **data: Any) -> None:
         event = Event(type_, role, data)
@@ -200,8 +201,10 @@ class Engine:
         earlier = state.get("agents")
         agents: dict[str, Any] = earlier if isinstance(earlier, dict) else {}
         wanted = {"agents": {**agents, **self.specs}, "halted": halted}
-        if wanted != {"agents": agents, "halted": state.get("halted")}:  # a durable write only for news
-            write_run_state(self.driver.record_path, wanted)
+        if wanted != {"agents": agents, "halted": state.get("halted")}:  # a write only for news
+            # A halt is fsync'd; the agent specs alone are not: a killed run keeps them, and a power cut that
+            # loses them costs only naming the agents again on `moot resume`.
+            write_run_state(self.driver.record_path, wanted, durable=halted is not None)
 
     def _budget_exceeded(self, result: RunResult, started: float) -> str | None:
         limits = self.limits
@@ -327,5 +330,5 @@ class Engine:
             row["latency_s"] = round(row["latency_s"], 4)
         result.usage.append(row)
         # Advisory, so not fsync'd: a killed run still leaves the line; only a power cut may lose the latest.
-        append_log_line(usage_path(self.driver.record_path), json.dumps(row, ensure_ascii=False), durable=False)
+        append_log_line(self.usage_log, json.dumps(row, ensure_ascii=False), durable=False)
         self.emit("attempt", row["role"], **{key: value for key, value in row.items() if key != "role"})
