@@ -19,7 +19,7 @@ SELECT_LEASE = (
     "SELECT holder_id, token_sha256, fencing, acquired_at, expires_at FROM leases"
     " WHERE debate_id = ? AND released_at IS NULL"
 )
-SELECT_TURN = "SELECT debate_id, turn, digest, chain, participant_id, fencing, recorded_at, body FROM turns"
+SELECT_TURN = "SELECT debate_id, turn, digest, chain, participant_id, fencing, recorded_at, body, files FROM turns"
 SELECT_CONCLUSION = (
     "SELECT debate_id, outcome, reason, summary, participant_id, fencing, recorded_at, body FROM conclusions"
     " WHERE debate_id = ?"
@@ -80,6 +80,7 @@ def turn_from(row: Row) -> TurnDigest:
         fencing_token=int(row[5]),
         recorded_at=row[6],
         body=row[7],
+        files=row[8],
     )
 
 
