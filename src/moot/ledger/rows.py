@@ -24,6 +24,11 @@ SELECT_CONCLUSION = (
     "SELECT debate_id, outcome, reason, summary, participant_id, fencing, recorded_at, body FROM conclusions"
     " WHERE debate_id = ?"
 )
+# A debate's opening files and its conclusion (if any), in one round trip: what a record is written from.
+SELECT_OPENING_AND_CONCLUSION = (
+    "SELECT d.opening, c.debate_id, c.outcome, c.reason, c.summary, c.participant_id, c.fencing, c.recorded_at,"
+    " c.body FROM debates d LEFT JOIN conclusions c ON c.debate_id = d.id WHERE d.id = ?"
+)
 SELECT_LEASE_WRITE = (
     "SELECT id, debate_id, fencing, holder_id, action, written_at, lease_expires_at FROM lease_writes"
     " WHERE debate_id = ? ORDER BY id"

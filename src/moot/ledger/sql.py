@@ -64,6 +64,7 @@ from moot.ledger.rows import (
     SELECT_EVENT,
     SELECT_LEASE,
     SELECT_LEASE_WRITE,
+    SELECT_OPENING_AND_CONCLUSION,
     SELECT_PARTICIPANT,
     SELECT_TURN,
     StoredLease,
@@ -428,14 +429,11 @@ class SqlLedger(Ledger):
             return self._record(tx, debate)
 
     def _record(self, tx: Tx, debate: Debate) -> DebateRecord:
-        row = tx.one(SELECT_CONCLUSION, (debate.id,))
-        opening = tx.one("SELECT opening FROM debates WHERE id = ?", (debate.id,))
+        row = tx.one(SELECT_OPENING_AND_CONCLUSION, (debate.id,))
+        opening = None if row is None or row[0] is None else str(row[0])
+        conclusion = None if row is None or row[1] is None else conclusion_from(row[1:])
         return DebateRecord(
-            debate,
-            tuple(self._participants(tx, debate.id)),
-            tuple(self._turns(tx, debate.id)),
-            None if row is None else conclusion_from(row),
-            None if opening is None or opening[0] is None else str(opening[0]),
+            debate, tuple(self._participants(tx, debate.id)), tuple(self._turns(tx, debate.id)), conclusion, opening
         )
 
     @staticmethod
