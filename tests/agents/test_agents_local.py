@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from pathlib import Path
 from typing import Literal
@@ -94,3 +95,39 @@ def test_the_local_grammar_keeps_raw_control_characters_out_of_strings() -> None
     strict = next(line for line in json_grammar(schema).splitlines() if line.startswith("char ::="))
     assert strict.startswith('char ::= [^"\\\\\\x7F\\x00-\\x1F]')
     assert "message" in json_grammar(schema) and json_grammar(schema).count("char") > 400
+
+
+def _char_rule_as_regex(rule: str) -> re.Pattern[str]:
+    """The grammar's ``char`` rule (literals, classes, groups, alternatives) as a Python regular expression."""
+    body, out, at = rule.removeprefix("char ::= "), [], 0
+    while at < len(body):
+        if body[at] == "[":  # a class reads the same in both syntaxes
+            end = re.compile(r"\[(?:[^\]\\]|\\.)*\]").match(body, at)
+            assert end is not None
+            out.append(end.group())
+            at = end.end()
+        elif body[at] == '"':  # a literal: unescape it, then escape it for the regex
+            end = re.compile(r'"((?:[^"\\]|\\.)*)"').match(body, at)
+            assert end is not None
+            out.append(re.escape(end.group(1).encode().decode("unicode_escape")))
+            at = end.end()
+        else:
+            out.append("" if body[at] == " " else body[at])
+            at += 1
+    return re.compile("".join(out))
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        *[(text, True) for text in ("a", "é", "\\n", "\\u00e9", "\\uD7FF", "\\uE000")],
+        *[(text, False) for text in ("\x01", "\n", "\\uD83D", "\\udc00", "\\uDFFF")],
+    ],
+)
+def test_the_local_grammar_refuses_lone_surrogate_escapes(text: str, allowed: bool) -> None:
+    """No record can hold a lone surrogate, so no string character may be one (the 135M model wrote \\uDcAe…)."""
+    from moot.agents.local import json_grammar
+
+    schema = json.dumps({"type": "object", "properties": {"message": {"type": "string"}}})
+    rule = next(line for line in json_grammar(schema).splitlines() if line.startswith("char ::="))
+    assert bool(_char_rule_as_regex(rule).fullmatch(text)) is allowed

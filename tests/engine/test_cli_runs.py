@@ -150,6 +150,37 @@ def test_the_probe_passes_a_reachable_server_and_refuses_a_rejected_key(tmp_path
         server.shutdown()
 
 
+class _Busy(BaseHTTPRequestHandler):
+    """A model server generating for someone else: it takes the connection and answers only later."""
+
+    def do_GET(self) -> None:
+        time.sleep(1.5)
+        _Models.do_GET(self)  # type: ignore[arg-type]
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_the_probe_takes_a_busy_server_for_a_present_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from moot.agents import anthropic_agent, openai_compat
+
+    monkeypatch.setattr(openai_compat, "PROBE_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(anthropic_agent, "PROBE_TIMEOUT_S", 0.3)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Busy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        # Both time out on the answer, after the connection was made: no "cannot reach", the run may start.
+        asyncio.run(openai_compat.OpenAIAgent("m", base_url=f"http://127.0.0.1:{port}/v1").probe())
+        asyncio.run(
+            anthropic_agent.AnthropicAgent("claude-x", api_key="k", base_url=f"http://127.0.0.1:{port}").probe()
+        )
+    finally:
+        server.shutdown()
+
+
 def test_force_replaces_a_finished_record_and_without_it_the_user_is_told_to_resume(
     tmp_path: Path, agreeing_script: Path
 ) -> None:

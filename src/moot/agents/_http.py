@@ -14,6 +14,16 @@ from moot.agents.base import AgentError, AgentRequest, AgentTimeout, AgentUnavai
 RETRY_RESERVE_S = 60.0
 
 
+def busy_server(exc: BaseException) -> bool:
+    """Whether a probe's timeout came after the connection was made: the server is there, only busy.
+
+    The SDKs raise their timeout error from their HTTP library's (httpx or httpx2, whose classes share these
+    names); only a connect timeout means nothing answered.
+    """
+    kinds = {kind.__name__ for kind in type(exc.__cause__).__mro__}
+    return "TimeoutException" in kinds and "ConnectTimeout" not in kinds
+
+
 class RequestDeadline:
     """The turn's deadline (``request.timeout_s`` from the first request) and each request's shorter one.
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 
-from moot.agents._http import RequestDeadline, error_for_status
+from moot.agents._http import RequestDeadline, busy_server, error_for_status
 from moot.agents.base import (
     PROBE_TIMEOUT_S,
     Agent,
@@ -69,7 +69,8 @@ class AnthropicAgent(Agent):
         try:
             await self._client.with_options(timeout=PROBE_TIMEOUT_S).models.list(limit=1)
         except anthropic.APIConnectionError as exc:  # also the probe's timeout
-            raise AgentUnavailable(f"cannot reach {self.where}: check the network connection") from exc
+            if not busy_server(exc):
+                raise AgentUnavailable(f"cannot reach {self.where}: check the network connection") from exc
         except anthropic.APIStatusError as exc:
             if exc.status_code in (401, 403):
                 raise AgentUnavailable(

@@ -30,7 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 T = TypeVar("T")
 
-PROBE_TIMEOUT_S = 5.0  # a reachability probe before a run; a server that needs longer to answer it is down
+# A reachability probe before a run. A server that takes the connection but answers later is busy (a local
+# model server generating for someone else answers nothing until it is done), not down: see ``busy_server``.
+PROBE_TIMEOUT_S = 5.0
 
 
 class AgentRequest(BaseModel):

@@ -64,9 +64,15 @@ def llama_cpp_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
-# A JSON string character as the JSON grammar of llama.cpp writes it: no raw control character (U+0000 to
-# U+001F, and DEL), which strict JSON refuses. llama-cpp-python's schema converter lets them through.
-STRICT_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+# A JSON string character as the JSON grammar of llama.cpp writes it, but with no raw control character
+# (U+0000 to U+001F, and DEL), which strict JSON refuses, and no \u escape of a lone surrogate (U+D800 to
+# U+DFFF), which no record can hold: the embedded model wrote such escapes as filler and lost whole turns.
+# llama-cpp-python's schema converter lets both through.
+HEX = "[0-9a-fA-F]"
+STRICT_CHAR = (
+    r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" '
+    f"([0-9a-cA-Ce-fE-F] {HEX} {HEX} {HEX} | [dD] [0-7] {HEX} {HEX}))"
+)
 
 
 @functools.lru_cache(maxsize=128)

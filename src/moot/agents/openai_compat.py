@@ -18,7 +18,7 @@ import httpx2  # openai's own HTTP client
 import openai
 from openai.types.chat import ChatCompletion
 
-from moot.agents._http import RequestDeadline, error_for_status
+from moot.agents._http import RequestDeadline, busy_server, error_for_status
 from moot.agents.base import (
     PROBE_TIMEOUT_S,
     Agent,
@@ -185,7 +185,8 @@ class OpenAIAgent(Agent):
             if exc.status_code in (401, 403):
                 raise self._error(exc) from exc
         except openai.APIConnectionError as exc:  # also the probe's timeout
-            raise AgentUnavailable(self._unreachable()) from exc
+            if not busy_server(exc):
+                raise AgentUnavailable(self._unreachable()) from exc
         except openai.APIResponseValidationError:
             pass  # it answered, with something other than a model list: reachable
 
