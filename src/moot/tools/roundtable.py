@@ -303,7 +303,9 @@ def start(
         raise refused_by(errors)
     for folder in (directory.parent, directory):
         if folder.is_symlink():
-            raise Refused(f"{folder} is a symbolic link; moot writes meetings only to real directories.")
+            raise Refused(
+                f"{folder} is a symbolic link; moot writes meetings only to real directories.", rule="TOOLS_CONFLICT"
+            )
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise Refused(
             f"{directory} already exists; choose another meeting name or continue that meeting.", rule="TOOLS_CONFLICT"
