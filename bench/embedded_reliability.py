@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -231,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="a JSON file for the outcomes")
     parser.add_argument("--src", type=Path, help="the current side's source tree (default: this checkout's src)")
     parser.add_argument("--workers", type=int, default=1, help="runs at once (each uses 2 threads)")
+    parser.add_argument(
+        "--merge", action="store_true", help="with --combine: put the result into bench/RESULTS.md and results.json"
+    )
     args = parser.parse_args(argv)
     if args.combine:
         found = {
@@ -239,6 +243,16 @@ def main(argv: list[str] | None = None) -> int:
         combined = result_of(found)
         args.out.write_text(json.dumps(asdict(combined), indent=2) + "\n", encoding="utf-8")
         print(combined.summary)
+        if args.merge:
+            from bench import machine, report
+
+            bench_dir = REPO / "bench"
+            command = shlex.join(
+                ["python", "-m", "bench.embedded_reliability", *(sys.argv[1:] if argv is None else argv)]
+            )
+            results = report.merged(bench_dir, "results", [combined])
+            md, _ = report.write(bench_dir, "results", machine.describe(command), results, quick=False)
+            print(f"wrote {md}")
         return 0
     if args.side is None:
         parser.error("give --side, or --combine with the two sides' files")
