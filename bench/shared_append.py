@@ -8,6 +8,9 @@ hand-written consensus duel, about 1 KB each) per debate, the two kinds interlea
 process, PostgreSQL (``MOOT_TEST_DATABASE_URL``, else what ``.ci/postgres.sh`` prints; skipped when
 unreachable) and SQLite for reference. The files themselves are not written here: both appends write the
 same record.
+
+A roundtable speech is the third kind: the same guarded write, storing the speech's text with where it goes
+and the ``turn.json`` it commits (the six duel turns stand in for six speeches of about the same length).
 """
 
 from __future__ import annotations
@@ -25,10 +28,14 @@ from bench.common import BenchResult, Table, fmt, fmt_ratio, median, ratio
 from bench.leases import DEFAULT_POSTGRES_URL
 from moot.artifacts.chain import build_chain
 from moot.artifacts.duel import parse_document
+from moot.artifacts.roundtable import render_turn_json
 from moot.ledger import Lease, Ledger, open_ledger
+from moot.protocols.roundtable import advance, opening_state, speech_file_name
+from moot.tools.materialize_meeting import turn_files
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "tests" / "duel" / "examples" / "valid" / "consensus-six-turns.md"
-KINDS = ("digest only", "with text")
+KINDS = ("digest only", "with text", "speech")
+SPEAKERS = ("architect", "reviewer", "operator")
 
 
 def turn_texts() -> list[str]:
@@ -50,9 +57,25 @@ def _append_text(ledger: Ledger, lease: Lease, number: int, row: dict[str, objec
         guard.record_turn(number, str(row["digest"]), str(row["chain"]), body=text)
 
 
+def _speech_files(number: int) -> str:
+    """Where speech ``number`` goes and the turn.json it commits, as the roundtable's speak records them."""
+    state = opening_state("cache", SPEAKERS, 2, "Read AGENDA.md and open the discussion.")
+    for sequence in range(1, number + 1):
+        state = advance(state, prompt=f"Read {speech_file_name(sequence, state.current_speaker)} and continue.")
+    return turn_files(speech_file_name(number, SPEAKERS[(number - 1) % 3]), render_turn_json(state))
+
+
+def _append_speech(ledger: Ledger, lease: Lease, number: int, row: dict[str, object], text: str) -> None:
+    files = _speech_files(number)  # built before the transaction, as speak does
+    with ledger.guarded_write(lease.debate_id, lease.participant_id, lease.lease_token, lease.fencing_token) as guard:
+        guard.record()
+        guard.record_turn(number, str(row["digest"]), str(row["chain"]), body=text, files=files)
+
+
 APPENDS: dict[str, Callable[[Ledger, Lease, int, dict[str, object], str], None]] = {
     "digest only": _append_digest,
     "with text": _append_text,
+    "speech": _append_speech,
 }
 
 
@@ -86,6 +109,7 @@ def measure(target: str, root: Path, debates: int, runs: int) -> dict[str, Any]:
                 per_run[kind].append(median(samples[kind]))
     result: dict[str, Any] = {f"{kind} µs": 1e6 * median(per_run[kind]) for kind in KINDS}
     result["ratio"] = ratio(result["with text µs"], result["digest only µs"])
+    result["speech ratio"] = ratio(result["speech µs"], result["digest only µs"])
     result["turn_bytes"] = [len(t.encode("utf-8")) for t in texts]
     return result
 
@@ -126,17 +150,28 @@ def run(quick: bool) -> BenchResult:
     for name, key in (("PostgreSQL", "postgres"), ("SQLite", "sqlite")):
         found = data[key]
         if "skipped" in found:
-            rows.append([name, "skipped", "", found["skipped"]])
+            rows.append([name, "skipped", "", "", found["skipped"], ""])
             continue
-        rows.append([name, fmt(found["digest only µs"], 0), fmt(found["with text µs"], 0), fmt_ratio(found["ratio"])])
+        rows.append(
+            [
+                name,
+                fmt(found["digest only µs"], 0),
+                fmt(found["with text µs"], 0),
+                fmt_ratio(found["ratio"]),
+                fmt(found["speech µs"], 0),
+                fmt_ratio(found["speech ratio"]),
+            ]
+        )
     table = Table(
         "One append's ledger write: turn text stored vs digest only (µs, median)",
-        ["Ledger", "Digest only", "With the turn's text", "Ratio"],
+        ["Ledger", "Digest only", "With the turn's text", "Ratio", "Roundtable speech", "Ratio"],
         rows,
         [
             f"{debates} debates × 6 turns per kind and run, kinds interleaved; median of {runs} run(s). "
             "With text: the guarded write reads the whole debate (turns with their text) and stores the turn's "
-            "text. Load average during the run: " + ", ".join(f"{x:.1f}" for x in data["load_average"]) + "."
+            "text; a speech also stores its file name and turn.json. Load average during the run: "
+            + ", ".join(f"{x:.1f}" for x in data["load_average"])
+            + "."
         ],
     )
     pg = data["postgres"]
@@ -144,7 +179,7 @@ def run(quick: bool) -> BenchResult:
         "PostgreSQL skipped"
         if "skipped" in pg
         else f"Storing the turn's text makes a PostgreSQL append's ledger write {fmt_ratio(pg['ratio'])} the "
-        "digest-only write it replaces"
+        f"digest-only write it replaces; a roundtable speech's, {fmt_ratio(pg['speech ratio'])}"
     )
     losses = (
         []

@@ -85,3 +85,43 @@ def test_a_participant_joins_by_debate_id(ledger: Ledger, tmp_path: Path) -> Non
     assert (joined.participant_count, joined.rejoined, again.rejoined) == (2, False, True)
     with pytest.raises(NotFoundError):
         ledger.join_debate("no-such-debate", participant_name="carol", harness="h", model="m", run_id="r")
+
+
+def test_a_record_kept_as_several_files_stores_its_opening_and_where_each_turn_goes(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    def join(name: str, opening: str) -> JoinResult:
+        return ledger.join(
+            source_path=".roundtable/cache",
+            source_key="meeting:cache",
+            opening=opening,
+            topic="cache",
+            topic_slug="meeting",
+            participant_name=name,
+            harness="h",
+            model="m",
+            run_id=name,
+            artifact_dir=tmp_path,
+            protocol="roundtable",
+            seats=3,
+        )
+
+    first = join("moderator", '{"AGENDA.md": "# Agenda\\n"}')
+    second = join("architect", '{"AGENDA.md": "another host\'s agenda"}')  # only the creator's is stored
+    assert second.debate.id == first.debate.id
+    lease = granted(ledger.claim(first.debate.id, second.participant.id, for_timeout=True))
+    placed = '{"also": {"turn.json": "{}"}, "file": "001_architect.md"}'
+    with ledger.guarded_write(first.debate.id, second.participant.id, lease.lease_token, lease.fencing_token) as guard:
+        guard.open_record('{"AGENDA.md": "ignored: the debate has its opening"}')
+        guard.record_turn(1, digest("speech"), digest("c1"), body="speech")
+        guard.record_turn(1, digest("speech"), digest("c1"), body="speech", files=placed)  # fills in where it goes
+        guard.record_turn(1, digest("speech"), digest("c1"), body="speech", files="{}")  # never changes it
+
+    record = ledger.record(first.debate.id)
+    assert record.opening == '{"AGENDA.md": "# Agenda\\n"}'
+    assert [(t.body, t.files) for t in record.turns] == [("speech", placed)]
+    assert ledger.find_debate(".roundtable/cache", "meeting", protocol="roundtable", source_key="meeting:cache")
+    ledger.release(first.debate.id, second.participant.id, lease.lease_token, close=True, outcome="CLOSED")
+    assert ledger.find_debate("x", "meeting", protocol="roundtable", source_key="meeting:cache") is None
+    latest = ledger.find_debate("x", "meeting", protocol="roundtable", source_key="meeting:cache", closed=True)
+    assert latest is not None and latest.id == first.debate.id

@@ -37,13 +37,13 @@ __all__ = [
 
 
 @asynccontextmanager
-async def connect(root: Path) -> AsyncIterator[ClientSession]:
+async def connect(root: Path, env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
     """An initialized session with ``python -m moot mcp --root ROOT`` over stdio (its own process).
 
-    The SDK passes the server only a minimal environment (PATH, HOME, …), so no MOOT_* variable of the
-    test run leaks into it.
+    The SDK passes the server only a minimal environment (PATH, HOME, …) and ``env``, so no MOOT_* variable
+    of the test run leaks into it.
     """
-    params = StdioServerParameters(command=sys.executable, args=["-m", "moot", "mcp", "--root", str(root)])
+    params = StdioServerParameters(command=sys.executable, args=["-m", "moot", "mcp", "--root", str(root)], env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session

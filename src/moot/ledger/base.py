@@ -73,9 +73,16 @@ class LeaseGuard(ABC):
         """The debate as this transaction sees it: participants, turns (with their text) and conclusion."""
 
     @abstractmethod
-    def record_turn(self, turn: int, digest: str, chain: str, *, body: str | None = None) -> TurnDigest:
+    def record_turn(
+        self, turn: int, digest: str, chain: str, *, body: str | None = None, files: str | None = None
+    ) -> TurnDigest:
         """Record accepted turn ``turn`` (the next one): its digest and, when given, its exact text ``body``
-        (whose SHA-256 must be ``digest``); the same digest again is a no-op."""
+        (whose SHA-256 must be ``digest``) and, for a record kept as several files, ``files`` (see
+        ``TurnDigest.files``); the same digest again is a no-op that only fills in a missing body or files."""
+
+    @abstractmethod
+    def open_record(self, opening: str) -> None:
+        """Store the record's opening files (JSON ``{name: text}``) unless the debate already has them."""
 
     @abstractmethod
     def conclude(self, outcome: str, *, reason: str = "", summary: str = "", body: str | None = None) -> Conclusion:
@@ -125,12 +132,14 @@ class Ledger(ABC):
         source_key: str | None = None,
         source_digest: str | None = None,
         source_text: str | None = None,
+        opening: str | None = None,
     ) -> JoinResult:
         """Join the active debate of ``protocol`` on (source identity, topic slug), creating it if there is none.
 
         The source identity is ``source_key`` when given (``source_path`` is then stored as given, for the
         record), else the real path of ``source_path``. ``source_digest`` and ``source_text`` are stored when
-        the debate is created, so that a later join can tell whether its copy of the source is the same.
+        the debate is created, so that a later join can tell whether its copy of the source is the same;
+        ``opening`` too (a record kept as several files: JSON ``{name: text}`` of its files before any turn).
 
         The same name joining again gets its existing participant back; a new name joining a full debate is
         refused with ``DebateFullError``. ``artifact_dir``, ``seats`` and ``artifact_taken`` are used only when
@@ -156,8 +165,10 @@ class Ledger(ABC):
         *,
         protocol: str = "socratic-duel",
         source_key: str | None = None,
+        closed: bool = False,
     ) -> Debate | None:
-        """The debate of ``protocol`` on (``source_key``, else the real source path; topic slug) not closed."""
+        """The debate of ``protocol`` on (``source_key``, else the real source path; topic slug) not closed;
+        with ``closed``, the latest one whether closed or not."""
 
     @abstractmethod
     def source_text(self, debate_id: str) -> str | None:

@@ -145,6 +145,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE leases ADD COLUMN released_at TEXT",
         ),
     ),
+    Migration(
+        4,
+        "records kept as several files: the files a debate opens with, and where each turn's text goes",
+        (
+            # JSON {file name: text}: the record's files before its first turn (a meeting's AGENDA.md, turn.json)
+            "ALTER TABLE debates ADD COLUMN opening TEXT",
+            # JSON {"file": name, "also": {file name: text}}: the file that holds the turn's text and the other
+            # files the turn rewrote (a meeting's turn.json); NULL for a record kept as one file
+            "ALTER TABLE turns ADD COLUMN files TEXT",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -176,6 +176,9 @@ class TurnDigest:
     recorded_at: str
     body: str | None = None
     """The turn's exact text as the record holds it (``None``: recorded by an older moot, digest only)."""
+    files: str | None = None
+    """For a record kept as several files: JSON ``{"file": name, "also": {name: text}}``, the file that holds
+    ``body`` and the other files this turn rewrote (``None`` for a one-file record)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +202,8 @@ class DebateRecord:
     participants: tuple[Participant, ...]
     turns: tuple[TurnDigest, ...]
     conclusion: Conclusion | None
+    opening: str | None = None
+    """For a record kept as several files: JSON ``{name: text}`` of its files before the first turn."""
 
 
 LeaseAction = Literal["turn", "conclusion", "refresh", "release", "close"]

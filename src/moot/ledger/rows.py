@@ -19,10 +19,15 @@ SELECT_LEASE = (
     "SELECT holder_id, token_sha256, fencing, acquired_at, expires_at FROM leases"
     " WHERE debate_id = ? AND released_at IS NULL"
 )
-SELECT_TURN = "SELECT debate_id, turn, digest, chain, participant_id, fencing, recorded_at, body FROM turns"
+SELECT_TURN = "SELECT debate_id, turn, digest, chain, participant_id, fencing, recorded_at, body, files FROM turns"
 SELECT_CONCLUSION = (
     "SELECT debate_id, outcome, reason, summary, participant_id, fencing, recorded_at, body FROM conclusions"
     " WHERE debate_id = ?"
+)
+# A debate's opening files and its conclusion (if any), in one round trip: what a record is written from.
+SELECT_OPENING_AND_CONCLUSION = (
+    "SELECT d.opening, c.debate_id, c.outcome, c.reason, c.summary, c.participant_id, c.fencing, c.recorded_at,"
+    " c.body FROM debates d LEFT JOIN conclusions c ON c.debate_id = d.id WHERE d.id = ?"
 )
 SELECT_LEASE_WRITE = (
     "SELECT id, debate_id, fencing, holder_id, action, written_at, lease_expires_at FROM lease_writes"
@@ -80,6 +85,7 @@ def turn_from(row: Row) -> TurnDigest:
         fencing_token=int(row[5]),
         recorded_at=row[6],
         body=row[7],
+        files=row[8],
     )
 
 

@@ -64,6 +64,7 @@ from moot.ledger.rows import (
     SELECT_EVENT,
     SELECT_LEASE,
     SELECT_LEASE_WRITE,
+    SELECT_OPENING_AND_CONCLUSION,
     SELECT_PARTICIPANT,
     SELECT_TURN,
     StoredLease,
@@ -279,6 +280,7 @@ class SqlLedger(Ledger):
         source_key: str | None = None,
         source_digest: str | None = None,
         source_text: str | None = None,
+        opening: str | None = None,
     ) -> JoinResult:
         self._identity_fields(participant_name, harness, model, run_id)
         for name, value in (("topic", topic), ("protocol", protocol)):
@@ -293,8 +295,9 @@ class SqlLedger(Ledger):
         with self._transaction(write=True) as tx:
             artifact = self._free_artifact_path(tx, os.fspath(artifact_dir), slug, artifact_taken)
             tx.run(
-                "INSERT INTO debates (id, protocol, source_path, source_key, source_digest, source_text, topic,"
-                " topic_slug, artifact_path, status, seats, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                "INSERT INTO debates (id, protocol, source_path, source_key, source_digest, source_text, opening,"
+                " topic, topic_slug, artifact_path, status, seats, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (protocol, source_key, topic_slug) WHERE status <> 'closed' DO NOTHING",
                 (
                     new_id,
@@ -303,6 +306,7 @@ class SqlLedger(Ledger):
                     key,
                     source_digest,
                     source_text,
+                    opening,
                     topic,
                     slug,
                     artifact,
@@ -402,11 +406,13 @@ class SqlLedger(Ledger):
         *,
         protocol: str = "socratic-duel",
         source_key: str | None = None,
+        closed: bool = False,
     ) -> Debate | None:
         key = os.path.realpath(os.fspath(source_path)) if source_key is None else source_key
+        which = " ORDER BY created_at DESC, id LIMIT 1" if closed else " AND status <> 'closed'"
         with self._transaction(write=False) as tx:
             row = tx.one(
-                SELECT_DEBATE + " WHERE protocol = ? AND source_key = ? AND topic_slug = ? AND status <> 'closed'",
+                SELECT_DEBATE + " WHERE protocol = ? AND source_key = ? AND topic_slug = ?" + which,
                 (protocol, key, topic_slug),
             )
         return None if row is None else debate_from(row)[0]
@@ -423,13 +429,18 @@ class SqlLedger(Ledger):
             return self._record(tx, debate)
 
     def _record(self, tx: Tx, debate: Debate) -> DebateRecord:
-        row = tx.one(SELECT_CONCLUSION, (debate.id,))
+        row = tx.one(SELECT_OPENING_AND_CONCLUSION, (debate.id,))
+        opening = None if row is None or row[0] is None else str(row[0])
+        conclusion = None if row is None or row[1] is None else conclusion_from(row[1:])
         return DebateRecord(
-            debate,
-            tuple(self._participants(tx, debate.id)),
-            tuple(self._turns(tx, debate.id)),
-            None if row is None else conclusion_from(row),
+            debate, tuple(self._participants(tx, debate.id)), tuple(self._turns(tx, debate.id)), conclusion, opening
         )
+
+    @staticmethod
+    def _open(tx: Tx, held: _Held, opening: str) -> None:
+        if not isinstance(opening, str):
+            raise InvalidInputError("A record's opening files must be JSON text; pass them as a string.")
+        tx.run("UPDATE debates SET opening = ? WHERE id = ? AND opening IS NULL", (opening, held.debate.id))
 
     def status(self, debate_id: str) -> DebateStatus:
         with self._transaction(write=False) as tx:
@@ -660,7 +671,14 @@ class SqlLedger(Ledger):
         return conclusion
 
     def _record_turn(
-        self, tx: Tx, held: _Held, turn: int, digest: str, chain: str, body: str | None = None
+        self,
+        tx: Tx,
+        held: _Held,
+        turn: int,
+        digest: str,
+        chain: str,
+        body: str | None = None,
+        files: str | None = None,
     ) -> TurnDigest:
         positive_int("turn", turn)
         sha256_hex("digest", digest)
@@ -669,6 +687,8 @@ class SqlLedger(Ledger):
             not isinstance(body, str) or hashlib.sha256(body.encode("utf-8")).hexdigest() != digest
         ):
             raise InvalidInputError(f"The text of turn {turn} does not match its digest; pass the turn's exact text.")
+        if not isinstance(files, str | None):
+            raise InvalidInputError(f"The files of turn {turn} must be JSON text; pass them as a string.")
         debate_id = held.debate.id
         row = tx.one(SELECT_TURN + " WHERE debate_id = ? AND turn = ?", (debate_id, turn))
         count = self._turn_count(tx, debate_id)
@@ -678,6 +698,9 @@ class SqlLedger(Ledger):
                 if existing.body is None and body is not None:  # an older moot's row gets its text
                     tx.run("UPDATE turns SET body = ? WHERE debate_id = ? AND turn = ?", (body, debate_id, turn))
                     existing = replace(existing, body=body)
+                if existing.files is None and files is not None:
+                    tx.run("UPDATE turns SET files = ? WHERE debate_id = ? AND turn = ?", (files, debate_id, turn))
+                    existing = replace(existing, files=files)
                 return existing
             raise ConflictError(
                 f"Turn {turn} of debate {debate_id} is already recorded with a different digest; accepted turns "
@@ -688,10 +711,12 @@ class SqlLedger(Ledger):
                 f"Turn {turn} cannot be recorded because debate {debate_id} has {count} turn(s); record turn "
                 f"{count + 1} next."
             )
-        recorded = TurnDigest(debate_id, turn, digest, chain, held.participant_id, held.fencing, to_iso(held.now), body)
+        recorded = TurnDigest(
+            debate_id, turn, digest, chain, held.participant_id, held.fencing, to_iso(held.now), body, files
+        )
         tx.run(
-            "INSERT INTO turns (debate_id, turn, digest, chain, participant_id, fencing, recorded_at, body)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO turns (debate_id, turn, digest, chain, participant_id, fencing, recorded_at, body, files)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 debate_id,
                 turn,
@@ -701,6 +726,7 @@ class SqlLedger(Ledger):
                 recorded.fencing_token,
                 recorded.recorded_at,
                 body,
+                files,
             ),
         )
         self._audit(tx, held, "turn")
@@ -806,8 +832,13 @@ class _Guard(LeaseGuard):
     def record(self) -> DebateRecord:
         return self._ledger._record(self._open_tx(), self._held.debate)
 
-    def record_turn(self, turn: int, digest: str, chain: str, *, body: str | None = None) -> TurnDigest:
-        return self._ledger._record_turn(self._open_tx(), self._held, turn, digest, chain, body)
+    def record_turn(
+        self, turn: int, digest: str, chain: str, *, body: str | None = None, files: str | None = None
+    ) -> TurnDigest:
+        return self._ledger._record_turn(self._open_tx(), self._held, turn, digest, chain, body, files)
+
+    def open_record(self, opening: str) -> None:
+        self._ledger._open(self._open_tx(), self._held, opening)
 
     def conclude(self, outcome: str, *, reason: str = "", summary: str = "", body: str | None = None) -> Conclusion:
         return self._ledger._conclude(self._open_tx(), self._held, outcome, reason, summary, body)

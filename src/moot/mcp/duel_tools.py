@@ -32,17 +32,25 @@ Outcome = Annotated[
 
 
 def join(
-    target: Annotated[
-        str, Field(description="The Markdown source to debate (absolute, or relative to the work root).")
-    ],
     participant_name: Annotated[str, Field(description="Your unique display name in this duel.")],
     harness: Annotated[str, Field(description="Your agent host: claude-code, codex, …")],
     run_id: Annotated[str, Field(description="Your workflow run id (any stable id for this session of work).")],
     ctx: Context,
+    target: Annotated[
+        str,
+        Field(
+            description="The Markdown source to debate (absolute, or relative to the work root); may be empty "
+            "when joining by duel_id, else it is compared with the duel's source."
+        ),
+    ] = "",
     topic: Annotated[str, Field(description="The topic; empty means the source's first heading.")] = "",
     model_id: Annotated[str, Field(description="Your model, recorded with every turn you write.")] = "unknown-model",
+    duel_id: Annotated[
+        str, Field(description="Join this duel by its id (a peer on another host shares it) instead of by source.")
+    ] = "",
 ) -> CallToolResult:
-    """Join the active duel on this source and topic (created if none; at most two participants).
+    """Join the active duel on this source and topic (created if none; at most two participants), or the duel
+    whose duel_id a peer shared (no copy of the source needed).
 
     Returns duel_id, participant_id, participant_count, debate_path, topic and next_step. Joining again with
     the same name returns the same participant_id. This connection may then act only as that participant.
@@ -53,7 +61,8 @@ def join(
         with state.identities.joining(connection, participant_name) as bind:
             joined = duel.join(
                 state.workspace,
-                target=target,
+                target=target or None,
+                duel_id=duel_id or None,
                 topic=topic or None,
                 participant_name=participant_name,
                 harness=harness,

@@ -6,14 +6,19 @@ lease is optional:
 
 - without a lease, appends to one dialogue are serialised by a lock file under ``<root>/.moot/locks`` (one
   machine), validated, written atomically, and chained (tamper evidence);
-- with a lease (``claim`` → ``append --lease-token`` → ``release``), the dialogue is also a ledger debate:
-  each append runs in a guarded transaction and records the turn's digest there, as the duel does. A
-  dialogue that was claimed once accepts no lease-less appends (the ledger would lose track of them).
+- with a lease (``claim`` → ``append --lease-token`` → ``release``), the dialogue is also a ledger debate
+  that holds the whole dialogue: each append is validated against the dialogue as the ledger holds it and
+  recorded (its text and place in the file) in a guarded transaction, as the duel does; the file is then
+  written from the ledger (:mod:`moot.tools.materialize_dialogue`) on this host, and on any other whenever a
+  tool touches the dialogue there. A dialogue is known by its path under ``.dialogues/``, so hosts with
+  different work roots meet in one. A dialogue that was claimed once accepts no lease-less appends (the
+  ledger would lose track of them).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,15 +27,17 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts import critique as dialogue
-from moot.artifacts.base import read_text
+from moot.artifacts.base import MAX_ARTIFACT_BYTES, read_text, too_large
 from moot.builtin_protocols import CRITIQUE
-from moot.ledger import DEFAULT_TTL_SECONDS, Debate, LeaseGuard, Refusal
+from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, Refusal
 from moot.ledger import Participant as LedgerParticipant
-from moot.protocols.base import Violation
-from moot.protocols.critique import CritiqueTurn, is_turn_header
-from moot.tools.errors import BadInput, Refused, refused_by, tool
+from moot.protocols.base import ProtocolViolationError, Violation
+from moot.protocols.critique import CritiqueProtocol, CritiqueTurn, is_turn_header
+from moot.tools import materialize_dialogue as shared
+from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
 from moot.tools.models import LockView
-from moot.tools.reconcile import chain_rows, reconcile, record_last
+from moot.tools.reconcile import chain_rows, reconcile
+from moot.tools.source_identity import first_difference
 from moot.tools.workspace import Workspace
 
 PROTOCOL = "critique"
@@ -104,6 +111,7 @@ class DialogueStatus(BaseModel):
 
 def _path(ws: Workspace, file: str) -> Path:
     path = ws.inside(CRITIQUE.folder, file)
+    _sync(ws, path)
     if not path.is_file():
         raise BadInput(f"{path} is not a dialogue record; pass an existing file under {CRITIQUE.folder}/.")
     return path
@@ -181,8 +189,29 @@ def _file_lock(ws: Workspace, path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _debate(ws: Workspace, path: Path) -> Debate | None:
-    return ws.ledger.find_debate(path, TOPIC_SLUG, protocol=PROTOCOL)
+def _key(ws: Workspace, path: Path) -> str:
+    """What hosts meet on: the dialogue's path under ``.dialogues/``, never a path of one host."""
+    return f"dialogue:{path.relative_to(ws.root / CRITIQUE.folder).as_posix()}"
+
+
+def _debate(ws: Workspace, path: Path, *, closed: bool = False) -> Debate | None:
+    """The dialogue's debate (with ``closed``, the latest even if closed); an older moot knew it by its real path."""
+    key = _key(ws, path)
+    found = ws.ledger.find_debate(path, TOPIC_SLUG, protocol=PROTOCOL, source_key=key, closed=closed)
+    return found or ws.ledger.find_debate(path, TOPIC_SLUG, protocol=PROTOCOL, closed=closed)
+
+
+def _sync(ws: Workspace, path: Path) -> None:
+    """Bring this host's dialogue file up to date from the ledger (best effort: an edited or unreadable file
+    is left as it is, for status, ``moot check`` and the next append to report)."""
+    debate = _debate(ws, path, closed=True)
+    if debate is None:
+        return
+    try:
+        with translated():
+            shared.sync_dialogue(path, ws.ledger.record(debate.id))
+    except (ToolError, ProtocolViolationError):
+        return
 
 
 def _participant(ws: Workspace, debate: Debate, role: str) -> tuple[LedgerParticipant, int]:
@@ -198,18 +227,58 @@ def _participant(ws: Workspace, debate: Debate, role: str) -> tuple[LedgerPartic
 # --- the tools ----------------------------------------------------------------------------------
 
 
-def _write(path: Path, turn: CritiqueTurn, guard: LeaseGuard | None) -> tuple[bool, list[Violation], tuple[int, ...]]:
-    """Append ``turn`` unless it is already the last turn (a retry); with a guard, keep the ledger in step."""
+def _write(path: Path, turn: CritiqueTurn) -> tuple[bool, list[Violation]]:
+    """Append ``turn`` to the file unless it is already the last turn (a retry)."""
     _, current = _read(path)
-    adopted: tuple[int, ...] = ()
-    if guard is not None:
-        adopted = reconcile(guard, _texts(path), where=str(path), adopt_history=True).adopted
     if current.turns and current.turns[-1] == turn:
-        return True, [], adopted
-    warnings = dialogue.append_turn(path, turn).warnings
-    if guard is not None:
-        record_last(guard, _texts(path))
-    return False, warnings, adopted
+        return True, []
+    return False, dialogue.append_turn(path, turn).warnings
+
+
+def _identity(turn: CritiqueTurn, role: str) -> None:
+    if turn.role != role:
+        raise Refused(
+            f"The turn is written as [{turn.role}] but you append as {role!r}; write the header with your own role.",
+            rule="TOOLS_IDENTITY",
+        )
+
+
+def _write_shared(
+    guard: LeaseGuard, path: Path, role: str, turn_markdown: str, turn_file: str
+) -> tuple[CritiqueTurn, bool, list[Violation], tuple[int, ...], DebateRecord]:
+    """Validate the turn against the dialogue as the ledger holds it and record it there (nothing is written
+    to the file here); returns the turn, whether it was already there, the warnings, the turns adopted from
+    this host's file, and the ledger snapshot to write the file from."""
+    text, _ = _read(path)
+    mine = shared.cut(text)
+    if guard.record().opening is None:  # claimed by an older moot: the ledger takes this host's header
+        guard.open_record(shared.opening_files(path.name, mine.opening))
+    written = mine.layouts(path.name)
+    adopted = reconcile(guard, mine.texts, where=str(path), adopt_history=True, layouts=written).adopted
+    held = shared.shared_dialogue(guard.record(), text, where=path)
+    assert held is not None  # the opening was stored above
+    turn = parse_turn(held.text, turn_markdown, file=turn_file, record_file=str(path))
+    _identity(turn, role)
+    record, _ = dialogue.parse(held.text, str(path))
+    if record is None:
+        raise Refused(f"The ledger's turns of {path} do not read back as a dialogue; restore the file and retry.")
+    if record.turns and record.turns[-1] == turn:
+        return turn, True, [], adopted, guard.record()
+    protocol = CritiqueProtocol(record.config)
+    try:
+        _, warnings = protocol.step(protocol.replay(record.turns).state, turn)
+    except ProtocolViolationError as refused:
+        raise refused_by([v.at(file=str(path)) for v in refused.violations]) from None
+    text = held.text + ("\n" if held.text.endswith(("\n", "\r")) else "\n\n") + dialogue.render_turn(turn)
+    size = len(text.encode("utf-8"))
+    if size > MAX_ARTIFACT_BYTES:
+        raise refused_by([too_large(str(path), size, writing=True)])
+    grown = shared.cut(text)
+    if grown.texts[:-1] != held.texts or len(grown.pieces) != len(held.pieces) + 1:
+        raise Refused("The turn would not read back as written; simplify its message.", rule="CRITIQUE_TURN_HEADER")
+    row = chain_rows(grown.texts)[-1]
+    guard.record_turn(row.turn, row.digest, row.chain, body=grown.texts[-1], files=grown.layouts(path.name)[-1])
+    return turn, False, warnings, adopted, guard.record()
 
 
 @tool
@@ -225,14 +294,8 @@ def append(
 ) -> DialogueTurnAppended:
     """Validate one turn written by ``role`` and append it durably (lease optional; see the module)."""
     path = _path(ws, file)
-    text, _ = _read(path)
-    turn = parse_turn(text, turn_markdown, file=turn_file, record_file=str(path))
-    if turn.role != role:
-        raise Refused(
-            f"The turn is written as [{turn.role}] but you append as {role!r}; write the header with your own role.",
-            rule="TOOLS_IDENTITY",
-        )
     debate = _debate(ws, path)
+    adopted: tuple[int, ...] = ()
     if lease_token:
         if debate is None:
             raise Refused(f"Nobody claimed {path}; run moot critique claim first.", rule="TOOLS_LEASE")
@@ -240,15 +303,20 @@ def append(
         with ws.ledger.guarded_write(
             debate.id, me.id, lease_token, fencing if fencing_token is None else fencing_token
         ) as guard:
-            already, warnings, adopted = _write(path, turn, guard)
+            turn, already, warnings, adopted, snapshot = _write_shared(guard, path, role, turn_markdown, turn_file)
+        with translated():
+            shared.sync_dialogue(path, snapshot)  # the dialogue as this transaction committed it
     else:
+        text, _ = _read(path)
+        turn = parse_turn(text, turn_markdown, file=turn_file, record_file=str(path))
+        _identity(turn, role)
         if debate is not None:
             raise Refused(
                 f"{path} is coordinated through leases since it was claimed; claim it and pass --lease-token.",
                 rule="TOOLS_LEASE",
             )
         with _file_lock(ws, path):
-            already, warnings, adopted = _write(path, turn, None)
+            already, warnings = _write(path, turn)
     texts = _texts(path)
     summary = dialogue.check(path).summary
     ended = summary.outcome if summary else None
@@ -282,14 +350,18 @@ def claim(
 ) -> DialogueLock:
     """Coordinate the dialogue through the ledger from now on and take its lease for ``role``."""
     path = _path(ws, file)
-    _, found = _read(path)
+    text, found = _read(path)
     if role not in found.config.roles:
         raise BadInput(
             f"Role {role!r} is not a participant of {path} ({' and '.join(found.config.roles)}); claim as one of them.",
             rule="TOOLS_IDENTITY",
         )
+    opening = shared.cut(text).opening
+    _same_header(ws, path, opening)
     joined = ws.ledger.join(
-        source_path=path,
+        source_path=path.relative_to(ws.root).as_posix(),
+        source_key=_key(ws, path),
+        opening=shared.opening_files(path.name, opening),
         topic=found.config.topic,
         topic_slug=TOPIC_SLUG,
         participant_name=role,
@@ -320,6 +392,20 @@ def claim(
         lease_expires_at=lease.lease_expires_at,
         fencing_token=lease.fencing_token,
     )
+
+
+def _same_header(ws: Workspace, path: Path, opening: str) -> None:
+    """Refuse a host whose dialogue was started apart from the one the ledger holds under the same name."""
+    debate = _debate(ws, path)
+    held = ws.ledger.record(debate.id).opening if debate is not None else None
+    theirs = json.loads(held).get(path.name) if held is not None else None
+    if theirs is not None and theirs != opening:
+        raise Refused(
+            f"Your {path} was started apart from the dialogue of that name the ledger holds; its header differs at "
+            f"{first_difference(opening, theirs)}. Move your file aside to take part in the shared one, or rename "
+            "yours to start another.",
+            rule="TOOLS_SOURCE_MISMATCH",
+        )
 
 
 @tool

@@ -258,7 +258,10 @@ def join(
         )
     else:
         if target is None:
-            raise BadInput("Name the source to debate with --target, or join an existing duel with --duel-id.")
+            raise BadInput(
+                "Name the source to debate with --target, or join an existing duel with --duel-id.",
+                rule="TOOLS_BAD_INPUT",
+            )
         joined = _join_by_source(ws, _source(ws, target), topic, identity, run_id)
     debate = joined.debate
     me = joined.participant

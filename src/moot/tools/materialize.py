@@ -109,7 +109,7 @@ def agrees(local: DuelDocument, ledger_texts: Sequence[str]) -> bool:
 
 
 @contextlib.contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
+def folder_lock(folder: Path) -> Iterator[None]:
     """An exclusive lock of the record's folder, between the processes of one host."""
     fd = os.open(folder, os.O_RDONLY)
     try:
@@ -136,7 +136,7 @@ def sync_duel(path: Path, found: DebateRecord) -> bool:
     if not found.turns and found.conclusion is None:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _folder_lock(path.parent):
+    with folder_lock(path.parent):
         if path.is_symlink() or (path.exists() and not path.is_file()):
             return False
         local = local_document(path)

@@ -67,6 +67,7 @@ def reconcile(
     where: str,
     adopt_history: bool = False,
     written_turns: int | None = None,
+    layouts: Sequence[str] | None = None,
 ) -> Reconciled:
     """Check ``texts`` (each accepted turn's exact text, in order) against the ledger and adopt a crash's turn.
 
@@ -74,8 +75,13 @@ def reconcile(
     record is brought up to date from the ledger), unless the record itself says it held them:
     ``written_turns`` is the count its chain mark carries. ``adopt_history`` lets a record that was never
     coordinated through the ledger (a critique dialogue written without leases) be adopted whole on its
-    first guarded write. Adopted turns are recorded with their text.
+    first guarded write. Adopted turns are recorded with their text, and with ``layouts[i]`` (the ledger's
+    ``files`` of turn i + 1) for a record kept as several files.
     """
+
+    def files(index: int) -> str | None:
+        return layouts[index] if layouts is not None else None
+
     rows = chain_rows(texts)
     recorded = guard.turns()
     for digest in recorded:
@@ -94,8 +100,9 @@ def reconcile(
                 "close the debate as INVALIDATED.",
                 rule="PRIOR_TURN_MODIFIED",
             )
-        if digest.body is None:  # recorded by an older moot: the ledger gets the text this host holds
-            guard.record_turn(digest.turn, digest.digest, digest.chain, body=texts[index])
+        if digest.body is None or (digest.files is None and layouts is not None):
+            # recorded by an older moot: the ledger gets the text (and where it goes) as this host holds it
+            guard.record_turn(digest.turn, digest.digest, digest.chain, body=texts[index], files=files(index))
     extra = rows[len(recorded) :]
     if len(extra) > 1 and not (adopt_history and not recorded):
         raise Refused(
@@ -104,7 +111,7 @@ def reconcile(
             rule="TOOLS_UNRECORDED_TURNS",
         )
     for row in extra:
-        guard.record_turn(row.turn, row.digest, row.chain, body=texts[row.turn - 1])
+        guard.record_turn(row.turn, row.digest, row.chain, body=texts[row.turn - 1], files=files(row.turn - 1))
     return Reconciled(recorded=len(recorded), adopted=tuple(row.turn for row in extra))
 
 

@@ -3,11 +3,16 @@
 The floor is a ledger lease on the meeting (a debate with protocol ``roundtable`` keyed by the meeting
 directory; each role joins as a participant, the ``moderator`` too). Only the role ``turn.json`` names may
 take it (the moderator once the meeting is concluding), and it does not wait for other roles to join:
-``turn.json`` already says whose turn it is. ``speak`` commits the speech file and ``turn.json`` together
-(:func:`moot.artifacts.roundtable.commit_speech`) inside the guarded transaction, records the speech's
-digest, and gives the floor back. A crash between the speech and ``turn.json`` is finished by the next
-holder (:func:`~moot.artifacts.roundtable.finish_commit`, with the prompt when the same speech is re-sent);
-a crash before the ledger commit is adopted as :mod:`moot.tools.reconcile` describes.
+``turn.json`` already says whose turn it is.
+
+The ledger holds the meeting: its opening files, and each speech (then the minutes) with the ``turn.json``
+it commits. ``speak`` validates the speech against the meeting as the ledger holds it, records it in the
+guarded transaction, gives the floor back, and then writes this host's directory from the ledger
+(:mod:`moot.tools.materialize_meeting`); every other host's directory catches up whenever a tool touches
+the meeting there. A meeting is known by its name (``meeting:<name>``), so hosts with different work roots
+meet in one. A crash before the commit changes nothing; one after it is finished by the next sync. A speech
+file an older moot wrote before crashing is finished (with the prompt when the same speech is re-sent) and
+adopted as :mod:`moot.tools.reconcile` describes.
 """
 
 from __future__ import annotations
@@ -18,10 +23,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts import roundtable as meeting
-from moot.artifacts.base import read_text
 from moot.builtin_protocols import ROUNDTABLE
-from moot.ledger import DEFAULT_TTL_SECONDS, Debate, LedgerError, Refusal
+from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, LedgerError, Refusal
 from moot.ledger import Participant as LedgerParticipant
+from moot.protocols.base import ProtocolViolationError
 from moot.protocols.roundtable import (
     MINUTES_FILE,
     MODERATOR,
@@ -30,14 +35,19 @@ from moot.protocols.roundtable import (
     Speech,
     TurnState,
     advance,
+    close_state,
+    meeting_outcome,
     name_problem,
+    opening_state,
     same_role,
     speech_file_name,
     speeches_before,
+    state_violations,
 )
-from moot.tools.errors import BadInput, Refused, refused_by, tool
+from moot.tools import materialize_meeting as shared
+from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
 from moot.tools.models import LockView, ParticipantView
-from moot.tools.reconcile import chain_rows, reconcile, record_last
+from moot.tools.reconcile import chain_rows, reconcile
 from moot.tools.workspace import Workspace
 
 PROTOCOL = "roundtable"
@@ -171,25 +181,25 @@ def _record(directory: Path) -> meeting.MeetingRecord:
     return record
 
 
-def _chain_texts(directory: Path, record: meeting.MeetingRecord) -> list[str]:
-    """The texts the meeting's chain covers: the speeches in order, then MINUTES.md's exact text."""
-    texts = [speech.body for speech in record.speeches]
-    minutes = directory / MINUTES_FILE
-    if minutes.exists():
-        text, problems = read_text(minutes)
-        if text is None:
-            raise refused_by(problems)
-        texts.append(text)
-    return texts
-
-
 def _seats(state: TurnState) -> int:
     return len({unicodedata.normalize("NFC", r) for r in state.speaker_order} | {MODERATOR})
 
 
+def _key(directory: Path) -> str:
+    """What hosts meet on: the meeting's name, never a path of one host."""
+    return f"meeting:{unicodedata.normalize('NFC', directory.name)}"
+
+
 def _join(
-    ws: Workspace, directory: Path, state: TurnState, role: str, harness: str, model_id: str, run_id: str
-) -> tuple[Debate, LedgerParticipant]:
+    ws: Workspace,
+    directory: Path,
+    state: TurnState,
+    role: str,
+    harness: str,
+    model_id: str,
+    run_id: str,
+    opening: str | None = None,
+) -> tuple[Debate, LedgerParticipant, bool]:
     if role != MODERATOR and not any(same_role(role, r) for r in state.speaker_order):
         raise BadInput(
             f"Role {role!r} is not in the speaker order {list(state.speaker_order)} of meeting "
@@ -197,7 +207,9 @@ def _join(
             rule="TOOLS_IDENTITY",
         )
     joined = ws.ledger.join(
-        source_path=directory,
+        source_path=directory.relative_to(ws.root).as_posix(),
+        source_key=_key(directory),
+        opening=opening,
         topic=state.conference,
         topic_slug=TOPIC_SLUG,
         participant_name=role,
@@ -208,11 +220,26 @@ def _join(
         protocol=PROTOCOL,
         seats=_seats(state),
     )
-    return joined.debate, joined.participant
+    return joined.debate, joined.participant, joined.created
 
 
 def _debate(ws: Workspace, directory: Path) -> Debate | None:
-    return ws.ledger.find_debate(directory, TOPIC_SLUG, protocol=PROTOCOL)
+    """The meeting's debate, the latest if the name was used before (an older moot knew it by its real path)."""
+    found = ws.ledger.find_debate(directory, TOPIC_SLUG, protocol=PROTOCOL, source_key=_key(directory), closed=True)
+    return found or ws.ledger.find_debate(directory, TOPIC_SLUG, protocol=PROTOCOL, closed=True)
+
+
+def _sync(ws: Workspace, directory: Path) -> None:
+    """Bring this host's meeting directory up to date from the ledger (best effort: an edited or unreadable
+    directory is left as it is, for status, ``moot check`` and the next speech to report)."""
+    debate = _debate(ws, directory)
+    if debate is None:
+        return
+    try:
+        with translated():
+            shared.sync_meeting(directory, ws.ledger.record(debate.id))
+    except (ToolError, ProtocolViolationError):
+        return
 
 
 def _holder(ws: Workspace, directory: Path, name: str, role: str) -> tuple[Debate, LedgerParticipant, int]:
@@ -256,7 +283,12 @@ def start(
     model_id: str = "unknown-model",
     run_id: str = "",
 ) -> MeetingStarted:
-    """Create ``.roundtable/{name}/`` (AGENDA.md, turn.json) and join as its moderator."""
+    """Create ``.roundtable/{name}/`` (AGENDA.md, turn.json) and join as its moderator.
+
+    The meeting is created in the ledger first (its opening files with it), then written to this host's
+    work root; a name another host already started is refused, and that host's meeting is joined by
+    taking the floor.
+    """
     directory = _directory(ws, name)
     roles = [_role(r.strip()) for r in speakers if r.strip()]
     if not roles:
@@ -265,12 +297,40 @@ def start(
         raise BadInput(f"--max-rounds is {max_rounds}; a meeting has at least one round.")
     if not agenda.strip():
         raise BadInput("The agenda is empty; write the meeting's background, topic and roles into it.")
-    try:
-        meeting.start_meeting(ws.root, name, agenda, roles, max_rounds, prompt.strip() or DEFAULT_PROMPT)
-    except FileExistsError as exc:
-        raise Refused(str(exc).capitalize(), rule="TOOLS_CONFLICT") from exc
-    state = _record(directory).state
-    debate, moderator = _join(ws, directory, state, MODERATOR, harness, model_id, run_id or f"roundtable:{name}")
+    state = opening_state(name, roles, max_rounds, prompt.strip() or DEFAULT_PROMPT)
+    errors = [v for v in state_violations(state) if v.is_error]
+    if errors:
+        raise refused_by(errors)
+    for folder in (directory.parent, directory):
+        if folder.is_symlink():
+            raise Refused(
+                f"{folder} is a symbolic link; moot writes meetings only to real directories.", rule="TOOLS_CONFLICT"
+            )
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise Refused(
+            f"{directory} already exists; choose another meeting name or continue that meeting.", rule="TOOLS_CONFLICT"
+        )
+    earlier = _debate(ws, directory)
+    if earlier is not None and earlier.status.value != "closed":
+        raise Refused(
+            f"Meeting {name!r} was already started (on another host, or before); take the floor in it with moot "
+            "roundtable take-floor, or choose another name.",
+            rule="TOOLS_CONFLICT",
+        )
+    opening = shared.opening_files(
+        meeting.render_agenda(name, agenda, roles, max_rounds), meeting.render_turn_json(state)
+    )
+    debate, moderator, created = _join(
+        ws, directory, state, MODERATOR, harness, model_id, run_id or f"roundtable:{name}", opening
+    )
+    if not created:
+        raise Refused(
+            f"Meeting {name!r} was started by another host a moment ago; take the floor in it with moot "
+            "roundtable take-floor.",
+            rule="TOOLS_CONFLICT",
+        )
+    with translated():
+        shared.sync_meeting(directory, ws.ledger.record(debate.id))
     return MeetingStarted(
         meeting=name,
         meeting_id=debate.id,
@@ -287,6 +347,7 @@ def start(
 def status(ws: Workspace, *, name: str) -> MeetingStatus:
     """turn.json, the speeches so far, who holds the floor (never a token), and what ``moot check`` says."""
     directory = _directory(ws, name)
+    _sync(ws, directory)
     state = _record(directory).state
     report = meeting.check(directory)
     debate = _debate(ws, directory)
@@ -331,6 +392,7 @@ def take_floor(
     """Claim the meeting's floor for ``role``: only the current speaker (the moderator while concluding)."""
     directory = _directory(ws, name)
     role = _role(role)
+    _sync(ws, directory)
     state = _record(directory).state
     if state.status == "closed":
         raise Refused(f"Meeting {name!r} is over; read its {MINUTES_FILE}.", rule="TOOLS_DEBATE_CLOSED")
@@ -341,7 +403,7 @@ def take_floor(
             rule="TOOLS_NOT_YOUR_TURN",
             detail={"acquired": False, "current_speaker": expected},
         )
-    debate, me = _join(ws, directory, state, role, harness, model_id, run_id or f"roundtable:{name}:{role}")
+    debate, me, _ = _join(ws, directory, state, role, harness, model_id, run_id or f"roundtable:{name}:{role}")
     # The floor never waits for other roles to join (turn.json orders the meeting): for_timeout.
     lease = ws.ledger.claim(debate.id, me.id, ttl_seconds=ttl_seconds, for_timeout=True)
     if isinstance(lease, Refusal):
@@ -406,20 +468,24 @@ def speak(
     role = _role(role)
     debate, me, fencing = _holder(ws, directory, name, role)
     fencing = fencing if fencing_token is None else fencing_token
+    _sync(ws, directory)
     repaired = already = False
     with ws.ledger.guarded_write(debate.id, me.id, token, fencing) as guard:
+        found = guard.record()
         record = _record(directory)
         pending = _pending(record)
-        if pending is not None:
+        if pending is not None and len(record.speeches) > len(found.turns):
+            # a speech file an older moot wrote before it crashed: finish its commit, then adopt it below
             same = same_role(pending.role, role) and pending.body == speech
             meeting.finish_commit(
                 directory, prompt=(prompt_next.strip() or None) if same else None, consensus=same and consensus
             )
             repaired, already = True, same
-            record = _record(directory)
-        reconciled = reconcile(guard, _chain_texts(directory, record), where=str(directory))
-        last = record.speeches[-1] if record.speeches else None
-        moved_on = record.state.status != "open" or not same_role(record.state.current_speaker, role)
+        local, adopted = _reconciled(guard, directory)
+        meeting_files = _shared(guard, local, directory)
+        state, _ = meeting_files.replayed(directory)
+        last = _last_speech(meeting_files)
+        moved_on = state.status != "open" or not same_role(state.current_speaker, role)
         if last is not None and same_role(last.role, role) and last.body == speech and moved_on:
             already = True  # the same speech again: a retry after a crash or a lost reply
         if already:
@@ -428,15 +494,15 @@ def speak(
             sequence = (last.sequence if last else 0) + 1
             committed = Speech(sequence=sequence, role=role, body=speech)
             prompt = prompt_next.strip() or f"Read {speech_file_name(sequence, role)} and continue the discussion."
-            try:
-                meeting.commit_speech(directory, committed, advance(record.state, consensus=consensus, prompt=prompt))
-            except FileExistsError as exc:
-                raise Refused(str(exc).capitalize(), rule="TOOLS_CONFLICT") from exc
-            record = _record(directory)
-            record_last(guard, _chain_texts(directory, record))
+            file = speech_file_name(sequence, role)
+            turn_json = meeting.render_turn_json(advance(state, consensus=consensus, prompt=prompt))
+            meeting_files = meeting_files.with_turn(file, speech, turn_json)
+            state, _ = meeting_files.replayed(directory)  # refused, changing nothing, unless it checks clean
+            found = _record_last(guard, found, meeting_files)
     assert committed is not None
+    with translated():
+        shared.sync_meeting(directory, found)  # the meeting as this transaction committed it
     released = _release(ws, debate, me, token)
-    state = record.state
     return SpeechCommitted(
         meeting=name,
         sequence=committed.sequence,
@@ -449,9 +515,48 @@ def speak(
         prompt_for_speaker=state.prompt_for_speaker,
         released=released,
         repaired=repaired,
-        adopted_turns=list(reconciled.adopted),
+        adopted_turns=adopted,
         already_committed=already,
     )
+
+
+def _reconciled(guard: LeaseGuard, directory: Path) -> tuple[shared.LocalMeeting | None, list[int]]:
+    """Check this host's directory against the ledger (an outside edit is refused) and adopt what an older
+    moot left on disk: its opening files, the text of turns it stored as digests, a crash's last speech."""
+    local = shared.local_meeting(directory)
+    if local is None:
+        return None, []
+    found = guard.record()
+    if found.opening is None and local.agenda is not None:
+        guard.open_record(shared.opening_files(local.agenda, None if local.entries else local.turn_json))
+    reconciled = reconcile(guard, local.texts, where=str(directory), layouts=local.layouts())
+    return local, list(reconciled.adopted)
+
+
+def _shared(guard: LeaseGuard, local: shared.LocalMeeting | None, directory: Path) -> shared.MeetingFiles:
+    found = shared.shared_meeting(guard.record(), local, where=directory)
+    if found is None:
+        raise BadInput(
+            f"{directory} is not a meeting; start it with moot roundtable start or check the name.",
+            rule="TOOLS_BAD_INPUT",
+        )
+    return found
+
+
+def _last_speech(files: shared.MeetingFiles) -> Speech | None:
+    for file, text in reversed(files.entries):
+        named, _ = meeting.parse_speech_name(file)
+        if named is not None:
+            return Speech(sequence=named[0], role=named[1], body=text)
+    return None
+
+
+def _record_last(guard: LeaseGuard, found: DebateRecord, files: shared.MeetingFiles) -> DebateRecord:
+    """Record the turn just added to ``files`` (its text, file and turn.json); the snapshot with it."""
+    row = chain_rows(files.texts)[-1]
+    file, text = files.entries[-1]
+    guard.record_turn(row.turn, row.digest, row.chain, body=text, files=shared.turn_files(file, files.turn_json))
+    return guard.record()
 
 
 @tool
@@ -473,20 +578,27 @@ def minutes(
         raise refused_by(problems)
     debate, me, fencing = _holder(ws, directory, name, MODERATOR)
     fencing = fencing if fencing_token is None else fencing_token
+    _sync(ws, directory)
     already = False
     with ws.ledger.guarded_write(debate.id, me.id, token, fencing) as guard:
+        found = guard.record()
         record = _record(directory)
         if record.state.status == "concluding" and record.minutes is not None:
             meeting.finish_commit(directory)  # MINUTES.md was written, turn.json not: finish the close
-            record = _record(directory)
-        reconcile(guard, _chain_texts(directory, record), where=str(directory))
-        if record.state.status == "closed" and record.minutes == parsed:
+        local, _ = _reconciled(guard, directory)
+        meeting_files = _shared(guard, local, directory)
+        state, replayed = meeting_files.replayed(directory)
+        if state.status == "closed" and replayed.minutes == parsed:
             already = True
         else:
-            meeting.write_minutes(directory, parsed, language)
-            record_last(guard, _chain_texts(directory, _record(directory)))
-    summary = meeting.check(directory).summary
-    ended = summary.outcome if summary else None
+            text = meeting.render_minutes(parsed, state.conference, language)
+            turn_json = meeting.render_turn_json(close_state(state))
+            meeting_files = meeting_files.with_turn(MINUTES_FILE, text, turn_json)
+            state, replayed = meeting_files.replayed(directory)
+            found = _record_last(guard, found, meeting_files)
+    with translated():
+        shared.sync_meeting(directory, found)
+    ended = meeting_outcome(replayed)
     consensus = bool(ended and ended.consensus)
     outcome = "CONSENSUS" if consensus else "CLOSED"
     reason = ended.reason if ended else "the moderator closed the meeting"
