@@ -479,6 +479,14 @@ def resume_command(
     if report is not None or protocol is None:
         problem = report.violations[0].message if report is not None and report.violations else "unknown format"
         raise UserError(f"cannot resume {path}: {problem}")
+    from moot.tools.shared_record import shared_turns
+
+    shared = shared_turns(protocol, target, _work_root(target))
+    if shared is not None:
+        raise UserError(
+            f"{target} is shared through the moot ledger and is now as the ledger holds it; its participants "
+            f"take their turns with {shared}, not moot resume."
+        )
     driver = registry.get(protocol).driver_class().resume(target, context=_read_context(context))
     from moot.engine.sealed import open_phase
 
