@@ -479,9 +479,15 @@ def resume_command(
     if report is not None or protocol is None:
         problem = report.violations[0].message if report is not None and report.violations else "unknown format"
         raise UserError(f"cannot resume {path}: {problem}")
-    from moot.tools.shared_record import shared_turns
+    from moot import ledger_place
 
-    shared = shared_turns(protocol, target, _work_root(target))
+    root = _work_root(target)
+    if ledger_place.configured(root):  # only then is the ledger imported and asked
+        from moot.tools.shared_record import shared_turns
+
+        shared = shared_turns(protocol, target, root)
+    else:
+        shared = None
     if shared is not None:
         raise UserError(
             f"{target} is shared through the moot ledger and is now as the ledger holds it; its participants "
@@ -494,7 +500,7 @@ def resume_command(
         outcome = driver.outcome()
         ended = f"it ended with {outcome.name} ({outcome.reason})" if outcome is not None else "it has ended"
         raise UserError(f"nothing to resume in {target}: {ended}; start a new debate instead.")
-    execute(driver, dataclasses.replace(flags, root=_work_root(target)), created=False)
+    execute(driver, dataclasses.replace(flags, root=root), created=False)
 
 
 def announce_sources(paths: list[Path] | None, root: Path) -> None:

@@ -26,7 +26,7 @@ from moot.ledger.errors import (
     NotFoundError,
     SourceMismatchError,
 )
-from moot.ledger.factory import DEFAULT_DB, ledger_path, open_ledger
+from moot.ledger.factory import ledger_path, open_ledger
 from moot.ledger.migrations import LATEST_VERSION
 from moot.ledger.models import (
     DEFAULT_RETRY_AFTER_SECONDS,
@@ -49,6 +49,7 @@ from moot.ledger.models import (
     Released,
     TurnDigest,
 )
+from moot.ledger_place import DEFAULT_DB
 
 __all__ = [
     "DEFAULT_DB",

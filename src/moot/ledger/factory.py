@@ -9,9 +9,7 @@ from moot.ledger.base import Ledger
 from moot.ledger.errors import InvalidInputError, LedgerUnavailableError
 from moot.ledger.models import Clock
 from moot.ledger.sqlite import SqliteLedger
-
-DEFAULT_DB = Path(".moot") / "moot.db"
-"""The SQLite ledger's place under a work root."""
+from moot.ledger_place import DEFAULT_DB
 
 _SQLITE_SUFFIXES = frozenset({".db", ".sqlite", ".sqlite3"})
 

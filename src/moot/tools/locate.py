@@ -23,8 +23,9 @@ from pathlib import Path
 from moot.artifacts.base import append_log_line
 from moot.ledger import Clock, NotFoundError
 from moot.ledger.factory import ledger_path
+from moot.ledger_place import DATABASE_ENV
 from moot.tools.errors import BadInput, shown
-from moot.tools.workspace import DATABASE_ENV, Workspace, open_workspace
+from moot.tools.workspace import Workspace, open_workspace
 
 INDEX_NAME = "debates.jsonl"
 

@@ -8,17 +8,16 @@ brought up to date from the ledger and the way to continue it is named. A work r
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from moot import ledger_place
 from moot.artifacts import duel as record
 from moot.artifacts.base import read_text
 from moot.builtin_protocols import CRITIQUE, DUEL, ROUNDTABLE
 from moot.ledger import NotFoundError
-from moot.ledger.factory import ledger_path
 from moot.tools import critique, duel, roundtable
 from moot.tools.errors import ToolError
-from moot.tools.workspace import DATABASE_ENV, Workspace, open_workspace
+from moot.tools.workspace import Workspace, open_workspace
 
 # How the participants of each shared protocol continue: through the agent tools, which take turns in the ledger.
 CONTINUE_WITH = {
@@ -68,7 +67,7 @@ def shared_turns(protocol: str, path: Path, root: Path) -> str | None:
     ``None`` for a record the ledger does not hold (or when no ledger is configured)."""
     if protocol not in CONTINUE_WITH:
         return None
-    if not os.environ.get(DATABASE_ENV) and not ledger_path(root.resolve()).is_file():
+    if not ledger_place.configured(root.resolve()):
         return None
     with open_workspace(root) as ws:
         if not _known(ws, protocol, path.resolve()):

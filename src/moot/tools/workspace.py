@@ -15,9 +15,8 @@ from types import TracebackType
 from typing import Self
 
 from moot.ledger import Clock, Ledger, open_ledger
+from moot.ledger_place import DATABASE_ENV
 from moot.tools.errors import BadInput, Refused, translated
-
-DATABASE_ENV = "MOOT_DATABASE_URL"
 
 
 def _system_clock() -> datetime:
