@@ -583,11 +583,17 @@ def extend(path: Path, extra_rounds: int = EXTENSION_ROUNDS) -> CritiqueConfig:
     """Allow ``extra_rounds`` more rounds by raising 'Max rounds' in the header (turns stay untouched)."""
     if extra_rounds < 1:
         raise ValueError("extend by at least one round.")
-    text, scan, config = _read_for_writing(path)
+    text, _, config = _read_for_writing(path)
     extended = config.extended(extra_rounds)
-    line = _split_lines(text)[scan.field_lines["max rounds"]]
-    atomic_write_text(path, f"{text[: line.start]}Max rounds: {extended.max_rounds}{text[line.end :]}")
+    atomic_write_text(path, with_max_rounds(text, extended.max_rounds))
     return extended
+
+
+def with_max_rounds(text: str, max_rounds: int) -> str:
+    """The dialogue ``text`` (or its header alone) with 'Max rounds' set to ``max_rounds``, all else unchanged."""
+    scan = _scan(text, None)
+    line = _split_lines(text)[scan.field_lines["max rounds"]]
+    return f"{text[: line.start]}Max rounds: {max_rounds}{text[line.end :]}"
 
 
 # --- file names --------------------------------------------------------------------------------

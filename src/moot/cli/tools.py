@@ -492,6 +492,21 @@ def critique_release(
     _run(root, lambda ws: critique.release(ws, file=file, role=role, lease_token=lease_token, close=close))
 
 
+@critique_tools.command("extend")
+def critique_extend(
+    file: Dialogue,
+    role: Annotated[str, Opt("--role")],
+    lease_token: LeaseToken = None,
+    rounds: Annotated[int | None, Opt("--rounds", help="How many more rounds (default: as moot run offers).")] = None,
+    root: Root = None,
+) -> None:
+    """Raise the round limit (on a claimed dialogue under your lease, for every host)."""
+    from moot.tools import critique
+
+    more = {} if rounds is None else {"rounds": rounds}
+    _run(root, lambda ws: critique.extend(ws, file=file, role=role, lease_token=lease_token, **more))
+
+
 @critique_tools.command("status")
 def critique_status(file: Dialogue, root: Root = None) -> None:
     """What the record says and who holds its lease."""

@@ -85,6 +85,10 @@ class LeaseGuard(ABC):
         """Store the record's opening files (JSON ``{name: text}``) unless the debate already has them."""
 
     @abstractmethod
+    def reopen_record(self, opening: str) -> None:
+        """Replace the record's opening files (JSON ``{name: text}``), e.g. a header whose round limit was raised."""
+
+    @abstractmethod
     def conclude(self, outcome: str, *, reason: str = "", summary: str = "", body: str | None = None) -> Conclusion:
         """Record the terminal outcome (and ``body``, the conclusion as the record writes it); the same outcome
         again is a no-op, a different one is refused."""

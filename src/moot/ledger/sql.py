@@ -437,10 +437,11 @@ class SqlLedger(Ledger):
         )
 
     @staticmethod
-    def _open(tx: Tx, held: _Held, opening: str) -> None:
+    def _open(tx: Tx, held: _Held, opening: str, *, replace: bool = False) -> None:
         if not isinstance(opening, str):
             raise InvalidInputError("A record's opening files must be JSON text; pass them as a string.")
-        tx.run("UPDATE debates SET opening = ? WHERE id = ? AND opening IS NULL", (opening, held.debate.id))
+        unless_held = "" if replace else " AND opening IS NULL"
+        tx.run("UPDATE debates SET opening = ? WHERE id = ?" + unless_held, (opening, held.debate.id))
 
     def status(self, debate_id: str) -> DebateStatus:
         with self._transaction(write=False) as tx:
@@ -839,6 +840,9 @@ class _Guard(LeaseGuard):
 
     def open_record(self, opening: str) -> None:
         self._ledger._open(self._open_tx(), self._held, opening)
+
+    def reopen_record(self, opening: str) -> None:
+        self._ledger._open(self._open_tx(), self._held, opening, replace=True)
 
     def conclude(self, outcome: str, *, reason: str = "", summary: str = "", body: str | None = None) -> Conclusion:
         return self._ledger._conclude(self._open_tx(), self._held, outcome, reason, summary, body)

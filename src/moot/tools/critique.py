@@ -32,7 +32,7 @@ from moot.builtin_protocols import CRITIQUE
 from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, Refusal
 from moot.ledger import Participant as LedgerParticipant
 from moot.protocols.base import ProtocolViolationError, Violation
-from moot.protocols.critique import CritiqueProtocol, CritiqueTurn, is_turn_header
+from moot.protocols.critique import EXTENSION_ROUNDS, CritiqueProtocol, CritiqueTurn, is_turn_header
 from moot.tools import materialize_dialogue as shared
 from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
 from moot.tools.models import LockView
@@ -87,6 +87,14 @@ class DialogueReleased(BaseModel):
     file: str
     closed: bool
     outcome: str | None
+
+
+class DialogueExtended(BaseModel):
+    model_config = _FROZEN
+
+    file: str
+    max_rounds: int
+    leased: bool
 
 
 class DialogueStatus(BaseModel):
@@ -394,6 +402,42 @@ def claim(
     )
 
 
+@tool
+def extend(
+    ws: Workspace, *, file: str, role: str, lease_token: str | None = None, rounds: int = EXTENSION_ROUNDS
+) -> DialogueExtended:
+    """Raise the dialogue's round limit by ``rounds``; a claimed dialogue's header changes in the ledger, under
+    the lease, so that every host's file shows the new limit."""
+    if rounds < 1:
+        raise BadInput("Extend by at least one round; pass --rounds 1 or more.")
+    path = _path(ws, file)
+    debate = _debate(ws, path)
+    if debate is None:
+        with _file_lock(ws, path):
+            config = dialogue.extend(path, rounds)
+        return DialogueExtended(file=str(path), max_rounds=config.max_rounds, leased=False)
+    if not lease_token:
+        raise Refused(
+            f"{path} is coordinated through leases since it was claimed; claim it and pass --lease-token.",
+            rule="TOOLS_LEASE",
+        )
+    me, fencing = _participant(ws, debate, role)
+    with ws.ledger.guarded_write(debate.id, me.id, lease_token, fencing) as guard:
+        text, _ = _read(path)
+        held = shared.shared_dialogue(guard.record(), text, where=path)
+        if held is None:
+            raise Refused(f"The ledger does not hold the header of {path} yet; append a turn first, then extend.")
+        found, _ = dialogue.parse(held.opening)
+        if found is None:
+            raise Refused(f"The header of {path} the ledger holds does not read back; restore the file and retry.")
+        limit = found.config.extended(rounds).max_rounds
+        guard.reopen_record(shared.opening_files(path.name, dialogue.with_max_rounds(held.opening, limit)))
+        snapshot = guard.record()
+    with translated():
+        shared.sync_dialogue(path, snapshot)
+    return DialogueExtended(file=str(path), max_rounds=limit, leased=True)
+
+
 def _same_header(ws: Workspace, path: Path, opening: str) -> None:
     """Refuse a host whose dialogue was started apart from the one the ledger holds under the same name."""
     debate = _debate(ws, path)
@@ -464,12 +508,14 @@ def status(ws: Workspace, *, file: str) -> DialogueStatus:
 
 
 __all__ = [
+    "DialogueExtended",
     "DialogueLock",
     "DialogueReleased",
     "DialogueStatus",
     "DialogueTurnAppended",
     "append",
     "claim",
+    "extend",
     "parse_turn",
     "release",
     "status",

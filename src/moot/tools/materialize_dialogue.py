@@ -114,10 +114,25 @@ def shared_dialogue(found: DebateRecord, local: str | None, *, where: Path) -> D
     return DialogueText(opening, tuple(pieces), tail)
 
 
+def _max_rounds(opening: str) -> int | None:
+    found, _ = dialogue.parse(opening)
+    return found.config.max_rounds if found is not None else None
+
+
+def header_behind(local: str, wanted: str) -> bool:
+    """The local header is the ledger's, or the ledger's before its round limit was raised (an extension)."""
+    if local == wanted:
+        return True
+    mine, theirs = _max_rounds(local), _max_rounds(wanted)
+    return (
+        mine is not None and theirs is not None and mine < theirs and dialogue.with_max_rounds(local, theirs) == wanted
+    )
+
+
 def agrees(local: DialogueText, wanted: DialogueText) -> bool:
     """The local file's header and turns are the ledger's (so it is only behind, not edited)."""
     return (
-        local.opening == wanted.opening
+        header_behind(local.opening, wanted.opening)
         and len(local.pieces) <= len(wanted.pieces)
         and all(a[1] == b[1] for a, b in zip(local.pieces, wanted.pieces, strict=False))
     )
