@@ -334,6 +334,21 @@ def summary(data: dict[str, Any]) -> str:
     return "; ".join(parts) + "."
 
 
+# Why a lease call does more than the bare one-UPDATE transaction, per backend (ledger/sqlite.py, ledger/postgres.py).
+WHY_DEARER = {
+    "sqlite": (
+        "a claim is two transactions (a snapshot read, then the locked write), every call reads the debate and its"
+        " lease before it writes, and refresh and release add an audit row: about three times the statements of the"
+        " bare transaction, plus moot's own work per call."
+    ),
+    "postgres": (
+        "each call is one statement, but a conditional upsert or UPDATE … RETURNING that checks the fencing and"
+        " writes the audit row in a CTE touches three tables where the bare transaction touches one, plus moot's"
+        " own work per call."
+    ),
+}
+
+
 def losses(data: dict[str, Any]) -> list[str]:
     """Where a lease call costs clearly more than the bare commit, said with the cause."""
     found = []
@@ -347,9 +362,7 @@ def losses(data: dict[str, Any]) -> list[str]:
             continue
         found.append(
             f"On {name} with {worst_n} process(es) a lease call costs {fmt_ratio(worst)} a bare write transaction: "
-            "a claim is two transactions (a snapshot read, then the locked write), every call reads the debate and "
-            "its lease before it writes, and refresh and release add an audit row: about three times the statements "
-            "of the bare one-UPDATE transaction, plus moot's own work per call. While the commit's disk flush is the "
-            "bottleneck this hardly shows; once the CPU is, it shows in full."
+            + WHY_DEARER[key]
+            + " While the commit's disk flush is the bottleneck this hardly shows; once the CPU is, it shows in full."
         )
     return found
