@@ -15,7 +15,7 @@ from pydantic import Field
 
 from moot.ledger import DEFAULT_TTL_SECONDS
 from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, Ttl
-from moot.mcp.state import answer, connection_of, state_of
+from moot.mcp.state import answer, answer_seated, answer_seating, state_of
 from moot.tools import critique
 from moot.tools.workspace import Workspace
 
@@ -43,22 +43,14 @@ def critique_claim(
     """Take the dialogue's lease for your role: returns lease_token and fencing_token. This connection then acts
     only as that role in this dialogue. Refused (TOOLS_LOCK_HELD) with retry_after_seconds while the other role
     holds it."""
-    state, connection = state_of(ctx), connection_of(ctx)
-
-    def act() -> critique.DialogueLock:
-        record, where = _record(state.workspace, file)
-        with state.identities.seating(connection, record, role, where=where):
-            return critique.claim(
-                state.workspace,
-                file=file,
-                role=role,
-                harness=harness,
-                model_id=model_id,
-                run_id=run_id,
-                ttl_seconds=ttl_seconds,
-            )
-
-    return answer(act)
+    return answer_seating(
+        ctx,
+        lambda ws: _record(ws, file),
+        role,
+        lambda ws: critique.claim(
+            ws, file=file, role=role, harness=harness, model_id=model_id, run_id=run_id, ttl_seconds=ttl_seconds
+        ),
+    )
 
 
 def critique_append(
@@ -80,21 +72,15 @@ def critique_append(
     Returns turn_number, round, status, next_speaker and outcome (DONE, STUCK, MAX_ROUNDS once reached). A turn
     that breaks a rule is refused with the rule ids; nothing is written.
     """
-    state, connection = state_of(ctx), connection_of(ctx)
-
-    def act() -> critique.DialogueTurnAppended:
-        record, where = _record(state.workspace, file)
-        state.identities.require_seat(connection, record, role, where=where, claim="critique_claim")
-        return critique.append(
-            state.workspace,
-            file=file,
-            role=role,
-            turn_markdown=turn_markdown,
-            lease_token=lease_token,
-            fencing_token=fencing_token,
-        )
-
-    return answer(act)
+    return answer_seated(
+        ctx,
+        lambda ws: _record(ws, file),
+        role,
+        "critique_claim",
+        lambda ws: critique.append(
+            ws, file=file, role=role, turn_markdown=turn_markdown, lease_token=lease_token, fencing_token=fencing_token
+        ),
+    )
 
 
 def critique_release(
@@ -107,14 +93,13 @@ def critique_release(
     ] = False,
 ) -> CallToolResult:
     """Give the lease back after your turn so the other role can claim it; with close, store the outcome."""
-    state, connection = state_of(ctx), connection_of(ctx)
-
-    def act() -> critique.DialogueReleased:
-        record, where = _record(state.workspace, file)
-        state.identities.require_seat(connection, record, role, where=where, claim="critique_claim")
-        return critique.release(state.workspace, file=file, role=role, lease_token=lease_token, close=close)
-
-    return answer(act)
+    return answer_seated(
+        ctx,
+        lambda ws: _record(ws, file),
+        role,
+        "critique_claim",
+        lambda ws: critique.release(ws, file=file, role=role, lease_token=lease_token, close=close),
+    )
 
 
 def critique_status(file: File, ctx: Context) -> CallToolResult:

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from moot.ledger import DEFAULT_TTL_SECONDS
 from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, Ttl
-from moot.mcp.state import answer, connection_of, state_of
+from moot.mcp.state import answer, answer_seated, answer_seating, state_of
 from moot.protocols.roundtable import MODERATOR
 from moot.tools import roundtable
 
@@ -46,24 +46,22 @@ def roundtable_start(
 ) -> CallToolResult:
     """Create the meeting (AGENDA.md, turn.json) and seat this connection as its moderator, who writes the
     minutes once the meeting concludes."""
-    state, connection = state_of(ctx), connection_of(ctx)
-
-    def act() -> roundtable.MeetingStarted:
-        record, where = _seat(name)
-        with state.identities.seating(connection, record, MODERATOR, where=where):
-            return roundtable.start(
-                state.workspace,
-                name=name,
-                speakers=speakers,
-                max_rounds=max_rounds,
-                agenda=agenda,
-                prompt=prompt,
-                harness=harness,
-                model_id=model_id,
-                run_id=run_id,
-            )
-
-    return answer(act)
+    return answer_seating(
+        ctx,
+        lambda _: _seat(name),
+        MODERATOR,
+        lambda ws: roundtable.start(
+            ws,
+            name=name,
+            speakers=speakers,
+            max_rounds=max_rounds,
+            agenda=agenda,
+            prompt=prompt,
+            harness=harness,
+            model_id=model_id,
+            run_id=run_id,
+        ),
+    )
 
 
 def roundtable_status(name: Meeting, ctx: Context) -> CallToolResult:
@@ -85,22 +83,14 @@ def roundtable_take_floor(
     """Take the floor when turn.json says it is your turn (the moderator's once the meeting concludes): returns
     lease_token and prompt_for_speaker. Refused (TOOLS_NOT_YOUR_TURN) otherwise. This connection then speaks only
     as that role in this meeting."""
-    state, connection = state_of(ctx), connection_of(ctx)
-
-    def act() -> roundtable.FloorGranted:
-        record, where = _seat(name)
-        with state.identities.seating(connection, record, unicodedata.normalize("NFC", role), where=where):
-            return roundtable.take_floor(
-                state.workspace,
-                name=name,
-                role=role,
-                harness=harness,
-                model_id=model_id,
-                run_id=run_id,
-                ttl_seconds=ttl_seconds,
-            )
-
-    return answer(act)
+    return answer_seating(
+        ctx,
+        lambda _: _seat(name),
+        unicodedata.normalize("NFC", role),
+        lambda ws: roundtable.take_floor(
+            ws, name=name, role=role, harness=harness, model_id=model_id, run_id=run_id, ttl_seconds=ttl_seconds
+        ),
+    )
 
 
 def roundtable_speak(
@@ -115,14 +105,13 @@ def roundtable_speak(
 ) -> CallToolResult:
     """Commit your speech and the next turn.json together, then give the floor back: returns sequence,
     next_speaker and status (concluding once the rounds are used or consensus is declared)."""
-    state, connection = state_of(ctx), connection_of(ctx)
-
-    def act() -> roundtable.SpeechCommitted:
-        record, where = _seat(name)
-        seat = unicodedata.normalize("NFC", role)
-        state.identities.require_seat(connection, record, seat, where=where, claim="roundtable_take_floor")
-        return roundtable.speak(
-            state.workspace,
+    return answer_seated(
+        ctx,
+        lambda _: _seat(name),
+        unicodedata.normalize("NFC", role),
+        "roundtable_take_floor",
+        lambda ws: roundtable.speak(
+            ws,
             name=name,
             role=role,
             lease_token=lease_token,
@@ -130,9 +119,8 @@ def roundtable_speak(
             prompt_next=prompt_next,
             consensus=consensus,
             fencing_token=fencing_token,
-        )
-
-    return answer(act)
+        ),
+    )
 
 
 def roundtable_minutes(
@@ -146,34 +134,31 @@ def roundtable_minutes(
     fencing_token: Fencing = None,
 ) -> CallToolResult:
     """The moderator's minutes: write MINUTES.md and close the meeting (turn.json closed) under the floor's lease."""
-    state, connection = state_of(ctx), connection_of(ctx)
-
-    def act() -> roundtable.MeetingClosed:
-        record, where = _seat(name)
-        state.identities.require_seat(connection, record, MODERATOR, where=where, claim="roundtable_start")
-        return roundtable.minutes(
-            state.workspace,
+    return answer_seated(
+        ctx,
+        lambda _: _seat(name),
+        MODERATOR,
+        "roundtable_start",
+        lambda ws: roundtable.minutes(
+            ws,
             name=name,
             lease_token=lease_token,
             minutes_markdown=minutes_markdown,
             language=language,
             fencing_token=fencing_token,
-        )
-
-    return answer(act)
+        ),
+    )
 
 
 def roundtable_release_floor(name: Meeting, role: Role, lease_token: LeaseToken, ctx: Context) -> CallToolResult:
     """Give the floor back without speaking."""
-    state, connection = state_of(ctx), connection_of(ctx)
-
-    def act() -> roundtable.FloorReleased:
-        record, where = _seat(name)
-        seat = unicodedata.normalize("NFC", role)
-        state.identities.require_seat(connection, record, seat, where=where, claim="roundtable_take_floor")
-        return roundtable.release_floor(state.workspace, name=name, role=role, lease_token=lease_token)
-
-    return answer(act)
+    return answer_seated(
+        ctx,
+        lambda _: _seat(name),
+        unicodedata.normalize("NFC", role),
+        "roundtable_take_floor",
+        lambda ws: roundtable.release_floor(ws, name=name, role=role, lease_token=lease_token),
+    )
 
 
 ROUNDTABLE_TOOLS = (

@@ -54,6 +54,38 @@ def answer(action: Callable[[], BaseModel]) -> CallToolResult:
     return tool_result(*tools.invoke(action))
 
 
+# The key a seat is bound to, and how a message names the record, from the server's workspace.
+SeatOf = Callable[[Workspace], tuple[str, str]]
+
+
+def answer_seating(
+    ctx: Context, seat_of: SeatOf, role: str, action: Callable[[Workspace], BaseModel]
+) -> CallToolResult:
+    """Run a call that takes a seat (a claim, a start): this connection then acts only as ``role`` there."""
+    state, connection = state_of(ctx), connection_of(ctx)
+
+    def act() -> BaseModel:
+        record, where = seat_of(state.workspace)
+        with state.identities.seating(connection, record, role, where=where):
+            return action(state.workspace)
+
+    return answer(act)
+
+
+def answer_seated(
+    ctx: Context, seat_of: SeatOf, role: str, claim: str, action: Callable[[Workspace], BaseModel]
+) -> CallToolResult:
+    """Run a call only this connection's seat as ``role`` may make; ``claim`` names the tool that takes it."""
+    state, connection = state_of(ctx), connection_of(ctx)
+
+    def act() -> BaseModel:
+        record, where = seat_of(state.workspace)
+        state.identities.require_seat(connection, record, role, where=where, claim=claim)
+        return action(state.workspace)
+
+    return answer(act)
+
+
 async def answer_async(action: Callable[[], Awaitable[BaseModel]]) -> CallToolResult:
     """Run one async call; a refusal, or a usage error the CLI would report (exit 2), comes back as a tool error."""
     try:
