@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from moot.agents import AgentRequest, FunctionAgent
 from moot.artifacts import check_path
@@ -95,3 +99,20 @@ def test_the_repair_prompt_states_the_parse_error_not_a_false_one(tmp_path: Path
     text = driver.record_path.read_text(encoding="utf-8")
     assert "Use one repo,\nwith scoped builds." in text
     assert check_path(driver.record_path).exit_code == 0
+
+
+def _with_raw_controls(dumped: str) -> str:
+    """JSON text as a model writes it: the escapes of line breaks and tabs in its strings as the raw characters."""
+    raw = {"n": "\n", "t": "\t", "r": "\r"}
+    return re.sub(r"\\(\\)|\\([ntr])", lambda m: "\\\\" if m.group(1) else raw[m.group(2)], dumped)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.text(max_size=8), st.text() | st.lists(st.text(), max_size=3), max_size=4))
+def test_raw_controls_in_any_string_read_as_the_characters_they_are(value: dict[str, object]) -> None:
+    # Pretty-printed (line breaks between the fields) with raw line breaks and tabs inside the strings, beside
+    # escaped quotes, backslashes and other control characters: the strict text holds exactly the same value.
+    text = _with_raw_controls(json.dumps({"message": value}, ensure_ascii=False, indent=2))
+    found = find_object(text)
+    assert not isinstance(found, str), found
+    assert json.loads(found.text) == {"message": value}

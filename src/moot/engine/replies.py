@@ -21,6 +21,9 @@ from moot.protocols.base import Violation
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)[ \t]*\n(.*?)\n[ \t]*\1[ \t]*$", re.DOTALL | re.MULTILINE)
 _DECODER = json.JSONDecoder(strict=False)  # strict=False: control characters inside strings are allowed
 _MAX_STARTS = 50  # candidate "{" positions tried in prose; a reply is a turn, not a book
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)  # a JSON string literal (to the end if unclosed)
+_ESCAPABLE = re.compile(r"\\.|[\x00-\x1f]", re.DOTALL)  # an escape sequence (left alone) or a raw control
 _CONTROL_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 
 ReplyModel = TypeVar("ReplyModel", bound=BaseModel)
@@ -43,20 +46,17 @@ def position(text: str, index: int) -> tuple[int, int]:
 
 def escape_controls(text: str) -> str:
     """``text`` (one JSON value) with every raw control character inside its strings escaped: strict JSON."""
-    out: list[str] = []
-    in_string = escaped = False
-    for char in text:
-        if in_string and not escaped and ord(char) < 0x20:
-            out.append(_CONTROL_ESCAPES.get(char, f"\\u{ord(char):04x}"))
-            continue
-        out.append(char)
-        if escaped:
-            escaped = False
-        elif char == "\\" and in_string:
-            escaped = True
-        elif char == '"':
-            in_string = not in_string
-    return "".join(out)
+    if _CONTROL.search(text) is None:  # no control character anywhere: nothing to escape
+        return text
+    return _STRING.sub(lambda string: _ESCAPABLE.sub(_escape, string.group()), text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    """An escape sequence as it is, a raw control character as its JSON escape."""
+    char = match.group()
+    if len(char) == 2:
+        return char
+    return _CONTROL_ESCAPES.get(char, f"\\u{ord(char):04x}")
 
 
 def find_object(text: str) -> FoundObject | str:
