@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from moot.agents.base import Agent, AgentError, AgentReply, AgentRequest
 from moot.agents.pricing import total_usd, usd_text
@@ -28,6 +28,8 @@ from moot.artifacts.run_state import read_run_state, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, reply_format_violation
 from moot.engine.sealed import open_phase, run_phase
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,8 @@ def local_timestamp() -> str:
 class Engine:
     """Runs one driver to its outcome with the given agents."""
 
+    in_progress = 0  # runs under way in this process (a batch, the MCP server): whether commits go to threads
+
     def __init__(
         self,
         driver: Driver,
@@ -146,6 +150,13 @@ class Engine:
             subscriber(event)
 
     async def run(self) -> RunResult:
+        Engine.in_progress += 1
+        try:
+            return await self._run()
+        finally:
+            Engine.in_progress -= 1
+
+    async def _run(self) -> RunResult:
         started = time.monotonic()
         result = RunResult(self.driver.protocol, self.driver.record_path, self.driver.summary())
         self._write_state(None)
@@ -234,14 +245,14 @@ class Engine:
             try:
                 reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
             except Exception as exc:
-                reason = self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
+                reason = await self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
                 self._halt("agent_failed", role, reason)
                 return False
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
             result.costs.append(self.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens))
             candidate = await self._accept(role, reply.text)
-            self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
+            await self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
             if not candidate.errors:
                 result.turns += 1
                 tokens = reply.prompt_tokens + reply.completion_tokens
@@ -267,10 +278,20 @@ class Engine:
             return Candidate(None, exc.violations)
         return candidate
 
+    def _on_disk(self, work: Callable[[], T]) -> asyncio.Future[T]:
+        """``work()``, a turn's disk work: on a worker thread while other debates run in this process, so that
+        their disk waits overlap; done at once otherwise, where a thread hop would only add its latency."""
+        loop = asyncio.get_running_loop()
+        if Engine.in_progress > 1:
+            return loop.run_in_executor(None, work)
+        done: asyncio.Future[T] = loop.create_future()
+        done.set_result(work())
+        return done
+
     async def _commit(self, turn: Any) -> None:
-        """The driver's commit on a worker thread. A cancelled run (Ctrl-C) still waits for a commit under
+        """The driver's commit (see :meth:`_on_disk`). A cancelled run (Ctrl-C) still waits for a commit under
         way, so the halt it records counts that turn (or not) exactly as the record does."""
-        commit = asyncio.get_running_loop().run_in_executor(None, self.driver.commit, turn)
+        commit = self._on_disk(lambda: self.driver.commit(turn))
         try:
             await asyncio.shield(commit)
         except asyncio.CancelledError:
@@ -278,7 +299,7 @@ class Engine:
                 await commit
             raise
 
-    def log_failed_attempt(
+    async def log_failed_attempt(
         self, result: RunResult, number: int, role: str, attempt: int, exc: Exception, latency_s: float
     ) -> str:
         """Log an attempt whose agent raised instead of replying, tell subscribers, and return the reason."""
@@ -293,7 +314,7 @@ class Engine:
             latency_s=latency_s,
             agent_attempts=getattr(exc, "attempts", 1),
         )
-        self._log_attempt(result, row)
+        await self._log_attempt(result, row)
         self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
         return reason
 
@@ -325,10 +346,11 @@ class Engine:
         )
         return row
 
-    def _log_attempt(self, result: RunResult, row: dict[str, Any]) -> None:
+    async def _log_attempt(self, result: RunResult, row: dict[str, Any]) -> None:
         if "latency_s" in row:
             row["latency_s"] = round(row["latency_s"], 4)
         result.usage.append(row)
         # Advisory, so not fsync'd: a killed run still leaves the line; only a power cut may lose the latest.
-        append_log_line(self.usage_log, json.dumps(row, ensure_ascii=False), durable=False)
+        line = json.dumps(row, ensure_ascii=False)
+        await self._on_disk(lambda: append_log_line(self.usage_log, line, durable=False))
         self.emit("attempt", row["role"], **{key: value for key, value in row.items() if key != "role"})
