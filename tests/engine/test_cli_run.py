@@ -223,6 +223,18 @@ def test_rules_lists_every_rule_id_that_check_reports(tmp_path: Path) -> None:
     assert unknown.returncode == 2 and "chess" in unknown.stderr
 
 
+def test_output_piped_into_a_reader_that_stopped_is_no_internal_error(tmp_path: Path) -> None:
+    # `moot duel status … | head -0`: the reader has closed the pipe before moot writes; moot stops without a
+    # complaint (an agent tool prints its JSON itself, the other commands through typer).
+    command = [*MOOT, "duel", "status", "--duel-id", "0" * 32, "--root", str(tmp_path)]
+    with subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as moot:
+        assert moot.stdout is not None and moot.stderr is not None
+        moot.stdout.close()
+        stderr = moot.stderr.read().decode()
+    assert "internal error" not in stderr and "Traceback" not in stderr, stderr
+    assert moot.returncode == 1
+
+
 @pytest.mark.slow
 def test_run_roundtable_on_the_embedded_model_closes_with_minutes(tmp_path: Path) -> None:
     done = run_moot(

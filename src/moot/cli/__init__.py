@@ -7,6 +7,7 @@ its options without typer and runs alone (:mod:`moot.cli.tool_app`), which start
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -59,6 +60,9 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("moot: interrupted.", file=sys.stderr)
         sys.exit(130)
+    except BrokenPipeError:  # the reader stopped early (`moot … | head`): nothing is wrong, there is no one to tell
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush does not fail again
+        sys.exit(1)
     except Exception as exc:
         if debug:
             raise
