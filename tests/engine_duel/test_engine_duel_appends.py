@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import STARTED, guided
+from engine_duel_helpers import STARTED, guided
 
 from moot.agents import ScriptAgent, ScriptedReply
 from moot.artifacts import check_path

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import SOURCE_TEXT, STARTED, guided
+from engine_duel_helpers import SOURCE_TEXT, STARTED, guided
 
 from moot.agents import AgentRequest, FunctionAgent, ScriptAgent, ScriptedReply
 from moot.agents.local import LocalAgent

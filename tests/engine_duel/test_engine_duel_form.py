@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import guided
+from engine_duel_helpers import guided
 from test_engine_duel_driver import start
 
 from moot.agents.human_form import FormError, form_of, read_form

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import STARTED, guided
+from engine_duel_helpers import STARTED, guided
 
 from moot.agents import FunctionAgent
 from moot.agents.base import AgentRequest
