@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +27,7 @@ from agents_helpers import VERDICT_SCHEMA, chat_completion, scripted_http_server
 
 from moot.agents import AgentError, AgentRequest, OpenAIAgent, RetryPolicy
 from moot.agents._http import RequestDeadline
+from moot.agents.openai_compat import REFUSALS_NAME
 
 ANSWER = '{"verdict": "agree", "reason": "fine"}'
 
@@ -102,6 +107,36 @@ def test_a_refused_json_schema_is_remembered_for_the_server_across_debates() -> 
     formats = [seen.body["response_format"]["type"] for seen in received]
     assert formats == ["json_schema", "json_object", "json_object"]
     assert second.json_schema_refused and reply.attempts == 1
+
+
+def test_the_next_run_asks_a_refusing_server_in_the_form_it_takes_from_its_first_request(tmp_path: Path) -> None:
+    # Two `moot run` processes, one after the other, against the same server: only the first ever sends the
+    # json_schema form the server refuses; the second run's first request is already json_object.
+    refusal = (500, {"error": {"message": "response_format json_schema is not supported", "type": "server"}}, {})
+    message = (
+        "Keep the services in one repository, but scope every CI job to the services a change touches, "
+        "using the build graph. A platform team owns the shared tooling and its on-call rota; each service "
+        "team keeps its own release cadence and its own code owners file."
+    )
+    turn = (200, chat_completion(json.dumps({"message": message, "status": "AWAITING", "summary": ""})), {})
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    formats: list[list[str]] = []
+    with scripted_http_server([refusal, turn]) as (url, received):
+        for run in (1, 2):
+            before = len(received)
+            command = ["run", "critique", "--topic", f"Monorepo {run}", "--max-rounds", "1", "--json"]
+            command += ["--agents", f"openai:scripted-model@{url}", "--root", str(tmp_path)]
+            done = subprocess.run(
+                [sys.executable, "-m", "moot", *command],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
+            )
+            assert json.loads(done.stdout)["outcome"] == "MAX_ROUNDS", done.stderr
+            formats.append([seen.body["response_format"]["type"] for seen in received[before:]])
+    assert formats == [["json_schema", "json_object", "json_object"], ["json_object", "json_object"]]
+    assert url in (tmp_path / "state" / "moot" / REFUSALS_NAME).read_text(encoding="utf-8")
 
 
 def test_a_long_turn_leaves_its_requests_all_but_a_minute_for_a_slow_server() -> None:

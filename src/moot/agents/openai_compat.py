@@ -2,13 +2,15 @@
 
 A schema is sent as ``response_format={"type": "json_schema", ...}``. Servers that refuse that form
 (llama-cpp-python's server answers 500) get ``{"type": "json_object", "schema": ...}`` instead, the
-form llama.cpp turns into a grammar, plus the schema in the system message; the refusal is
-remembered for the server's base URL for the rest of the process, so no later request (of this debate or
-any other) is one the server is known to refuse.
+form llama.cpp turns into a grammar, plus the schema in the system message. The refusal is remembered for
+the server's base URL, in the process and for a week in the user's state (``servers.jsonl``, see
+:mod:`moot.user_state`), so no later request, of this debate, another one or another run, is one the server
+is known to refuse.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -36,12 +38,44 @@ from moot.agents.base import (
 )
 from moot.agents.ollama import ollama_host
 from moot.agents.pricing import runs_locally, table_price_usd
+from moot.user_state import state_dir
 
 OPENAI_URL = "https://api.openai.com/v1"
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
 
-# Base URLs whose server refused ``response_format: json_schema`` in this process.
-_REFUSES_JSON_SCHEMA: set[str] = set()
+REFUSALS_NAME = "servers.jsonl"  # one line per refusal learnt: {"url": …, "refuses": "json_schema", "at": epoch s}
+# A server may be upgraded, or another one take its port: after this long it is asked in the json_schema form again.
+REFUSAL_MEMORY_S = 7 * 24 * 3600
+_refuses_json_schema_urls: set[str] | None = None  # read from the user's state on first use
+
+
+def _refusing_urls() -> set[str]:
+    """Base URLs whose server is known to refuse ``response_format: json_schema``."""
+    global _refuses_json_schema_urls
+    if _refuses_json_schema_urls is None:
+        _refuses_json_schema_urls = set()
+        try:
+            lines = (state_dir() / REFUSALS_NAME).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        since = time.time() - REFUSAL_MEMORY_S
+        for line in lines:
+            with contextlib.suppress(ValueError, TypeError):  # a line a crash cut short, or not ours
+                row = json.loads(line)
+                if isinstance(row, dict) and row.get("refuses") == "json_schema" and row.get("at", 0) >= since:
+                    _refuses_json_schema_urls.add(str(row.get("url")))
+    return _refuses_json_schema_urls
+
+
+def _remember_refusal(base_url: str) -> None:
+    """Keep a refusal for later requests and runs (best effort: an unwritable home costs one refused request a run)."""
+    _refusing_urls().add(base_url)
+    row = {"url": base_url, "refuses": "json_schema", "at": round(time.time())}
+    path = state_dir() / REFUSALS_NAME
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as log:
+            log.write(json.dumps(row) + "\n")
 
 
 class OpenAIAgent(Agent):
@@ -84,7 +118,7 @@ class OpenAIAgent(Agent):
     @property
     def json_schema_refused(self) -> bool:
         """Whether this agent's server is known to refuse the json_schema response format."""
-        return self.base_url in _REFUSES_JSON_SCHEMA
+        return self.base_url in _refusing_urls()
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
@@ -122,7 +156,7 @@ class OpenAIAgent(Agent):
             except openai.APIStatusError as exc:
                 if not _refuses_json_schema(exc):
                     raise self._error(exc) from exc
-                _REFUSES_JSON_SCHEMA.add(self.base_url)
+                _remember_refusal(self.base_url)
         try:
             if schema is None:
                 return await self._create(request, deadline, chat_messages(request), None)

@@ -26,14 +26,14 @@ from moot.ledger.factory import ledger_path
 from moot.ledger_place import DATABASE_ENV
 from moot.tools.errors import BadInput, shown
 from moot.tools.workspace import Workspace, open_workspace
+from moot.user_state import state_dir
 
 INDEX_NAME = "debates.jsonl"
 
 
 def index_path() -> Path:
     """``$XDG_STATE_HOME/moot/debates.jsonl``, else ``~/.local/state/moot/debates.jsonl``."""
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "moot" / INDEX_NAME
+    return state_dir() / INDEX_NAME
 
 
 def remember(debate_id: str, root: Path) -> None:
