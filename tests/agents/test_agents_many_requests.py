@@ -64,7 +64,7 @@ def test_many_requests_at_once_are_all_in_flight_together_over_small_pools() -> 
         for _ in range(2):  # a second round, as a debate's next turn
             replies = await asyncio.gather(*(agent.reply(AgentRequest(prompt="judge")) for _ in range(REQUESTS)))
             texts += [reply.text for reply in replies]
-        transport = agent._client._client._transport
+        transport = agent._clients.get()._client._transport
         assert isinstance(transport, LanedTransport)
         pools = [len(lane.transport._pool.connections) for lane in transport._lanes]
         await agent.aclose()

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 from moot.agents import FunctionAgent, resolve_agent
 from moot.artifacts import check_path
 from moot.engine.critique import CritiqueDriver, CritiqueOptions
 from moot.engine.loop import Engine
+
+MOOT_RUN = [sys.executable, "-m", "moot", "run"]
 
 
 def test_a_critique_dialogue_runs_on_an_openai_compatible_server(llama_server: str, tmp_path: Path) -> None:
@@ -22,3 +27,29 @@ def test_a_critique_dialogue_runs_on_an_openai_compatible_server(llama_server: s
     assert result.summary.turns == 2 and result.outcome is not None  # MAX_ROUNDS or an agreement
     assert result.completion_tokens > 0
     assert check_path(driver.record_path).exit_code == 0
+
+
+def test_moot_run_debates_on_a_server_that_keeps_its_connections_open(llama_server: str, tmp_path: Path) -> None:
+    # As a user runs it: `moot run` first checks that the server is there, then debates. The server (uvicorn)
+    # keeps the probe's connection alive; the debate's requests must not try to reuse it from another event loop.
+    done = subprocess.run(
+        [
+            *MOOT_RUN,
+            "critique",
+            "--topic",
+            "Adopt a monorepo",
+            "--max-rounds",
+            "1",
+            "--json",
+            "--agents",
+            f"openai:smollm2@{llama_server}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    result = json.loads(done.stdout)
+    assert "Event loop is closed" not in result["reason"], result["reason"]
+    assert result["turns"] >= 1 and result["completion_tokens"] > 0, result
+    assert check_path(tmp_path / result["artifact"]).exit_code == 0

@@ -1,12 +1,49 @@
-"""What the OpenAI and Anthropic backends share: HTTP status codes to the agent error tree, and the
-deadline of each request inside a turn."""
+"""What the OpenAI and Anthropic backends share: HTTP status codes to the agent error tree, the deadline of
+each request inside a turn, and an SDK client for each event loop."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping
+from typing import Generic, Protocol, TypeVar
 
 from moot.agents.base import AgentError, AgentRequest, AgentTimeout, AgentUnavailable
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+Client = TypeVar("Client", bound=_Closable)
+
+
+class LoopClient(Generic[Client]):
+    """An SDK client for the running event loop.
+
+    A client's pooled keep-alive connections belong to the loop that opened them, and one agent may serve
+    several loops in turn (``moot run`` checks the server in one ``asyncio.run`` and debates in the next): a
+    connection reused from a closed loop fails with "Event loop is closed". So each loop gets its own client;
+    the first loop adopts the client made up front, whose settings (base URL) others may read at once.
+    """
+
+    def __init__(self, make: Callable[[], Client]) -> None:
+        self._make = make
+        self.first: Client = make()
+        self._current = self.first
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> Client:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._loop is not None:
+                self._current = self._make()  # the old loop's connections go with it
+            self._loop = loop
+        return self._current
+
+    async def close(self) -> None:
+        await self.get().close()
+
 
 # A request that hangs is abandoned while the turn still has time for one retry: that reserve (a
 # minute, enough for a responsive server to answer) or half the turn, whichever is less. The rest of the

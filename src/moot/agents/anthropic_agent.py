@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 
-from moot.agents._http import RequestDeadline, busy_server, error_for_status
+from moot.agents._http import LoopClient, RequestDeadline, busy_server, error_for_status
 from moot.agents.base import (
     PROBE_TIMEOUT_S,
     Agent,
@@ -58,8 +58,10 @@ class AnthropicAgent(Agent):
         self.model = model
         self.retry = retry or RetryPolicy()
         # Retries are ours (counted in the reply), so the SDK's own are off.
-        self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, http_client=http_client)
-        self.where = str(self._client.base_url).rstrip("/")
+        self._clients = LoopClient(
+            lambda: anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, http_client=http_client)
+        )
+        self.where = str(self._clients.first.base_url).rstrip("/")
 
     def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         return table_price_usd(self.model, prompt_tokens, completion_tokens, provider="anthropic")
@@ -67,7 +69,7 @@ class AnthropicAgent(Agent):
     async def probe(self) -> None:
         """List one model: it costs nothing and proves both the connection and the key."""
         try:
-            await self._client.with_options(timeout=PROBE_TIMEOUT_S).models.list(limit=1)
+            await self._clients.get().with_options(timeout=PROBE_TIMEOUT_S).models.list(limit=1)
         except anthropic.APIConnectionError as exc:  # also the probe's timeout
             if not busy_server(exc):
                 raise AgentUnavailable(f"cannot reach {self.where}: check the network connection") from exc
@@ -93,7 +95,7 @@ class AnthropicAgent(Agent):
         )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._clients.close()
 
     async def _create(self, request: AgentRequest, deadline: RequestDeadline) -> Message:
         waited = deadline.next_timeout(self.where)
@@ -112,7 +114,7 @@ class AnthropicAgent(Agent):
             ]
             options["tool_choice"] = {"type": "tool", "name": TURN_TOOL}
         try:
-            message: Message = await self._client.messages.create(
+            message: Message = await self._clients.get().messages.create(
                 model=self.model,
                 max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS,
                 messages=[{"role": "user", "content": request.prompt}],

@@ -20,7 +20,7 @@ import httpx2  # openai's own HTTP client
 import openai
 from openai.types.chat import ChatCompletion
 
-from moot.agents._http import RequestDeadline, busy_server, error_for_status
+from moot.agents._http import LoopClient, RequestDeadline, busy_server, error_for_status
 from moot.agents._lanes import LanedTransport
 from moot.agents.base import (
     PROBE_TIMEOUT_S,
@@ -104,10 +104,14 @@ class OpenAIAgent(Agent):
                 )
             key = _PLACEHOLDER_KEY
         self.retry = retry or RetryPolicy()
-        if http_client is None:  # many debates at once against one server stay cheap per request (see _lanes)
-            http_client = openai.DefaultAsyncHttpxClient(transport=LanedTransport())
-        # Retries are ours (counted in the reply), so the SDK's own are off.
-        self._client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, http_client=http_client)
+
+        def client() -> openai.AsyncOpenAI:
+            # Many debates at once against one server stay cheap per request (see _lanes). Retries are ours
+            # (counted in the reply), so the SDK's own are off.
+            http = http_client or openai.DefaultAsyncHttpxClient(transport=LanedTransport())
+            return openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, http_client=http)
+
+        self._clients = LoopClient(client)
 
     def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         if runs_locally(self.base_url):
@@ -145,7 +149,7 @@ class OpenAIAgent(Agent):
         )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._clients.close()
 
     async def _complete(self, request: AgentRequest, deadline: RequestDeadline) -> ChatCompletion:
         schema = request.json_schema
@@ -187,7 +191,7 @@ class OpenAIAgent(Agent):
         try:
             # The SDK's documented request for a body already in wire form: chat.completions.create would walk
             # the messages through its typed transform first, which costs more CPU than the rest of the request.
-            completion = await self._client.post(
+            completion = await self._clients.get().post(
                 "/chat/completions", cast_to=ChatCompletion, body=body, options={"timeout": waited}
             )
         except json.JSONDecodeError as exc:  # the SDK parses a JSON content type without catching
@@ -221,7 +225,7 @@ class OpenAIAgent(Agent):
     async def probe(self) -> None:
         """List the server's models once: any HTTP answer but a refused key means it is there."""
         try:
-            await self._client.with_options(timeout=PROBE_TIMEOUT_S).models.list()
+            await self._clients.get().with_options(timeout=PROBE_TIMEOUT_S).models.list()
         except openai.APIStatusError as exc:
             if exc.status_code in (401, 403):
                 raise self._error(exc) from exc
