@@ -14,6 +14,7 @@ import pytest
 from moot.agents import AgentRequest, FunctionAgent
 from moot.artifacts import chain as chain_module
 from moot.artifacts import check_path
+from moot.artifacts import roundtable as record_module
 from moot.artifacts.chain import chain_path
 from moot.engine.loop import Engine, Event, Limits
 from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
@@ -120,3 +121,70 @@ def test_a_kill_before_the_chains_append_resumes_and_the_chain_catches_up(
     assert len(chain_path(directory).read_text().splitlines()) == 5
     report = check_path(directory)
     assert report.exit_code == 0 and report.violations == []
+
+
+def test_the_state_in_memory_is_what_the_meeting_on_disk_says_after_every_speech(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The driver keeps the meeting in memory between speeches: after each one it must equal a fresh read of the
+    # directory, and no speech may make it read the whole meeting again.
+    options = RoundtableOptions(speakers=("architect", "reviewer", "security"), topic="Cache reads?", max_rounds=4)
+    driver = RoundtableDriver.start(tmp_path, options, STARTED)
+    full_reads = 0
+    real_read = record_module._read_meeting
+
+    def counting_read(directory: Path) -> object:
+        nonlocal full_reads
+        full_reads += 1
+        return real_read(directory)
+
+    compared: list[int] = []
+
+    def compare(event: Event) -> None:
+        if event.type == "turn_accepted" and driver.state.turn.status == "open":
+            on_disk = record_module.MeetingWriter(driver.record_path)
+            assert driver.state == on_disk.state
+            assert driver._speeches() == on_disk.speeches
+            compared.append(driver.state.speeches)
+
+    monkeypatch.setattr(record_module, "_read_meeting", counting_read)
+    result = asyncio.run(engine(driver, compare).run())
+    monkeypatch.setattr(record_module, "_read_meeting", real_read)
+    assert result.to_json()["outcome"] == "closed"
+    assert compared == list(range(1, 12))  # the twelfth speech concludes the meeting
+    # One full read per comparison above, and the minutes' write and the driver's read after it: none per speech.
+    assert full_reads == len(compared) + 2
+
+
+def test_a_speech_written_by_someone_else_in_between_is_read_before_the_next(tmp_path: Path) -> None:
+    driver = start(tmp_path)
+    asked: list[str] = []
+
+    def outsider_writes_after_the_first(event: Event) -> None:
+        if event.type == "turn_accepted" and driver.state.speeches == 1:
+            # Another participant (the agent tools) takes the reviewer's turn while this run is between turns.
+            record_module.commit_reply(
+                driver.record_path,
+                record_module.RoundtableReply(
+                    position="Outsider position.",
+                    analysis="Reads dominate.",
+                    responses_and_questions="None.",
+                    prompt_for_next_speaker="Go on.",
+                    consensus_reached=False,
+                ),
+            )
+
+    def listening(request: AgentRequest) -> str:
+        asked.append(request.role or "")
+        return speaker(request)
+
+    agent = FunctionAgent(listening)
+    run = Engine(driver, dict.fromkeys(driver.roles(), agent), Limits(), subscribers=(outsider_writes_after_the_first,))
+    result = asyncio.run(run.run())
+    assert result.to_json()["outcome"] == "closed"
+    # The run had asked the reviewer (the floor was its then): that reply is refused, not written under the
+    # architect's name, and the architect is asked next.
+    assert asked[:3] == ["architect", "reviewer", "architect"]
+    names = sorted(p.name for p in driver.record_path.glob("[0-9]*.md"))
+    assert names == ["001_architect.md", "002_reviewer.md", "003_architect.md", "004_reviewer.md"]
+    assert check_path(driver.record_path).exit_code == 0

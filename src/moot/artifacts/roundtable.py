@@ -41,13 +41,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from moot.artifacts.base import (
     FILE_RULES,
     CheckReport,
+    FileStamp,
     atomic_write_text,
     fsync_directory,
     read_text,
     replay_report,
     unreadable,
 )
-from moot.artifacts.chain import extend_chain, record_chain, verify_chain
+from moot.artifacts.chain import chain_path, extend_chain, record_chain, verify_chain
 from moot.artifacts.roundtable_guide import GUIDE_TEXT
 from moot.builtin_protocols import ROUNDTABLE
 from moot.protocols.base import ProtocolViolationError, Replay, Summary, Violation
@@ -562,21 +563,70 @@ def start_meeting(
     return directory
 
 
-def commit_speech(directory: Path, speech: Speech, next_state: TurnState) -> MeetingState:
-    """Step 3 of the guide: validate, write the speech file durably, then turn.json atomically.
+def _stamp(directory: Path) -> tuple[object, ...]:
+    """What any write to a meeting changes, read without parsing: the directory's entries (a speech or the
+    minutes added, a file renamed in; hidden ones, moot's sidecars, are not the meeting's) and ``turn.json``
+    and the chain, each by size, time, inode and content hash (both are small)."""
+    chain = chain_path(directory)
+    return (
+        sorted(name for name in os.listdir(directory) if not name.startswith(".")),
+        FileStamp.of(directory / TURN_FILE),
+        FileStamp.of(chain) if chain.exists() else None,
+    )
 
-    That order is what makes a crash repairable: a speech without its turn.json is detected and
-    finished by :func:`finish_commit`; a turn.json without its speech can never exist.
+
+class MeetingWriter:
+    """A meeting open for speeches: read, checked and replayed once, then each speech validated against the
+    state in memory and written (speech, then turn.json, then its chain row).
+
+    Before each write the meeting's stamp is compared with the one this writer left; when someone else wrote
+    the meeting in between, it is read and checked in full again first. Any failed write also makes the next
+    one read the meeting in full.
     """
-    parsed, state = _load_for_write(directory)
-    new_state, _ = _protocol(state).step(state, RoundtableTurn(speech=speech, next_state=next_state))
-    path = directory / speech_file_name(speech.sequence, speech.role)
-    if path.exists() or path.is_symlink():
-        raise FileExistsError(f"{path} already exists; speeches are never overwritten.")
-    atomic_write_text(path, speech.body)
-    atomic_write_text(directory / TURN_FILE, render_turn_json(next_state))
-    extend_chain(directory, parsed.chain_texts, [speech.body])
-    return new_state
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._open()
+
+    def _open(self) -> None:
+        stamp = _stamp(self.directory)  # before the read: a write in between shows as a changed stamp
+        parsed, self.state = _load_for_write(self.directory)
+        assert parsed.record is not None  # _load_for_write refuses a meeting it cannot read
+        self.speeches: tuple[Speech, ...] = parsed.record.speeches
+        self._chain_texts = parsed.chain_texts
+        self._stamp: tuple[object, ...] | None = stamp
+
+    def fresh(self) -> MeetingWriter:
+        """This writer, after reading the meeting again if someone else wrote it since."""
+        if self._stamp is None or _stamp(self.directory) != self._stamp:
+            self._open()
+        return self
+
+    def commit_speech(self, speech: Speech, next_state: TurnState) -> MeetingState:
+        """Step 3 of the guide: validate, write the speech file durably, then turn.json atomically.
+
+        That order is what makes a crash repairable: a speech without its turn.json is detected and
+        finished by :func:`finish_commit`; a turn.json without its speech can never exist.
+        """
+        self.fresh()
+        state = self.state
+        new_state, _ = _protocol(state).step(state, RoundtableTurn(speech=speech, next_state=next_state))
+        path = self.directory / speech_file_name(speech.sequence, speech.role)
+        if path.exists() or path.is_symlink():
+            raise FileExistsError(f"{path} already exists; speeches are never overwritten.")
+        self._stamp = None  # until the writes below are all done
+        atomic_write_text(path, speech.body)
+        atomic_write_text(self.directory / TURN_FILE, render_turn_json(next_state))
+        extend_chain(self.directory, self._chain_texts, [speech.body])
+        self.state, self.speeches = new_state, (*self.speeches, speech)
+        self._chain_texts = [*self._chain_texts, speech.body]
+        self._stamp = _stamp(self.directory)
+        return new_state
+
+
+def commit_speech(directory: Path, speech: Speech, next_state: TurnState) -> MeetingState:
+    """Validate and write one speech (see :meth:`MeetingWriter.commit_speech`)."""
+    return MeetingWriter(directory).commit_speech(speech, next_state)
 
 
 def commit_reply(directory: Path, reply: RoundtableReply, language: Language = "en") -> MeetingState:

@@ -43,6 +43,7 @@ from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violat
 from moot.protocols.roundtable import (
     AGENDA_FILE,
     MODERATOR,
+    RULES,
     SPEECH_HEADINGS,
     Language,
     MeetingState,
@@ -56,6 +57,7 @@ from moot.protocols.roundtable import (
     close_state,
     name_problem,
     opening_state,
+    same_role,
     speech_file_name,
     turn_from_reply,
 )
@@ -209,12 +211,13 @@ class RoundtableDriver(Driver, SealedPhases):
 
     def _load(self) -> None:
         try:
-            state = record.load_meeting(self.record_path)
+            self.writer = record.MeetingWriter(self.record_path)
         except ProtocolViolationError as exc:
             first = exc.violations[0] if exc.violations else "unreadable"
             raise UserError(
                 f"{self.record_path} cannot be continued ({first}); run `moot check {self.record_path}` on it."
             ) from exc
+        state = self.writer.state
         self.state: MeetingState = state
         self.machine = RoundtableProtocol(
             opening_state(state.turn.conference, state.turn.speaker_order, state.turn.max_rounds, "")
@@ -354,9 +357,11 @@ class RoundtableDriver(Driver, SealedPhases):
         return request.model_copy(update={"prompt": "\n\n".join(parts)})
 
     def _speeches(self) -> tuple[Speech, ...]:
-        """Every speech on disk, in order."""
-        parsed, _ = record.parse_meeting(self.record_path)
-        return parsed.speeches if parsed is not None else ()
+        """Every speech of the meeting, in order (kept in memory; read again only if someone else wrote it)."""
+        try:
+            return self.writer.fresh().speeches
+        except ProtocolViolationError:
+            return ()  # the record broke under us: the commit that follows says how
 
     def _everyone_will_have_spoken(self) -> bool:
         """Whether this speech completes everyone's first speech: only then can all agree."""
@@ -392,6 +397,10 @@ class RoundtableDriver(Driver, SealedPhases):
                     early = "consensus_reached is true in a sealed opening, where no one has heard the others."
                     return Candidate(None, [reply_format_violation(early)])
                 return Candidate(reply)
+            current = self.state.turn.current_speaker
+            if not same_role(role, current):  # the meeting moved on under us: never write this reply as another's
+                taken = f"the floor is {current}'s now (the meeting changed since {role} was asked); {role} waits."
+                return Candidate(None, [RULES.violation("ROUNDTABLE_CURRENT_SPEAKER", taken)])
             if reply.consensus_reached and not self._everyone_will_have_spoken():
                 early = "consensus_reached is true before every speaker has spoken; set it to false."
                 return Candidate(None, [reply_format_violation(early)])
@@ -399,13 +408,18 @@ class RoundtableDriver(Driver, SealedPhases):
         return Candidate(action, self.machine.validate(self.state, action))
 
     def commit(self, turn: RoundtableAction) -> None:
+        """A speech keeps the meeting's state in memory (record.MeetingWriter); the minutes, which close it, and
+        any refusal read the meeting back."""
         try:
             if isinstance(turn, RoundtableTurn):
-                record.commit_speech(self.record_path, turn.speech, turn.next_state)  # speech, then turn.json
-            elif isinstance(turn, RoundtableClosing):
+                self.state = self.writer.commit_speech(turn.speech, turn.next_state)  # speech, then turn.json
+                return
+            if isinstance(turn, RoundtableClosing):
                 record.write_minutes(self.record_path, turn.minutes, self.language)  # MINUTES.md, then turn.json
-        finally:
-            self._load()  # after a refusal too: the record may have changed under us
+        except BaseException:
+            self._load()  # the record may have changed under us; the caller sees the refusal
+            raise
+        self._load()
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
         reason = " ".join(reason.split()) or f"{role} gave no valid reply"
