@@ -27,7 +27,8 @@ from agents_helpers import VERDICT_SCHEMA, chat_completion, scripted_http_server
 
 from moot.agents import AgentError, AgentRequest, OpenAIAgent, RetryPolicy
 from moot.agents._http import RequestDeadline
-from moot.agents.openai_compat import REFUSALS_NAME
+from moot.agents.base import DEFAULT_TURN_TOKENS
+from moot.agents.server_memory import MEMORY_NAME
 
 ANSWER = '{"verdict": "agree", "reason": "fine"}'
 
@@ -136,7 +137,49 @@ def test_the_next_run_asks_a_refusing_server_in_the_form_it_takes_from_its_first
             assert json.loads(done.stdout)["outcome"] == "MAX_ROUNDS", done.stderr
             formats.append([seen.body["response_format"]["type"] for seen in received[before:]])
     assert formats == [["json_schema", "json_object", "json_object"], ["json_object", "json_object"]]
-    assert url in (tmp_path / "state" / "moot" / REFUSALS_NAME).read_text(encoding="utf-8")
+    assert url in (tmp_path / "state" / "moot" / MEMORY_NAME).read_text(encoding="utf-8")
+
+
+def test_a_prompt_longer_than_the_models_context_is_built_again_to_fit_it_in_this_run_and_the_next(
+    tmp_path: Path,
+) -> None:
+    # A small local model behind an OpenAI-compatible server (llama-cpp-python's wording of the refusal): the
+    # first request, sized for a full-size model, is refused; moot builds it again for the reported context,
+    # with the short turns of a small model, and the next run starts that way.
+    message = (
+        "This model's maximum context length is 2048 tokens. However, you requested 6184 tokens (2088 in the "
+        "messages, 4096 in the completion). Please reduce the length of the messages or completion."
+    )
+    too_long = (
+        400,
+        {"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}},
+        {},
+    )
+    turn = (
+        200,
+        chat_completion(
+            json.dumps({"message": "Scope CI jobs to changed services.", "status": "AWAITING", "summary": ""})
+        ),
+        {},
+    )
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    budgets: list[list[int]] = []
+    runs: list[subprocess.CompletedProcess[str]] = []
+    with scripted_http_server([too_long, turn]) as (url, received):
+        for run in (1, 2):
+            before = len(received)
+            command = ["run", "critique", "--topic", f"Monorepo {run}", "--max-rounds", "1", "--json"]
+            command += ["--agents", f"openai:small-model@{url}", "--root", str(tmp_path)]
+            runs.append(
+                subprocess.run(
+                    [sys.executable, "-m", "moot", *command], capture_output=True, text=True, env=env, timeout=120
+                )
+            )
+            budgets.append([seen.body["max_tokens"] for seen in received[before:]])
+    assert [json.loads(done.stdout)["outcome"] for done in runs] == ["MAX_ROUNDS", "MAX_ROUNDS"], runs[0].stderr
+    full, small = budgets[0][0], budgets[0][1]
+    assert full == DEFAULT_TURN_TOKENS and small < 2048 // 2
+    assert budgets == [[full, small, small], [small, small]]
 
 
 def test_a_long_turn_leaves_its_requests_all_but_a_minute_for_a_slow_server() -> None:

@@ -10,6 +10,7 @@ Exceptions::
     ├── AgentUnavailable       it cannot be reached or set up: server down, key or model missing
     ├── AgentTimeout           no reply within the request's timeout_s
     ├── AgentBadReply          a reply arrived but is unusable (empty, missing the forced tool call)
+    ├── AgentContextExceeded   the prompt did not fit the model's context, whose size the server reported
     └── UnknownAgentSpec       the spec string names no backend or is malformed (also a ValueError)
 
 ``AgentError.retryable`` marks transient failures (timeouts, connection errors, HTTP 429 and 5xx);
@@ -89,12 +90,22 @@ class AgentBadReply(AgentError):
     """A reply arrived but cannot be used."""
 
 
+class AgentContextExceeded(AgentError):
+    """The server refused the prompt as longer than the model's context of ``context_tokens``; the agent's
+    :meth:`Agent.bounds` already know it, so a request built to them fits."""
+
+    def __init__(self, message: str, *, context_tokens: int) -> None:
+        super().__init__(message)
+        self.context_tokens = context_tokens
+
+
 class UnknownAgentSpec(AgentError, ValueError):
     """The agent spec string names no known backend or is malformed."""
 
 
 DEFAULT_TURN_TOKENS = 4096  # completion tokens per turn for a full-size model: several paragraphs, full lists
 DEFAULT_CONTEXT_TOKENS = 32_768  # prompts are fitted into this (long sources and histories are cut)
+COMPACT_CONTEXT_TOKENS = 4096  # a model with no more context than this is a small one: compact turns
 
 
 @dataclass(frozen=True)
@@ -114,6 +125,11 @@ class TurnBounds:
         """The completion budget of a turn whose small-model budget is ``compact_default``."""
         return self.max_tokens or (compact_default if self.compact else DEFAULT_TURN_TOKENS)
 
+    @classmethod
+    def for_context(cls, context_tokens: int) -> TurnBounds:
+        """The bounds of a model with this context window: compact turns for a small one."""
+        return cls(context_tokens=context_tokens, compact=context_tokens <= COMPACT_CONTEXT_TOKENS)
+
 
 class Agent(ABC):
     """A participant. Subclasses implement :meth:`reply`; capabilities are class attributes."""
@@ -127,6 +143,10 @@ class Agent(ABC):
     @abstractmethod
     async def reply(self, request: AgentRequest) -> AgentReply:
         """Answer one turn or raise an :class:`AgentError`."""
+
+    def bounds(self) -> TurnBounds:
+        """What its turns must fit now: the backend's :attr:`turn_bounds`, or what it learnt of its model."""
+        return self.turn_bounds
 
     def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         """What a call with these token counts costs in USD: 0 for local models, None when unknown."""

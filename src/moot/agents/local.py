@@ -141,7 +141,7 @@ class LocalAgent(Agent):
     name = "local"
     supports_schema = True
     # A 2048-token context: short turns and text fields, prompts fitted to the context.
-    turn_bounds = TurnBounds(context_tokens=CONTEXT_TOKENS, compact=True)
+    turn_bounds = TurnBounds.for_context(CONTEXT_TOKENS)
 
     def __init__(
         self, path: str | Path | None = None, *, n_ctx: int = CONTEXT_TOKENS, n_threads: int = 2, seed: int = 0

@@ -2,17 +2,17 @@
 
 A schema is sent as ``response_format={"type": "json_schema", ...}``. Servers that refuse that form
 (llama-cpp-python's server answers 500) get ``{"type": "json_object", "schema": ...}`` instead, the
-form llama.cpp turns into a grammar, plus the schema in the system message. The refusal is remembered for
-the server's base URL, in the process and for a week in the user's state (``servers.jsonl``, see
-:mod:`moot.user_state`), so no later request, of this debate, another one or another run, is one the server
-is known to refuse.
+form llama.cpp turns into a grammar, plus the schema in the system message. A prompt longer than the model's
+context (a small local model) is refused with the context's size, and moot sizes its prompts and turns to
+it. Both are remembered (:mod:`moot.agents.server_memory`), so no later request, of this debate, another one
+or another run, is one the server is known to refuse.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import re
 import time
 from typing import Any
 
@@ -20,17 +20,21 @@ import httpx2  # openai's own HTTP client
 import openai
 from openai.types.chat import ChatCompletion
 
+from moot.agents import server_memory
 from moot.agents._http import LoopClient, RequestDeadline, busy_server, error_for_status
 from moot.agents._lanes import LanedTransport
 from moot.agents.base import (
+    DEFAULT_CONTEXT_TOKENS,
     PROBE_TIMEOUT_S,
     Agent,
     AgentBadReply,
+    AgentContextExceeded,
     AgentError,
     AgentReply,
     AgentRequest,
     AgentUnavailable,
     RetryPolicy,
+    TurnBounds,
     UnknownAgentSpec,
     call_with_retries,
     chat_messages,
@@ -38,44 +42,9 @@ from moot.agents.base import (
 )
 from moot.agents.ollama import ollama_host
 from moot.agents.pricing import runs_locally, table_price_usd
-from moot.user_state import state_dir
 
 OPENAI_URL = "https://api.openai.com/v1"
 _PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
-
-REFUSALS_NAME = "servers.jsonl"  # one line per refusal learnt: {"url": …, "refuses": "json_schema", "at": epoch s}
-# A server may be upgraded, or another one take its port: after this long it is asked in the json_schema form again.
-REFUSAL_MEMORY_S = 7 * 24 * 3600
-_refuses_json_schema_urls: set[str] | None = None  # read from the user's state on first use
-
-
-def _refusing_urls() -> set[str]:
-    """Base URLs whose server is known to refuse ``response_format: json_schema``."""
-    global _refuses_json_schema_urls
-    if _refuses_json_schema_urls is None:
-        _refuses_json_schema_urls = set()
-        try:
-            lines = (state_dir() / REFUSALS_NAME).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            lines = []
-        since = time.time() - REFUSAL_MEMORY_S
-        for line in lines:
-            with contextlib.suppress(ValueError, TypeError):  # a line a crash cut short, or not ours
-                row = json.loads(line)
-                if isinstance(row, dict) and row.get("refuses") == "json_schema" and row.get("at", 0) >= since:
-                    _refuses_json_schema_urls.add(str(row.get("url")))
-    return _refuses_json_schema_urls
-
-
-def _remember_refusal(base_url: str) -> None:
-    """Keep a refusal for later requests and runs (best effort: an unwritable home costs one refused request a run)."""
-    _refusing_urls().add(base_url)
-    row = {"url": base_url, "refuses": "json_schema", "at": round(time.time())}
-    path = state_dir() / REFUSALS_NAME
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as log:
-            log.write(json.dumps(row) + "\n")
 
 
 class OpenAIAgent(Agent):
@@ -119,10 +88,17 @@ class OpenAIAgent(Agent):
         provider = "openai" if self.base_url == OPENAI_URL else None  # elsewhere the table matches by URL
         return table_price_usd(self.model, prompt_tokens, completion_tokens, provider=provider, api_url=self.base_url)
 
+    def bounds(self) -> TurnBounds:
+        """Full-size turns, unless the server reported a smaller context for this model."""
+        known = server_memory.context_tokens(self.base_url, self.model)
+        return (
+            TurnBounds.for_context(known) if known is not None and known < DEFAULT_CONTEXT_TOKENS else self.turn_bounds
+        )
+
     @property
     def json_schema_refused(self) -> bool:
         """Whether this agent's server is known to refuse the json_schema response format."""
-        return self.base_url in _refusing_urls()
+        return server_memory.refuses_json_schema(self.base_url)
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
@@ -160,14 +136,15 @@ class OpenAIAgent(Agent):
             except openai.APIStatusError as exc:
                 if not _refuses_json_schema(exc):
                     raise self._error(exc) from exc
-                _remember_refusal(self.base_url)
+                server_memory.remember_json_schema_refusal(self.base_url)
         try:
             if schema is None:
                 return await self._create(request, deadline, chat_messages(request), None)
             fallback = {"type": "json_object", "schema": schema}
-            return await self._create(
-                request, deadline, chat_messages(request, extra_system=schema_instruction(schema)), fallback
-            )
+            # The server holds the reply to the schema as a grammar; the schema's text helps a model read the
+            # fields, but a small context has no room for it (the embedded model gets the grammar alone too).
+            extra = None if self.bounds().compact else schema_instruction(schema)
+            return await self._create(request, deadline, chat_messages(request, extra_system=extra), fallback)
         except openai.APIStatusError as exc:
             raise self._error(exc) from exc
 
@@ -236,6 +213,14 @@ class OpenAIAgent(Agent):
             pass  # it answered, with something other than a model list: reachable
 
     def _error(self, exc: openai.APIStatusError) -> AgentError:
+        context = _reported_context(exc)
+        if context is not None:
+            server_memory.remember_context(self.base_url, self.model, context)
+            return AgentContextExceeded(
+                f"{self.base_url} refused the prompt as longer than the {context}-token context of '{self.model}': "
+                "moot sizes the next prompts to it",
+                context_tokens=context,
+            )
         return error_for_status(
             exc.status_code,
             exc.message,
@@ -253,6 +238,16 @@ class OllamaAgent(OpenAIAgent):
 
     def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         return 0.0  # a local model server
+
+
+# OpenAI's, vLLM's and llama-cpp-python's wording: "This model's maximum context length is 2048 tokens. ..."
+_CONTEXT_LENGTH = re.compile(r"maximum context length is (\d+) tokens")
+
+
+def _reported_context(exc: openai.APIStatusError) -> int | None:
+    """The context window a refusal of a too-long prompt names, if that is what this error is."""
+    found = _CONTEXT_LENGTH.search(str(exc.message)) if exc.status_code == 400 else None
+    return int(found.group(1)) if found else None
 
 
 def _refuses_json_schema(exc: openai.APIStatusError) -> bool:

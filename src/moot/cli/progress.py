@@ -84,6 +84,10 @@ class Progress:
             # A person types now: nothing may draw over their input, so the live line stops until they are done.
             self._stop_status()
             return
+        if event.type == "refitted":
+            context = event.data.get("context_tokens")
+            self.err.print(f"{event.role}'s model has a {context}-token context: its prompts and turns now fit it")
+            return
         if event.type == "turn_started":
             text = self._line(event, "is speaking")
         elif event.type == "turn_rejected":
