@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from moot.agents.base import Agent, AgentError, AgentReply, AgentRequest
+from moot.agents.base import Agent, AgentContextExceeded, AgentError, AgentReply, AgentRequest, TurnBounds
 from moot.agents.pricing import total_usd, usd_text
 from moot.artifacts.base import append_log_line
 from moot.artifacts.run_state import read_run_state, safe_spec, write_run_state
@@ -134,11 +134,7 @@ class Engine:
         self.driver = driver
         self.agents = agents
         self.limits = limits or Limits()
-        driver.turn_bounds = {
-            role: replace(bounds, max_tokens=self.limits.max_turn_tokens or bounds.max_tokens)
-            for role in driver.roles()
-            for bounds in (agents[role].turn_bounds,)
-        }
+        driver.turn_bounds = {role: self._bounds(role) for role in driver.roles()}
         self.subscribers = subscribers
         self.clock = clock
         self.specs = {role: safe_spec(spec) for role, spec in (specs or {}).items()}
@@ -229,6 +225,27 @@ class Engine:
             return f"the run used its {limits.max_wall_s:g} s of wall time"
         return None
 
+    def _bounds(self, role: str) -> TurnBounds:
+        bounds = self.agents[role].bounds()
+        return replace(bounds, max_tokens=self.limits.max_turn_tokens or bounds.max_tokens)
+
+    async def ask(self, role: str, request: AgentRequest) -> tuple[AgentReply, AgentRequest]:
+        """``role``'s reply to ``request`` (and the request it answered), within the turn's time.
+
+        A server that refuses the prompt as longer than its model's context reports that context: the request
+        is built again to fit it, once, and the driver sizes every later request to that model by it too.
+        """
+        try:
+            return await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s), request
+        except AgentContextExceeded as exc:
+            if self._bounds(role).context_tokens >= self.driver.bounds(role).context_tokens:
+                raise  # nothing smaller to build to
+            # Every role whose agent talks to that model: what one learnt, all use.
+            self.driver.turn_bounds = {name: self._bounds(name) for name in self.driver.roles()}
+            self.emit("refitted", role, context_tokens=exc.context_tokens)
+            request = self.timed(self.driver.request_for(role))
+            return await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s), request
+
     def timed(self, request: AgentRequest) -> AgentRequest:
         """``request`` with the run's turn deadline; a driver builds requests (repairs too) without one."""
         return request.model_copy(update={"timeout_s": self.limits.turn_timeout_s})
@@ -243,7 +260,7 @@ class Engine:
         for attempt in range(1, self.limits.repairs + 2):
             asked = time.monotonic()
             try:
-                reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
+                reply, request = await self.ask(role, request)
             except Exception as exc:
                 reason = await self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
                 self._halt("agent_failed", role, reason)
@@ -260,6 +277,8 @@ class Engine:
                 return True
             rules = [v.rule for v in candidate.errors]
             self.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules)
+            if self.driver.next_speaker() != role:  # someone else wrote the record meanwhile: ask who is next now
+                return True
             request = self.timed(self.driver.repair_prompt(request, reply.text, candidate.errors))
         reason = f"{role} gave no valid turn in {self.limits.repairs + 1} attempts (last: {', '.join(rules)})"
         self._halt("repairs_exhausted", role, reason)

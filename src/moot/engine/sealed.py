@@ -180,7 +180,7 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
     for attempt in range(1, engine.limits.repairs + 2):
         asked = time.monotonic()
         try:
-            reply = await asyncio.wait_for(engine.agents[role].reply(request), engine.limits.turn_timeout_s)
+            reply, request = await engine.ask(role, request)
         except Exception as exc:
             reason = await engine.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
             await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
