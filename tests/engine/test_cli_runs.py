@@ -236,8 +236,9 @@ def test_colour_on_a_terminal_unless_no_color_and_quiet_prints_one_line(tmp_path
 
 
 def test_shell_completion_is_offered(tmp_path: Path) -> None:
-    # typer names the shell moot runs in (shellingham reads the parent process): here, bash.
-    command = " ".join([*MOOT, "--show-completion"])
+    # typer names the shell moot runs in (shellingham reads the parent process): here, bash. A lone command in
+    # `bash -c` replaces bash (exec), leaving whatever ran pytest as moot's parent; a second one keeps bash there.
+    command = " ".join([*MOOT, "--show-completion"]) + "; exit $?"
     shown = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0 and "_MOOT_COMPLETE" in shown.stdout, shown.stderr
     assert "--install-completion" in run_moot("--help", cwd=tmp_path).stdout
