@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 from moot.cli.tool_options import Opt, ToolGroup
+from moot.participant_defaults import UNKNOWN_MODEL
 
 if TYPE_CHECKING:
     import typer
@@ -115,7 +116,7 @@ def duel_join(
     harness: Harness,
     run_id: RunId,
     topic: Annotated[str | None, Opt("--topic", help="The topic (default: the source's first heading).")] = None,
-    model_id: ModelId = "unknown-model",
+    model_id: ModelId = UNKNOWN_MODEL,
     debate_dir: Annotated[
         Path | None,
         Opt("--debate-dir", help="rp1's {workRoot}/debates; sets the work root if --root is not given."),
@@ -300,7 +301,7 @@ def roundtable_start(
     agenda: Annotated[str, Opt("--agenda", help="AGENDA file: background, topic, roles ('-' for stdin).")],
     prompt: Annotated[str, Opt("--prompt", help="The first speaker's instruction.")] = "",
     harness: Harness = "unknown",
-    model_id: ModelId = "unknown-model",
+    model_id: ModelId = UNKNOWN_MODEL,
     run_id: Annotated[str, Opt("--run-id")] = "",
     root: Root = None,
 ) -> None:
@@ -338,7 +339,7 @@ def roundtable_take_floor(
     name: Meeting,
     role: Role,
     harness: Harness = "unknown",
-    model_id: ModelId = "unknown-model",
+    model_id: ModelId = UNKNOWN_MODEL,
     run_id: Annotated[str, Opt("--run-id")] = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
     root: Root = None,
@@ -462,7 +463,7 @@ def critique_claim(
     file: Dialogue,
     role: Annotated[str, Opt("--role")],
     harness: Harness = "unknown",
-    model_id: ModelId = "unknown-model",
+    model_id: ModelId = UNKNOWN_MODEL,
     run_id: Annotated[str, Opt("--run-id")] = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
     root: Root = None,

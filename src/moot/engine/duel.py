@@ -36,6 +36,7 @@ from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, r
 from moot.engine.grounding import Grounding, offered_items
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
+from moot.participant_defaults import UNKNOWN_MODEL
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.duel import (
     MAX_TURNS,
@@ -58,7 +59,6 @@ from moot.protocols.duel import (
 
 HARNESS = "moot"
 DEFAULT_ROLES = ("advocate", "skeptic")
-UNKNOWN_MODEL = "unknown-model"  # the seed's MODEL_ID default
 
 ROLE_GUIDANCE = {
     "advocate": "Defend the source document's proposal where the evidence supports it, and concede what it gets wrong.",

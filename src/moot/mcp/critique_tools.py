@@ -16,6 +16,7 @@ from pydantic import Field
 from moot.ledger import DEFAULT_TTL_SECONDS
 from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, Ttl
 from moot.mcp.state import answer, answer_seated, answer_seating, state_of
+from moot.participant_defaults import UNKNOWN_MODEL
 from moot.tools import critique
 from moot.tools.workspace import Workspace
 
@@ -36,7 +37,7 @@ def critique_claim(
     role: Role,
     ctx: Context,
     harness: Annotated[str, Field(description="Your agent host: claude-code, codex, …")] = "unknown",
-    model_id: Annotated[str, Field(description="Your model, recorded with the lease.")] = "unknown-model",
+    model_id: Annotated[str, Field(description="Your model, recorded with the lease.")] = UNKNOWN_MODEL,
     run_id: Annotated[str, Field(description="Your workflow run id.")] = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
 ) -> CallToolResult:

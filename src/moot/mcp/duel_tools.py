@@ -16,6 +16,7 @@ from moot.ledger import DEFAULT_RETRY_AFTER_SECONDS, DEFAULT_TTL_SECONDS, EVENT_
 from moot.mcp import resources
 from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, Ttl
 from moot.mcp.state import answer, connection_of, state_of
+from moot.participant_defaults import UNKNOWN_MODEL
 from moot.protocols.duel import OutcomeName
 from moot.tools import duel, events
 from moot.tools.models import LockGranted, Released
@@ -44,7 +45,7 @@ def join(
         ),
     ] = "",
     topic: Annotated[str, Field(description="The topic; empty means the source's first heading.")] = "",
-    model_id: Annotated[str, Field(description="Your model, recorded with every turn you write.")] = "unknown-model",
+    model_id: Annotated[str, Field(description="Your model, recorded with every turn you write.")] = UNKNOWN_MODEL,
     duel_id: Annotated[
         str, Field(description="Join this duel by its id (a peer on another host shares it) instead of by source.")
     ] = "",

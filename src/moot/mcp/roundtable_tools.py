@@ -17,6 +17,7 @@ from pydantic import Field
 from moot.ledger import DEFAULT_TTL_SECONDS
 from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, Ttl
 from moot.mcp.state import answer, answer_seated, answer_seating, state_of
+from moot.participant_defaults import UNKNOWN_MODEL
 from moot.protocols.roundtable import MODERATOR
 from moot.tools import roundtable
 
@@ -41,7 +42,7 @@ def roundtable_start(
     ctx: Context,
     prompt: Annotated[str, Field(description="The first speaker's instruction.")] = "",
     harness: Harness = "unknown",
-    model_id: ModelId = "unknown-model",
+    model_id: ModelId = UNKNOWN_MODEL,
     run_id: RunId = "",
 ) -> CallToolResult:
     """Create the meeting (AGENDA.md, turn.json) and seat this connection as its moderator, who writes the
@@ -76,7 +77,7 @@ def roundtable_take_floor(
     role: Role,
     ctx: Context,
     harness: Harness = "unknown",
-    model_id: ModelId = "unknown-model",
+    model_id: ModelId = UNKNOWN_MODEL,
     run_id: RunId = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
 ) -> CallToolResult:

@@ -31,6 +31,7 @@ from moot.artifacts.base import MAX_ARTIFACT_BYTES, read_text, too_large
 from moot.builtin_protocols import CRITIQUE
 from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, Refusal
 from moot.ledger import Participant as LedgerParticipant
+from moot.participant_defaults import UNKNOWN_MODEL
 from moot.protocols.base import ProtocolViolationError, Violation
 from moot.protocols.critique import EXTENSION_ROUNDS, CritiqueProtocol, CritiqueTurn, is_turn_header
 from moot.tools import materialize_dialogue as shared
@@ -352,7 +353,7 @@ def claim(
     file: str,
     role: str,
     harness: str = "unknown",
-    model_id: str = "unknown-model",
+    model_id: str = UNKNOWN_MODEL,
     run_id: str = "",
     ttl_seconds: float = DEFAULT_TTL_SECONDS,
 ) -> DialogueLock:

@@ -33,6 +33,7 @@ from moot.ledger import (
     SourceMismatchError,
 )
 from moot.ledger import Participant as LedgerParticipant
+from moot.participant_defaults import UNKNOWN_MODEL
 from moot.protocols.base import ProtocolViolationError, Violation
 from moot.protocols.duel import (
     OUTCOMES,
@@ -64,7 +65,6 @@ from moot.tools.source_identity import first_difference, identify, local_copy, t
 from moot.tools.workspace import Workspace
 
 PROTOCOL = "socratic-duel"
-DEFAULT_MODEL_ID = "unknown-model"
 
 _FROZEN = ConfigDict(frozen=True)
 
@@ -235,7 +235,7 @@ def join(
     participant_name: str,
     harness: str,
     run_id: str,
-    model_id: str = DEFAULT_MODEL_ID,
+    model_id: str = UNKNOWN_MODEL,
     duel_id: str | None = None,
 ) -> Joined:
     """Join the one active duel on (source, topic slug), creating it; at most two participants.

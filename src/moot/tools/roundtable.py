@@ -26,6 +26,7 @@ from moot.artifacts import roundtable as meeting
 from moot.builtin_protocols import ROUNDTABLE
 from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, LedgerError, Refusal
 from moot.ledger import Participant as LedgerParticipant
+from moot.participant_defaults import UNKNOWN_MODEL
 from moot.protocols.base import ProtocolViolationError
 from moot.protocols.roundtable import (
     MINUTES_FILE,
@@ -280,7 +281,7 @@ def start(
     agenda: str,
     prompt: str = "",
     harness: str = "unknown",
-    model_id: str = "unknown-model",
+    model_id: str = UNKNOWN_MODEL,
     run_id: str = "",
 ) -> MeetingStarted:
     """Create ``.roundtable/{name}/`` (AGENDA.md, turn.json) and join as its moderator.
@@ -385,7 +386,7 @@ def take_floor(
     name: str,
     role: str,
     harness: str = "unknown",
-    model_id: str = "unknown-model",
+    model_id: str = UNKNOWN_MODEL,
     run_id: str = "",
     ttl_seconds: float = DEFAULT_TTL_SECONDS,
 ) -> FloorGranted:
