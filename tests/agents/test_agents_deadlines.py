@@ -29,6 +29,7 @@ from moot.agents import AgentError, AgentRequest, OpenAIAgent, RetryPolicy
 from moot.agents._http import RequestDeadline
 from moot.agents.base import DEFAULT_TURN_TOKENS
 from moot.agents.server_memory import MEMORY_NAME
+from moot.engine.loop import usage_path
 
 ANSWER = '{"verdict": "agree", "reason": "fine"}'
 
@@ -180,6 +181,8 @@ def test_a_prompt_longer_than_the_models_context_is_built_again_to_fit_it_in_thi
     full, small = budgets[0][0], budgets[0][1]
     assert full == DEFAULT_TURN_TOKENS and small < 2048 // 2
     assert budgets == [[full, small, small], [small, small]]
+    first_turn = json.loads(usage_path(tmp_path / json.loads(runs[0].stdout)["artifact"]).read_text().splitlines()[0])
+    assert first_turn["agent_attempts"] == 2  # the refused request and the one that fit
 
 
 def test_a_long_turn_leaves_its_requests_all_but_a_minute_for_a_slow_server() -> None:

@@ -244,7 +244,8 @@ class Engine:
             self.driver.turn_bounds = {name: self._bounds(name) for name in self.driver.roles()}
             self.emit("refitted", role, context_tokens=exc.context_tokens)
             request = self.timed(self.driver.request_for(role))
-            return await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s), request
+            reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
+            return reply.model_copy(update={"attempts": exc.attempts + reply.attempts}), request  # every request sent
 
     def timed(self, request: AgentRequest) -> AgentRequest:
         """``request`` with the run's turn deadline; a driver builds requests (repairs too) without one."""
