@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 from council_helpers import ANSWERS, MEMBERS, agents_for, checks_clean, legal, run, stage, start
 
-from moot.agents.base import AgentError, AgentRequest
+from moot.agents.base import (
+    DEFAULT_TURN_TOKENS,
+    Agent,
+    AgentContextExceeded,
+    AgentError,
+    AgentReply,
+    AgentRequest,
+    TurnBounds,
+)
 from moot.engine.council import CouncilDriver
 from moot.engine.loop import Engine, Limits
 from moot.engine.sealed import read_commitments, sealed_path
@@ -224,3 +232,42 @@ def test_a_full_size_model_answers_at_length_and_only_a_small_model_is_held_to_s
     assert full.max_tokens is not None and full.max_tokens > 1000
     long_answer = " ".join(["Per-tenant caches isolate eviction and billing."] * 60)  # about 2,900 characters
     assert not driver.read_reply(roles[1], json.dumps({"answer": long_answer}), "2026-11-24 21:01").errors
+
+
+class SmallContextModel(Agent):
+    """Every member's agent for one small-context model: a request sized for a full-size model is refused (the
+    server reports its context), and the refusal is known to every agent of that model from then on."""
+
+    CONTEXT = 2048
+    learnt = False
+
+    def __init__(self) -> None:
+        self.budgets: list[int | None] = []
+
+    def bounds(self) -> TurnBounds:
+        return TurnBounds.for_context(self.CONTEXT) if SmallContextModel.learnt else self.turn_bounds
+
+    async def reply(self, request: AgentRequest) -> AgentReply:
+        self.budgets.append(request.max_tokens)
+        await asyncio.sleep(0.01)  # the members' first requests are all in flight before any refusal arrives
+        if (request.max_tokens or 0) > self.CONTEXT // 2:
+            SmallContextModel.learnt = True
+            raise AgentContextExceeded("too long for the model's context", context_tokens=self.CONTEXT)
+        return AgentReply(text=legal(request), latency_s=0.01, model="small")
+
+
+def test_members_asked_at_once_of_a_small_context_model_all_refit_and_the_council_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SmallContextModel, "learnt", False)
+    driver = start(tmp_path)
+    agents = {role: SmallContextModel() for role in driver.roles()}
+    result = run(driver, agents)
+    assert result.outcome is not None and result.outcome.name == "SYNTHESIZED", result.outcome
+    # Each member's sealed answer was refused once at full size, every request after that was small.
+    for role in ("ada", "bo", "cy"):
+        first, *later = agents[role].budgets
+        assert first == DEFAULT_TURN_TOKENS and later and all(b is not None and b <= 1024 for b in later), agents[
+            role
+        ].budgets
+    checks_clean(driver.record_path)

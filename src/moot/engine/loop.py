@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from moot.agents.base import Agent, AgentContextExceeded, AgentError, AgentReply, AgentRequest, TurnBounds
 from moot.agents.pricing import total_usd, usd_text
@@ -28,8 +28,6 @@ from moot.artifacts.run_state import read_run_state, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, reply_format_violation
 from moot.engine.sealed import open_phase, run_phase
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -117,8 +115,6 @@ def local_timestamp() -> str:
 class Engine:
     """Runs one driver to its outcome with the given agents."""
 
-    in_progress = 0  # runs under way in this process (a batch, the MCP server): whether commits go to threads
-
     def __init__(
         self,
         driver: Driver,
@@ -146,13 +142,6 @@ class Engine:
             subscriber(event)
 
     async def run(self) -> RunResult:
-        Engine.in_progress += 1
-        try:
-            return await self._run()
-        finally:
-            Engine.in_progress -= 1
-
-    async def _run(self) -> RunResult:
         started = time.monotonic()
         result = RunResult(self.driver.protocol, self.driver.record_path, self.driver.summary())
         self._write_state(None)
@@ -230,22 +219,35 @@ class Engine:
         return replace(bounds, max_tokens=self.limits.max_turn_tokens or bounds.max_tokens)
 
     async def ask(self, role: str, request: AgentRequest) -> tuple[AgentReply, AgentRequest]:
-        """``role``'s reply to ``request`` (and the request it answered), within the turn's time.
+        """``role``'s reply to ``request`` within the turn's time, and the request a repair builds on.
 
-        A server that refuses the prompt as longer than its model's context reports that context: the request
-        is built again to fit it, once, and the driver sizes every later request to that model by it too.
+        An agent may learn that its model's context is smaller than the request assumed: from a server that
+        refused the prompt as too long (the request is then built again to fit, once, within what is left of
+        the turn; a repair's notes are not in the rebuilt request), or from a reply the context cut short. Every
+        later request to that model is sized by what it learnt, a repair of this turn too.
         """
+        built_for = self.driver.bounds(role).context_tokens  # before the wait: other roles may refit meanwhile
+        started = time.monotonic()
         try:
-            return await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s), request
-        except AgentContextExceeded as exc:
-            if self._bounds(role).context_tokens >= self.driver.bounds(role).context_tokens:
-                raise  # nothing smaller to build to
-            # Every role whose agent talks to that model: what one learnt, all use.
-            self.driver.turn_bounds = {name: self._bounds(name) for name in self.driver.roles()}
-            self.emit("refitted", role, context_tokens=exc.context_tokens)
-            request = self.timed(self.driver.request_for(role))
             reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
+        except AgentContextExceeded as exc:
+            if exc.context_tokens >= built_for:
+                raise  # the request was already built for that context: nothing smaller to build to
+            self._refit(role, exc.context_tokens)
+            request = self.timed(self.driver.request_for(role))
+            left = self.limits.turn_timeout_s - (time.monotonic() - started)
+            reply = await asyncio.wait_for(self.agents[role].reply(request), max(left, 0.001))
             return reply.model_copy(update={"attempts": exc.attempts + reply.attempts}), request  # every request sent
+        learnt = self._bounds(role).context_tokens
+        if learnt < self.driver.bounds(role).context_tokens:
+            self._refit(role, learnt)
+            request = self.timed(self.driver.request_for(role))
+        return reply, request
+
+    def _refit(self, role: str, context_tokens: int) -> None:
+        """Size every role's requests by what its agent now knows of its model (what one learnt, all use)."""
+        self.driver.turn_bounds = {name: self._bounds(name) for name in self.driver.roles()}
+        self.emit("refitted", role, context_tokens=context_tokens)
 
     def timed(self, request: AgentRequest) -> AgentRequest:
         """``request`` with the run's turn deadline; a driver builds requests (repairs too) without one."""
@@ -263,14 +265,14 @@ class Engine:
             try:
                 reply, request = await self.ask(role, request)
             except Exception as exc:
-                reason = await self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
+                reason = self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
                 self._halt("agent_failed", role, reason)
                 return False
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
             result.costs.append(self.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens))
             candidate = await self._accept(role, reply.text)
-            await self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
+            self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
             if not candidate.errors:
                 result.turns += 1
                 tokens = reply.prompt_tokens + reply.completion_tokens
@@ -298,20 +300,11 @@ class Engine:
             return Candidate(None, exc.violations)
         return candidate
 
-    def _on_disk(self, work: Callable[[], T]) -> asyncio.Future[T]:
-        """``work()``, a turn's disk work: on a worker thread while other debates run in this process, so that
-        their disk waits overlap; done at once otherwise, where a thread hop would only add its latency."""
-        loop = asyncio.get_running_loop()
-        if Engine.in_progress > 1:
-            return loop.run_in_executor(None, work)
-        done: asyncio.Future[T] = loop.create_future()
-        done.set_result(work())
-        return done
-
     async def _commit(self, turn: Any) -> None:
-        """The driver's commit (see :meth:`_on_disk`). A cancelled run (Ctrl-C) still waits for a commit under
-        way, so the halt it records counts that turn (or not) exactly as the record does."""
-        commit = self._on_disk(lambda: self.driver.commit(turn))
+        """The driver's commit on a worker thread, so that concurrent debates overlap their disk waits and a
+        second Ctrl-C cannot cut a commit in two. A cancelled run (Ctrl-C) still waits for a commit under way, so
+        the halt it records counts that turn (or not) exactly as the record does."""
+        commit = asyncio.get_running_loop().run_in_executor(None, self.driver.commit, turn)
         try:
             await asyncio.shield(commit)
         except asyncio.CancelledError:
@@ -319,7 +312,7 @@ class Engine:
                 await commit
             raise
 
-    async def log_failed_attempt(
+    def log_failed_attempt(
         self, result: RunResult, number: int, role: str, attempt: int, exc: Exception, latency_s: float
     ) -> str:
         """Log an attempt whose agent raised instead of replying, tell subscribers, and return the reason."""
@@ -334,7 +327,7 @@ class Engine:
             latency_s=latency_s,
             agent_attempts=getattr(exc, "attempts", 1),
         )
-        await self._log_attempt(result, row)
+        self._log_attempt(result, row)
         self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
         return reason
 
@@ -366,11 +359,10 @@ class Engine:
         )
         return row
 
-    async def _log_attempt(self, result: RunResult, row: dict[str, Any]) -> None:
+    def _log_attempt(self, result: RunResult, row: dict[str, Any]) -> None:
         if "latency_s" in row:
             row["latency_s"] = round(row["latency_s"], 4)
         result.usage.append(row)
         # Advisory, so not fsync'd: a killed run still leaves the line; only a power cut may lose the latest.
-        line = json.dumps(row, ensure_ascii=False)
-        await self._on_disk(lambda: append_log_line(self.usage_log, line, durable=False))
+        append_log_line(self.usage_log, json.dumps(row, ensure_ascii=False), durable=False)
         self.emit("attempt", row["role"], **{key: value for key, value in row.items() if key != "role"})

@@ -182,7 +182,7 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
         try:
             reply, request = await engine.ask(role, request)
         except Exception as exc:
-            reason = await engine.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
+            reason = engine.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
             await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
             return
         result.prompt_tokens += reply.prompt_tokens
@@ -191,7 +191,7 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
         now = engine.clock()
         candidate = _read(engine, role, reply.text, now)
         accepted = not candidate.errors and candidate.turn is not None
-        await engine._log_attempt(result, engine._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
+        engine._log_attempt(result, engine._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
         if accepted:
             digest = sealed_digest(driver.sealed_text(candidate.turn))
             await _commit(record, Commitment(phase.name, role, now, reply=reply.text, digest=digest))
