@@ -185,6 +185,25 @@ def test_a_prompt_longer_than_the_models_context_is_built_again_to_fit_it_in_thi
     assert first_turn["agent_attempts"] == 2  # the refused request and the one that fit
 
 
+def test_a_reply_the_models_context_cut_short_sizes_the_next_requests(tmp_path: Path) -> None:
+    # llama.cpp refuses only a prompt that alone is too long; a long reply simply stops where the context ends
+    # (finish_reason "length" before max_tokens). That is the context's size too: the repair and the next
+    # turn are sized for it.
+    cut = chat_completion('{"message": "Scope the builds to the services that changed, and')
+    cut["choices"][0]["finish_reason"] = "length"
+    cut["usage"] = {"prompt_tokens": 1500, "completion_tokens": 548, "total_tokens": 2048}
+    turn = chat_completion(
+        json.dumps({"message": "Scope CI jobs to changed services.", "status": "AWAITING", "summary": ""})
+    )
+    with scripted_http_server([(200, cut, {}), (200, turn, {})]) as (url, received):
+        command = ["run", "critique", "--topic", "Monorepo", "--max-rounds", "1", "--json"]
+        command += ["--agents", f"openai:small-model@{url}", "--root", str(tmp_path)]
+        done = subprocess.run([sys.executable, "-m", "moot", *command], capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout)["outcome"] == "MAX_ROUNDS", done.stderr
+    budgets = [seen.body["max_tokens"] for seen in received]
+    assert budgets[0] == DEFAULT_TURN_TOKENS and len(budgets) == 3 and all(b <= 2048 // 2 for b in budgets[1:]), budgets
+
+
 def test_a_long_turn_leaves_its_requests_all_but_a_minute_for_a_slow_server() -> None:
     # A local model on a busy machine may need most of a 300 s turn: its request is not cut at half of it.
     assert RequestDeadline(AgentRequest(prompt="x", timeout_s=300)).request_s == 240

@@ -24,25 +24,28 @@ class LoopClient(Generic[Client]):
     A client's pooled keep-alive connections belong to the loop that opened them, and one agent may serve
     several loops in turn (``moot run`` checks the server in one ``asyncio.run`` and debates in the next): a
     connection reused from a closed loop fails with "Event loop is closed". So each loop gets its own client;
-    the first loop adopts the client made up front, whose settings (base URL) others may read at once.
+    the first loop adopts the one made up front, whose settings (base URL) may be read at once. A client the
+    caller built its own HTTP client into shares that HTTP client across loops: use it in one loop.
     """
 
     def __init__(self, make: Callable[[], Client]) -> None:
         self._make = make
         self.first: Client = make()
-        self._current = self.first
+        self._current: Client | None = self.first
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def get(self) -> Client:
         loop = asyncio.get_running_loop()
-        if self._loop is not loop:
-            if self._loop is not None:
-                self._current = self._make()  # the old loop's connections go with it
-            self._loop = loop
+        if self._current is None or (self._loop is not None and self._loop is not loop):
+            self._current = self._make()  # an earlier loop's connections go with that loop
+        self._loop = loop
         return self._current
 
     async def close(self) -> None:
-        await self.get().close()
+        """Close this loop's client (the next use opens another); one of an earlier loop only goes with it."""
+        if self._current is not None and self._loop in (None, asyncio.get_running_loop()):
+            await self._current.close()
+        self._current, self._loop = None, None
 
 
 # A request that hangs is abandoned while the turn still has time for one retry: that reserve (a

@@ -114,6 +114,12 @@ class OpenAIAgent(Agent):
                 "raise max_tokens or rephrase the prompt"
             )
         usage = completion.usage
+        if usage and choice.finish_reason == "length" and usage.completion_tokens < (request.max_tokens or 0):
+            # Cut before its max_tokens: the model ran out of context (llama.cpp and others stop there silently,
+            # refusing only a prompt that alone is too long), so prompt and completion are the whole context.
+            filled = usage.prompt_tokens + usage.completion_tokens
+            if filled < self.bounds().context_tokens:
+                server_memory.remember_context(self.base_url, self.model, filled)
         return AgentReply(
             text=text,
             prompt_tokens=usage.prompt_tokens if usage else 0,
