@@ -185,6 +185,10 @@ def test_a_speech_written_by_someone_else_in_between_is_read_before_the_next(tmp
     # The run had asked the reviewer (the floor was its then): that reply is refused, not written under the
     # architect's name, and the architect is asked next.
     assert asked[:3] == ["architect", "reviewer", "architect"]
+    refused = [row for row in result.usage if not row["accepted"]]
+    assert [(row["role"], [v["rule"] for v in row["violations"]]) for row in refused] == [
+        ("reviewer", ["ROUNDTABLE_CURRENT_SPEAKER"])
+    ]
     names = sorted(p.name for p in driver.record_path.glob("[0-9]*.md"))
     assert names == ["001_architect.md", "002_reviewer.md", "003_architect.md", "004_reviewer.md"]
     assert check_path(driver.record_path).exit_code == 0

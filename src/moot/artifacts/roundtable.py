@@ -563,16 +563,24 @@ def start_meeting(
     return directory
 
 
-def _stamp(directory: Path) -> tuple[object, ...]:
-    """What any write to a meeting changes, read without parsing: the directory's entries (a speech or the
-    minutes added, a file renamed in; hidden ones, moot's sidecars, are not the meeting's) and ``turn.json``
-    and the chain, each by size, time, inode and content hash (both are small)."""
+def _listing(directory: Path) -> list[str]:
+    """The meeting's own files (hidden ones are moot's sidecars and temp files), sorted."""
+    return sorted(name for name in os.listdir(directory) if not name.startswith("."))
+
+
+def _stamp(directory: Path) -> tuple[object, ...] | None:
+    """What any write to a meeting changes, read without parsing: its files (a speech or the minutes added, a
+    file renamed in) and ``turn.json`` and the chain, each by size, time, inode and content hash (both are
+    small). ``None`` when one cannot be read: the meeting is then read in full, which says why."""
     chain = chain_path(directory)
-    return (
-        sorted(name for name in os.listdir(directory) if not name.startswith(".")),
-        FileStamp.of(directory / TURN_FILE),
-        FileStamp.of(chain) if chain.exists() else None,
-    )
+    try:
+        return (
+            _listing(directory),
+            FileStamp.of(directory / TURN_FILE),
+            FileStamp.of(chain) if chain.exists() else None,
+        )
+    except OSError:
+        return None
 
 
 class MeetingWriter:
@@ -580,8 +588,8 @@ class MeetingWriter:
     state in memory and written (speech, then turn.json, then its chain row).
 
     Before each write the meeting's stamp is compared with the one this writer left; when someone else wrote
-    the meeting in between, it is read and checked in full again first. Any failed write also makes the next
-    one read the meeting in full.
+    the meeting in between, it is read and checked in full again first. A failed write, or a meeting that is
+    not exactly as this writer's own writes left it, makes the next use read it in full.
     """
 
     def __init__(self, directory: Path) -> None:
@@ -594,7 +602,7 @@ class MeetingWriter:
         assert parsed.record is not None  # _load_for_write refuses a meeting it cannot read
         self.speeches: tuple[Speech, ...] = parsed.record.speeches
         self._chain_texts = parsed.chain_texts
-        self._stamp: tuple[object, ...] | None = stamp
+        self._stamp = stamp
 
     def fresh(self) -> MeetingWriter:
         """This writer, after reading the meeting again if someone else wrote it since."""
@@ -611,16 +619,31 @@ class MeetingWriter:
         self.fresh()
         state = self.state
         new_state, _ = _protocol(state).step(state, RoundtableTurn(speech=speech, next_state=next_state))
-        path = self.directory / speech_file_name(speech.sequence, speech.role)
+        name = speech_file_name(speech.sequence, speech.role)
+        path = self.directory / name
         if path.exists() or path.is_symlink():
-            raise FileExistsError(f"{path} already exists; speeches are never overwritten.")
-        self._stamp = None  # until the writes below are all done
+            raise ProtocolViolationError(
+                [
+                    RULES.violation(
+                        "ROUNDTABLE_SEQUENCE", f"{_shown(str(path))} already exists; speeches are never overwritten."
+                    )
+                ]
+            )
+        listing = _listing(self.directory)
+        turn_json = render_turn_json(next_state)
+        self._stamp = None  # until the writes below are all done and checked
         atomic_write_text(path, speech.body)
-        atomic_write_text(self.directory / TURN_FILE, render_turn_json(next_state))
+        atomic_write_text(self.directory / TURN_FILE, turn_json)
         extend_chain(self.directory, self._chain_texts, [speech.body])
         self.state, self.speeches = new_state, (*self.speeches, speech)
         self._chain_texts = [*self._chain_texts, speech.body]
-        self._stamp = _stamp(self.directory)
+        stamp = _stamp(self.directory)
+        # Someone else's write between ours and the stamp would hide in it: keep it only for exactly our writes.
+        ours = (
+            _listing(self.directory) == sorted([*listing, name])
+            and read_text(self.directory / TURN_FILE)[0] == turn_json
+        )
+        self._stamp = stamp if ours else None
         return new_state
 
 

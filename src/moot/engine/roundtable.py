@@ -21,6 +21,7 @@ Failures (a role that gives no valid reply within its repairs, an agent error, a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Mapping
@@ -217,14 +218,16 @@ class RoundtableDriver(Driver, SealedPhases):
             raise UserError(
                 f"{self.record_path} cannot be continued ({first}); run `moot check {self.record_path}` on it."
             ) from exc
-        state = self.writer.state
-        self.state: MeetingState = state
-        self.machine = RoundtableProtocol(
-            opening_state(state.turn.conference, state.turn.speaker_order, state.turn.max_rounds, "")
-        )
+        turn = self.state.turn
+        self.machine = RoundtableProtocol(opening_state(turn.conference, turn.speaker_order, turn.max_rounds, ""))
         self.agenda, _ = read_text(self.record_path / AGENDA_FILE)
         self.language: Language = self._language or self._detect_language()
         self.sealed = sealed_path(self.record_path).is_file()
+
+    @property
+    def state(self) -> MeetingState:
+        """The meeting as its writer last read or wrote it (see :meth:`request_for` for when it reads again)."""
+        return self.writer.state
 
     def _detect_language(self) -> Language:
         first = self._speeches()[:1]
@@ -278,6 +281,10 @@ class RoundtableDriver(Driver, SealedPhases):
         return role == MODERATOR and self.state.turn.status == "concluding"
 
     def request_for(self, role: str) -> AgentRequest:
+        # Someone else (the agent tools) may have written the meeting since: read it again, cheaply unless so. A
+        # meeting that can no longer be read keeps the state last read; the commit then says what is wrong.
+        with contextlib.suppress(ProtocolViolationError):
+            self.writer.fresh()
         if self._concluding(role):
             return self._moderator_request(role)
         return self._speaker_request(role)
@@ -357,11 +364,8 @@ class RoundtableDriver(Driver, SealedPhases):
         return request.model_copy(update={"prompt": "\n\n".join(parts)})
 
     def _speeches(self) -> tuple[Speech, ...]:
-        """Every speech of the meeting, in order (kept in memory; read again only if someone else wrote it)."""
-        try:
-            return self.writer.fresh().speeches
-        except ProtocolViolationError:
-            return ()  # the record broke under us: the commit that follows says how
+        """Every speech of the meeting, in order."""
+        return self.writer.speeches
 
     def _everyone_will_have_spoken(self) -> bool:
         """Whether this speech completes everyone's first speech: only then can all agree."""
@@ -412,12 +416,13 @@ class RoundtableDriver(Driver, SealedPhases):
         any refusal read the meeting back."""
         try:
             if isinstance(turn, RoundtableTurn):
-                self.state = self.writer.commit_speech(turn.speech, turn.next_state)  # speech, then turn.json
+                self.writer.commit_speech(turn.speech, turn.next_state)  # speech, then turn.json
                 return
             if isinstance(turn, RoundtableClosing):
                 record.write_minutes(self.record_path, turn.minutes, self.language)  # MINUTES.md, then turn.json
         except BaseException:
-            self._load()  # the record may have changed under us; the caller sees the refusal
+            with contextlib.suppress(UserError):  # a meeting left unreadable: the refusal itself says more
+                self._load()  # the record may have changed under us; the caller sees the refusal
             raise
         self._load()
 
