@@ -60,11 +60,25 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("moot: interrupted.", file=sys.stderr)
         sys.exit(130)
-    except BrokenPipeError:  # the reader stopped early (`moot … | head`): nothing is wrong, there is no one to tell
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush does not fail again
-        sys.exit(1)
     except Exception as exc:
+        if isinstance(exc, BrokenPipeError) and _reader_gone():
+            # `moot … | head`: the reader stopped early. Nothing is wrong, and there is no one to tell; the exit's
+            # own flush of stdout must not fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         if debug:
             raise
         print(f"moot: internal error: {exc!r}. Run again with --debug and report the traceback.", file=sys.stderr)
         sys.exit(3)
+
+
+def _reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (its write end then polls as an error)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError):  # no real file behind stdout (a test's capture, a closed stream)
+        return False
