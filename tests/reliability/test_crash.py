@@ -150,12 +150,14 @@ def kill_and_resume(
 
 
 def ended_report(protocol: str, root: Path) -> dict[str, Any] | None:
-    """The outcome and turns of a record that reached its protocol outcome, as a run's report gives them."""
+    """The outcome and turns of a record that reached its protocol outcome, as a run's report gives them: a
+    run counts the moderator's minutes as a turn, the record's own summary counts speeches."""
     record = find_record(protocol, root)
     summary = check_path(record).summary if record is not None else None
-    if summary is None or summary.outcome is None or summary.next_speaker is not None:
+    if record is None or summary is None or summary.outcome is None or summary.next_speaker is not None:
         return None
-    return {"outcome": summary.outcome.name, "turns": summary.turns}
+    turns = len(read_turns(protocol, record).headings) + minutes_written(protocol, record)
+    return {"outcome": summary.outcome.name, "turns": turns}
 
 
 @pytest.fixture(scope="module")
