@@ -231,8 +231,8 @@ class Engine:
         try:
             reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
         except AgentContextExceeded as exc:
-            if exc.context_tokens >= built_for:
-                raise  # the request was already built for that context: nothing smaller to build to
+            if self._bounds(role).context_tokens >= built_for:
+                raise  # the agent knows of no smaller context than the request was built for: nothing to refit to
             self._refit(role, exc.context_tokens)
             request = self.timed(self.driver.request_for(role))
             left = self.limits.turn_timeout_s - (time.monotonic() - started)
