@@ -8,9 +8,10 @@ Pairing each request with its direct twin keeps the two sides under the same loa
 Temperature is pinned to 0 on moot's side so that the twin generates the same reply, and a tiny warm-up
 request goes before each of the two, so llama.cpp's reuse of the previous prompt's prefix is the same for both.
 
-moot's time is the whole debate (starting the record, prompts, validation, durable commits, and the request
-llama-cpp-python's server refuses before moot falls back to its json_object form) less the time spent on the
-twins and warm-ups; the direct time is the sum of the twins.
+moot's time is the whole debate (starting the record, prompts, validation, durable commits, and any request
+the server refuses: a prompt longer than the model's context, which moot then learns) less the time spent on
+the twins and warm-ups; the direct time is the sum of the twins. The server's refusal of json_schema is learnt
+by the priming request, and remembered, so no debate sends that form.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import openai
 from bench.common import BenchResult, Table, fmt, fmt_ratio, median, ratio
 from bench.scripts import DUEL_SOURCE
 from moot.agents import Agent, AgentReply, AgentRequest, OpenAIAgent
+from moot.agents.base import TurnBounds
 from moot.agents.llama_server import embedded_model_missing, llama_server
 from moot.engine.loop import Limits, local_timestamp
 from moot.engine.session import run_driver
@@ -152,6 +154,9 @@ class PairingAgent(Agent):
         client = openai.DefaultAsyncHttpxClient(event_hooks={"request": [keep]})
         self.inner = OpenAIAgent(MODEL, base_url=base_url, http_client=client)
 
+    def bounds(self) -> TurnBounds:
+        return self.inner.bounds()  # what moot's agent learnt of the server (its context) sizes the requests
+
     async def reply(self, request: AgentRequest) -> AgentReply:
         self.twin_first, self.twin = len(self.pairs) % 2 == 1, None
         self.direct.warm_up()
@@ -267,8 +272,8 @@ def loss(name: str, f: dict[str, Any], client_path: dict[str, float]) -> str:
         f"directly ({f['overhead_ms_per_request']:.0f} ms more per request; the median request took "
         f"{f['per_request_time_ratio']:.2f}× as long). Measured parts: moot's own work between requests (prompts, "
         f"validation, durable commits) {f['engine_ms_per_request']:.0f} ms; its HTTP path (agent, openai SDK) "
-        f"{client_path['moot'] - client_path['direct']:.1f} ms per request; once per debate a json_schema request "
-        "that llama-cpp-python's server refuses. The rest is the variance of model time on this shared machine, "
+        f"{client_path['moot'] - client_path['direct']:.1f} ms per request; any request the server refused (the "
+        "HTTP-sent column). The rest is the variance of model time on this shared machine, "
         f"which strikes either side (the most uneven pair of this run: {f['most_uneven_pair']:.1f}× apart)."
     )
 
@@ -321,8 +326,10 @@ def run(quick: bool) -> BenchResult:
             "median over every request of all runs, moot's own ms the median over the runs. "
             "Each request moot sent was also sent directly right after it (every other turn: right before it), so "
             "both saw the same load.",
-            "moot's wall time is the whole debate: record, prompts, validation, durable commits, and one request per "
-            "debate that llama-cpp-python's server refuses (json_schema) before moot resends it as json_object. "
+            "moot's wall time is the whole debate: record, prompts, validation, durable commits, and any request the "
+            "server refused (a prompt longer than the model's context, which moot then learns and fits). The "
+            "server's refusal of json_schema is learnt by the priming request below and remembered, so no debate "
+            "sends that form. "
             "'moot's own ms' is the part spent outside the model calls. Before anything is timed, one schema request "
             "primes the server: its first grammar costs seconds once and would land on whichever side went first.",
             "Temperature 0 on both sides; 'identical replies' counts requests whose direct reply matched moot's.",
