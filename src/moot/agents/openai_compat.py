@@ -221,7 +221,8 @@ class OpenAIAgent(Agent):
     def _error(self, exc: openai.APIStatusError) -> AgentError:
         context = _reported_context(exc)
         if context is not None:
-            server_memory.remember_context(self.base_url, self.model, context)
+            if context < self.bounds().context_tokens:  # news: a context already known is not written again
+                server_memory.remember_context(self.base_url, self.model, context)
             return AgentContextExceeded(
                 f"{self.base_url} refused the prompt as longer than the {context}-token context of '{self.model}': "
                 "moot sizes the next prompts to it",

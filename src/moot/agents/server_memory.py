@@ -61,7 +61,8 @@ def remember_json_schema_refusal(url: str) -> None:
 
 
 def context_tokens(url: str, model: str) -> int | None:
-    """The context window the server at ``url`` reported for ``model``, if it ever refused a prompt as too long."""
+    """The context window the server at ``url`` showed for ``model`` (refusing a prompt as too long, or cutting a
+    reply short where the context ended), if it ever did."""
     reported = [row["context_tokens"] for row in _known() if row["url"] == url and row.get("model") == model]
     return reported[-1] if reported and isinstance(reported[-1], int) else None
 
