@@ -78,8 +78,8 @@ async def gather_server_debates(root: Path, count: int, port: int) -> tuple[floa
     """Wall seconds, CPU seconds (all threads) and turns of ``count`` critiques at once, every turn asked of the
     loopback server."""
     from moot.agents.openai_compat import OpenAIAgent
-    from moot.engine.critique import CritiqueDriver, CritiqueOptions
     from moot.engine.loop import Engine, Limits, local_timestamp
+    from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
     # One agent for every debate, with its own HTTP client (no pool limit: every debate's request is in flight).
     agent = OpenAIAgent("slow", base_url=f"http://127.0.0.1:{port}/v1")

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from moot.agents import Agent, ScriptAgent
-from moot.artifacts.run_state import remove_record
-from moot.engine.critique import CritiqueDriver, CritiqueOptions
+from moot.core.run_state import remove_record
 from moot.engine.loop import Event, Limits, RunResult, local_timestamp
 from moot.engine.session import run_driver
+from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
 TOPIC = "Adopt a monorepo for our services"
 ROLES = ("proposer", "critic")

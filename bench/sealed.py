@@ -19,9 +19,9 @@ from bench.common import BenchResult, Table, fmt, fmt_ratio, median, ratio
 from bench.scripted import durable_dir
 from moot.agents.base import AgentReply, AgentRequest
 from moot.agents.script import FunctionAgent
-from moot.engine.council import CouncilDriver, CouncilOptions
 from moot.engine.loop import Engine, Limits, RunResult
 from moot.engine.sealed import open_phase, run_phase
+from moot.protocols.council.driver import CouncilDriver, CouncilOptions
 
 MEMBERS = 4
 CALL_S = 1.0

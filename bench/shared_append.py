@@ -26,12 +26,12 @@ from tests.ledger.ledger_helpers import PostgresSchema, join
 
 from bench.common import BenchResult, Table, fmt, fmt_ratio, median, ratio
 from bench.leases import DEFAULT_POSTGRES_URL
-from moot.artifacts.chain import build_chain
-from moot.artifacts.duel import parse_document
-from moot.artifacts.roundtable import render_turn_json
+from moot.core.chain import build_chain
 from moot.ledger import Lease, Ledger, open_ledger
-from moot.protocols.roundtable import advance, opening_state, speech_file_name
-from moot.tools.materialize_meeting import turn_files
+from moot.protocols.duel.record import parse_document
+from moot.protocols.roundtable.machine import advance, opening_state, speech_file_name
+from moot.protocols.roundtable.record import render_turn_json
+from moot.protocols.roundtable.sharing import turn_files
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "tests" / "duel" / "examples" / "valid" / "consensus-six-turns.md"
 KINDS = ("digest only", "with text", "speech")

@@ -32,13 +32,13 @@ from moot.agents import Agent, AgentReply, AgentRequest, ScriptAgent, ScriptedRe
 from moot.agents.base import schema_instruction
 from moot.agents.llama_server import embedded_model_missing
 from moot.agents.local import default_weights
-from moot.artifacts import check_path
-from moot.artifacts import roundtable as meeting_record
+from moot.detect import check_path
 from moot.engine.loop import Limits
-from moot.engine.roundtable import LATEST_SPEECHES
 from moot.engine.session import run_driver
 from moot.engine.specs import build_driver
-from moot.protocols.roundtable import MODERATOR, speech_file_name
+from moot.protocols.roundtable import record as meeting_record
+from moot.protocols.roundtable.driver import LATEST_SPEECHES
+from moot.protocols.roundtable.machine import MODERATOR, speech_file_name
 
 STARTED = "2026-05-01 10:00"
 QUICK_ROUNDTABLE = (("architect", "reviewer", "security"), 2)

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from moot import registry
-from moot.artifacts import detect
-from moot.artifacts.base import read_text
+from moot.core.files import read_text
+from moot.detect import detect
 
 if TYPE_CHECKING:
     from moot.metrics import Conformity

@@ -4,7 +4,7 @@ MootError
 ├── UserError            bad input a user can fix; shown as one sentence, exit code 2
 │   ├── ConfigError      moot.toml / [tool.moot] is wrong
 │   └── RecordExists     a new debate's record is already there (``--force`` replaces it)
-└── (protocol refusals are moot.protocols.base.ProtocolViolationError, carrying rule ids)
+└── (protocol refusals are moot.core.machine.ProtocolViolationError, carrying rule ids)
 """
 
 from __future__ import annotations

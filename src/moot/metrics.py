@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from moot.protocols.agora import MEDIATOR, AgoraTurn, proposal_id_for
-from moot.protocols.duel import DuelTurn
+from moot.protocols.agora.machine import MEDIATOR, AgoraTurn, proposal_id_for
+from moot.protocols.duel.machine import DuelTurn
 
 
 @dataclass(frozen=True)
@@ -296,12 +296,12 @@ def record_conformity(protocol: str, text: str) -> dict[str, Conformity]:
     Parsing is total: a record that cannot be parsed has no analyses (``moot check`` says why).
     """
     if protocol == "duel":
-        from moot.artifacts import duel
+        from moot.protocols.duel import record as duel
 
         record, _ = duel.parse(text)
         return {} if record is None else {"stance": conformity(duel_stances(record.turns))}
     if protocol == "agora":
-        from moot.artifacts import agora
+        from moot.protocols.agora import record as agora
 
         debate, _ = agora.parse(text)
         if debate is None:
@@ -309,8 +309,8 @@ def record_conformity(protocol: str, text: str) -> dict[str, Conformity]:
         backed, signals = agora_positions(debate.turns)
         return {"proposal": conformity(backed), "signal": conformity(signals)}
     if protocol == "council":
-        from moot.artifacts import council
-        from moot.protocols.council import CouncilProtocol
+        from moot.protocols.council import record as council
+        from moot.protocols.council.machine import CouncilProtocol
 
         parsed = council.parse(text)
         config = parsed.config

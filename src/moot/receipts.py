@@ -23,9 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moot.artifacts import check_path, detect
-from moot.artifacts.chain import read_chain
 from moot.conformity import conformity_json, summary_line
+from moot.core.chain import read_chain
+from moot.detect import check_path, detect
 from moot.engine.loop import usage_path
 from moot.errors import UserError
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from moot import registry
-from moot.artifacts import check_path
-from moot.artifacts.chain import chain_path
-from moot.artifacts.run_state import run_state_path
+from moot.core.chain import chain_path
+from moot.core.run_state import run_state_path
+from moot.detect import check_path
 from moot.engine.loop import usage_path
 from moot.errors import UserError
 

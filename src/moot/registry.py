@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from moot.artifacts.base import CheckReport
+    from moot.core.files import CheckReport
+    from moot.core.machine import RuleBook
     from moot.engine.driver import Driver
-    from moot.protocols.base import RuleBook
 
 ENTRY_POINT_GROUP = "moot.protocols"
 OWN_DISTRIBUTION = "moot"

@@ -32,14 +32,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from moot.agents.base import AgentRequest
-from moot.artifacts import council as council_record
-from moot.artifacts import critique as record
-from moot.artifacts.base import read_text
-from moot.engine.council import CouncilDriver, CouncilOptions
-from moot.engine.critique import CritiqueDriver, CritiqueOptions
+from moot.core.files import read_text
 from moot.engine.driver import Driver
 from moot.engine.loop import RunResult
 from moot.errors import UserError
+from moot.protocols.council import record as council_record
+from moot.protocols.council.driver import CouncilDriver, CouncilOptions
+from moot.protocols.critique import record
+from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
 Verdict = Literal["approve", "changes_requested"]
 

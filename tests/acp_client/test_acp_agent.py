@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from moot.agents import AcpAgent, AgentRequest, AgentTimeout
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 AGENT = Path(__file__).with_name("acp_test_agent.py")
 MOOT = [sys.executable, "-m", "moot"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 AGENT = Path(__file__).parents[1] / "acp_client" / "acp_test_agent.py"
 

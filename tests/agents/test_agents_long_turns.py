@@ -14,10 +14,10 @@ from agents_helpers import scripted_http_server
 from moot.agents import resolve_agent
 from moot.agents.base import DEFAULT_TURN_TOKENS
 from moot.agents.local import LocalAgent
-from moot.artifacts import check_path
-from moot.engine.critique import COMPACT_MESSAGE_CHARS, COMPACT_REPLY_TOKENS, CritiqueDriver, CritiqueOptions
-from moot.engine.duel import DuelDriver, DuelOptions
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits, usage_path
+from moot.protocols.critique.driver import COMPACT_MESSAGE_CHARS, COMPACT_REPLY_TOKENS, CritiqueDriver, CritiqueOptions
+from moot.protocols.duel.driver import DuelDriver, DuelOptions
 
 STARTED = "2026-11-22 09:00"
 PROPOSAL = (

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from moot.agents import FunctionAgent, resolve_agent
-from moot.artifacts import check_path
-from moot.engine.critique import CritiqueDriver, CritiqueOptions
+from moot.detect import check_path
 from moot.engine.loop import Engine
+from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
 MOOT_RUN = [sys.executable, "-m", "moot", "run"]
 

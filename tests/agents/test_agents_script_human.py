@@ -120,7 +120,7 @@ def test_human_fills_a_structured_turn_in_words_and_moot_builds_the_json() -> No
 
 
 def test_human_writes_a_whole_duel_turn_from_the_schema_and_the_driver_accepts_it(tmp_path: Path) -> None:
-    from moot.engine.duel import DuelDriver, DuelOptions
+    from moot.protocols.duel.driver import DuelDriver, DuelOptions
 
     source = tmp_path / "doc.md"
     source.write_text("# Use SQLite\n\n## Why\nIt is one file.\n\n## Cost\nIt is free.\n", encoding="utf-8")
@@ -156,7 +156,7 @@ def test_human_refuses_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_human_gives_an_agora_signal_confidence_and_message_in_words(tmp_path: Path) -> None:
-    from moot.engine.agora import AgoraDriver, AgoraOptions
+    from moot.protocols.agora.driver import AgoraDriver, AgoraOptions
 
     driver = AgoraDriver.start(tmp_path, AgoraOptions(topic="Strategy or Decorator?"), "2026-11-24 10:00")
     role = driver.next_speaker()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot.protocols.agora import (
+from moot.protocols.agora.machine import (
     AgoraConfig,
     AgoraProtocol,
     AgoraReply,

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from agora_helpers import EVIDENCE, Debate, config, reply
 
-from moot.artifacts import agora, check_path
-from moot.artifacts.chain import chain_path
-from moot.protocols.agora import AgoraReply, AgoraTurn, make_turn
-from moot.protocols.base import ProtocolViolationError, Violation
+from moot.core.chain import chain_path
+from moot.core.machine import ProtocolViolationError, Violation
+from moot.detect import check_path
+from moot.protocols.agora import record as agora
+from moot.protocols.agora.machine import AgoraReply, AgoraTurn, make_turn
 
 EXAMPLES = Path(__file__).parent / "examples"
 STARTED = "2025-03-01T10:00:00Z"

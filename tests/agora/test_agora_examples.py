@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts import check_path
-from moot.protocols.agora import MEDIATOR, RULES
-from moot.protocols.base import Severity
+from moot.core.machine import Severity
+from moot.detect import check_path
+from moot.protocols.agora.machine import MEDIATOR, RULES
 
 EXAMPLES = Path(__file__).parent / "examples"
 VALID = sorted((EXAMPLES / "valid").glob("*.md"))

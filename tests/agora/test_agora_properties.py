@@ -16,9 +16,11 @@ from agora_helpers import EVIDENCE, config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moot.artifacts import agora, check_path
-from moot.artifacts.base import CheckReport, decode_text
-from moot.protocols.agora import (
+from moot.core.files import CheckReport, decode_text
+from moot.core.machine import Outcome, Violation
+from moot.detect import check_path
+from moot.protocols.agora import record as agora
+from moot.protocols.agora.machine import (
     CONSENSUS,
     MEDIATOR,
     METHODOLOGIES,
@@ -35,7 +37,6 @@ from moot.protocols.agora import (
     line_problem,
     role_problem,
 )
-from moot.protocols.base import Outcome, Violation
 
 PURE = settings(max_examples=250, deadline=None)
 ON_DISK = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

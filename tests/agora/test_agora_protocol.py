@@ -6,7 +6,8 @@ import pytest
 from agora_helpers import Debate, config, reply
 from pydantic import ValidationError
 
-from moot.protocols.agora import (
+from moot.core.machine import ProtocolViolationError, Severity
+from moot.protocols.agora.machine import (
     MEDIATOR,
     RULES,
     SIGNALS,
@@ -18,7 +19,6 @@ from moot.protocols.agora import (
     make_turn,
     reply_json_schema,
 )
-from moot.protocols.base import ProtocolViolationError, Severity
 
 # --- consensus ---------------------------------------------------------------------------------
 

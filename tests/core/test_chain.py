@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from moot.artifacts.chain import chain_path, record_chain, verify_chain
+from moot.core.chain import chain_path, record_chain, verify_chain
 
 TURNS = ["turn one\n", "turn two\n", "turn three\n"]
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts.base import append_log_line, atomic_write_text
+from moot.core.files import append_log_line, atomic_write_text
 
 TURN = "---\n\n## Turn {n}\n" + "x" * 20_000 + "\nend {n}\n"
 
 WRITER = """
 import sys
 from pathlib import Path
-from moot.artifacts.base import atomic_write_text
+from moot.core.files import atomic_write_text
 path = Path(sys.argv[1])
 n = path.read_text().count("## Turn ")
 while True:
@@ -66,7 +66,7 @@ def test_sigkill_during_appends_never_tears_a_turn(tmp_path: Path) -> None:
 LOGGER = """
 import sys
 from pathlib import Path
-from moot.artifacts.base import append_log_line
+from moot.core.files import append_log_line
 n = 0
 while True:
     n += 1
@@ -111,7 +111,7 @@ def test_writes_refuse_symlinks(tmp_path: Path) -> None:
 
 
 def test_unreadable_is_reported_not_raised(tmp_path: Path) -> None:
-    from moot.artifacts.base import read_text
+    from moot.core.files import read_text
 
     folder = tmp_path / "looks-like-a-file.md"
     folder.mkdir()
@@ -132,7 +132,7 @@ def test_new_records_are_readable_by_others_like_any_new_file(tmp_path: Path) ->
 APPENDER = """
 import sys
 from pathlib import Path
-from moot.artifacts.base import FileStamp, append_record
+from moot.core.files import FileStamp, append_record
 path = Path(sys.argv[1])
 n = path.read_text().count("## Turn ")
 stamp = FileStamp.of(path)
@@ -161,7 +161,7 @@ def test_sigkill_during_record_appends_never_tears_a_turn(tmp_path: Path) -> Non
 
 
 def test_an_append_to_a_record_someone_else_changed_writes_nothing(tmp_path: Path) -> None:
-    from moot.artifacts.base import FileStamp, RecordChangedError, append_record
+    from moot.core.files import FileStamp, RecordChangedError, append_record
 
     record = tmp_path / "record.md"
     record.write_text("# Dialogue: x\n")

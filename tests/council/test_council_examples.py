@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts import check_path
-from moot.artifacts.base import ExitCode
-from moot.protocols.council import RULES
+from moot.core.files import ExitCode
+from moot.detect import check_path
+from moot.protocols.council.machine import RULES
 
 EXAMPLES = Path(__file__).parent / "examples"
 VALID = sorted((EXAMPLES / "valid").glob("*.md"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from moot.protocols.council import (
+from moot.protocols.council.machine import (
     CHAIRMAN,
     Answer,
     CouncilConfig,

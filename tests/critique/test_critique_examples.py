@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts import check_path
-from moot.artifacts.base import FILE_RULES, ExitCode
-from moot.protocols.base import Severity
-from moot.protocols.critique import RULES
+from moot.core.files import FILE_RULES, ExitCode
+from moot.core.machine import Severity
+from moot.detect import check_path
+from moot.protocols.critique.machine import RULES
 
 EXAMPLES = Path(__file__).parent / "examples"
 INVALID = sorted((EXAMPLES / "invalid").glob("*.md"))

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts import check_path
-from moot.artifacts.base import ExitCode
-from moot.artifacts.chain import chain_path
-from moot.artifacts.critique import (
+from moot.core.chain import chain_path
+from moot.core.files import ExitCode
+from moot.core.machine import ProtocolViolationError, Violation
+from moot.detect import check_path
+from moot.protocols.critique.machine import CritiqueConfig, CritiqueTurn, StatusKind
+from moot.protocols.critique.record import (
     CritiqueRecord,
     append_turn,
     check,
@@ -24,8 +26,6 @@ from moot.artifacts.critique import (
     slugify,
     turn_sources,
 )
-from moot.protocols.base import ProtocolViolationError, Violation
-from moot.protocols.critique import CritiqueConfig, CritiqueTurn, StatusKind
 
 CONFIG = CritiqueConfig.from_template(
     "planning", topic="API design", started="2026-01-31 14:00", directory="/home/dev/api"

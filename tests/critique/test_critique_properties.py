@@ -9,10 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moot.artifacts.base import FILE_RULES, CheckReport, decode_text
-from moot.artifacts.critique import CritiqueRecord, check, parse, render, slugify
-from moot.protocols.base import Violation
-from moot.protocols.critique import (
+from moot.core.files import FILE_RULES, CheckReport, decode_text
+from moot.core.machine import Violation
+from moot.protocols.critique.machine import (
     RULES,
     TEMPLATES,
     CritiqueConfig,
@@ -23,6 +22,7 @@ from moot.protocols.critique import (
     normalize_text,
     split_summary,
 )
+from moot.protocols.critique.record import CritiqueRecord, check, parse, render, slugify
 
 EXAMPLES = Path(__file__).parent / "examples"
 SEEDS = sorted((EXAMPLES / "valid").glob("*.md"))

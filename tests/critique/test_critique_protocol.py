@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from moot.protocols.base import ProtocolViolationError
-from moot.protocols.critique import (
+from moot.core.machine import ProtocolViolationError
+from moot.protocols.critique.machine import (
     RULES,
     CritiqueConfig,
     CritiqueProtocol,

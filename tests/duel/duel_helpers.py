@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot.protocols.duel import Counterpoint, DuelConfig, DuelTurn, Participant, Support, UnresolvedItem
+from moot.protocols.duel.machine import Counterpoint, DuelConfig, DuelTurn, Participant, Support, UnresolvedItem
 
 SOURCE = "/srv/docs/cache-design.md"
 CONFIG = DuelConfig(

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from duel_helpers import ALICE, BOB, CLOSED, CONFIG, T1, T2, T3, TURNS
 
-from moot.artifacts import check_path
-from moot.artifacts import duel as artifact
-from moot.artifacts.chain import chain_path
-from moot.protocols.base import ProtocolViolationError
-from moot.protocols.duel import OutcomeName, Participant, draft_conclusion
+from moot.core.chain import chain_path
+from moot.core.machine import ProtocolViolationError
+from moot.detect import check_path
+from moot.protocols.duel import record as artifact
+from moot.protocols.duel.machine import OutcomeName, Participant, draft_conclusion
 
 EXAMPLES = Path(__file__).parent / "examples"
 RP1_STYLE = EXAMPLES / "valid" / "rp1-style-crlf.md"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts import check_path
-from moot.artifacts.duel import FORMAT_RULES
-from moot.protocols.base import Severity
-from moot.protocols.duel import RULES
+from moot.core.machine import Severity
+from moot.detect import check_path
+from moot.protocols.duel.machine import RULES
+from moot.protocols.duel.record import FORMAT_RULES
 
 EXAMPLES = Path(__file__).parent / "examples"
 VALID = sorted((EXAMPLES / "valid").glob("*.md"))

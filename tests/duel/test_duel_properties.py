@@ -12,11 +12,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moot.artifacts import check_path
-from moot.artifacts.base import FILE_RULES, CheckReport, decode_text
-from moot.artifacts.duel import FORMAT_RULES, DuelRecord, parse, render, slugify
-from moot.protocols.base import Violation
-from moot.protocols.duel import (
+from moot.core.files import FILE_RULES, CheckReport, decode_text
+from moot.core.machine import Violation
+from moot.detect import check_path
+from moot.protocols.duel.machine import (
     MAX_TURNS,
     OUTCOMES,
     RULES,
@@ -30,6 +29,7 @@ from moot.protocols.duel import (
     Support,
     UnresolvedItem,
 )
+from moot.protocols.duel.record import FORMAT_RULES, DuelRecord, parse, render, slugify
 
 EXAMPLE = (Path(__file__).parent / "examples" / "valid" / "consensus-six-turns.md").read_text(encoding="utf-8")
 KNOWN_RULES = {rule.id for book in (RULES, FORMAT_RULES, FILE_RULES) for rule in book}

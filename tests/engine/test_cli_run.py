@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from engine_helpers import MOOT, reply, run_moot, write_script
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 
 def test_run_json_reports_outcome_record_turns_and_tokens(tmp_path: Path, agreeing_script: Path) -> None:

@@ -16,7 +16,7 @@ import pexpect
 import pytest
 from engine_helpers import MOOT, reply, run_moot, write_script
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 
 def critique_t(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -258,8 +258,8 @@ def test_ls_lists_the_records_of_each_protocol_whole_when_piped(tmp_path: Path, 
 
 def test_resume_progress_counts_the_tokens_already_spent(tmp_path: Path) -> None:
     from moot.cli.progress import Progress
-    from moot.engine.critique import CritiqueDriver
     from moot.engine.loop import usage_path
+    from moot.protocols.critique.driver import CritiqueDriver
 
     script = write_script(tmp_path / "s.jsonl", [reply("A."), "nope", "nope", "nope"])
     done = critique_t(tmp_path, "--max-rounds", "1", "--agents", f"script:{script}")

@@ -11,13 +11,13 @@ import pytest
 from engine_helpers import reply
 
 from moot.agents import ScriptAgent
-from moot.artifacts import check_path
-from moot.artifacts import critique as critique_record
-from moot.artifacts.chain import chain_path
-from moot.artifacts.run_state import run_state_path, stored_agents
-from moot.engine.critique import CritiqueDriver, CritiqueOptions
+from moot.core.chain import chain_path
+from moot.core.machine import ProtocolViolationError
+from moot.core.run_state import run_state_path, stored_agents
+from moot.detect import check_path
 from moot.engine.loop import Engine, Event
-from moot.protocols.base import ProtocolViolationError
+from moot.protocols.critique import record as critique_record
+from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
 STARTED = "2026-11-22 09:00"
 

@@ -13,8 +13,8 @@ from engine_helpers import reply, run_moot, write_script
 from moot.agents import AgentReply, AgentRequest, FunctionAgent, resolve_agent
 from moot.agents.local import LocalAgent
 from moot.agents.pricing import table_price_usd
-from moot.engine.critique import CritiqueDriver, CritiqueOptions
 from moot.engine.loop import Engine, Limits, usage_path
+from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
 # gpt-4o-mini's list price on OpenAI: $0.15 per million input tokens, $0.60 per million output tokens.
 GPT_4O_MINI_USD = 1000 * 0.15e-6 + 1000 * 0.60e-6

@@ -9,11 +9,11 @@ from pathlib import Path
 from engine_helpers import reply
 
 from moot.agents import AgentRequest, AgentUnavailable, FunctionAgent, ScriptAgent
-from moot.artifacts import check_path
-from moot.artifacts.run_state import RUN_HALTED
 from moot.cli.check import report_text
-from moot.engine.critique import CritiqueDriver, CritiqueOptions
+from moot.core.run_state import RUN_HALTED
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits, usage_path
+from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
 STARTED = "2026-11-22 09:00"
 

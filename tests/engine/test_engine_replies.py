@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from moot.agents import AgentRequest, FunctionAgent
-from moot.artifacts import check_path
-from moot.engine.critique import CritiqueDriver, CritiqueOptions
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits
 from moot.engine.replies import find_object, parse_reply
-from moot.protocols.critique import CritiqueReply
+from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
+from moot.protocols.critique.machine import CritiqueReply
 
 STARTED = "2026-11-22 09:00"
 

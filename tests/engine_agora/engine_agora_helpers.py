@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from moot.agents import Agent, AgentRequest, FunctionAgent
-from moot.artifacts import check_path
-from moot.engine.agora import AgoraDriver, AgoraOptions
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits, RunResult
+from moot.protocols.agora.driver import AgoraDriver, AgoraOptions
 
 STARTED = "2026-11-22T09:00:00Z"
 TOPIC = "Adopt a monorepo"

@@ -9,12 +9,12 @@ import pytest
 from engine_agora_helpers import TOPIC, checks_clean, choosing, drone, every_role, run, start
 
 from moot.agents import AgentRequest, FunctionAgent, ScriptAgent
-from moot.artifacts import agora as record
-from moot.engine.agora import FAILED, MESSAGE_CHARS, REPLY_MAX_TOKENS, AgoraDriver, parse_position
 from moot.engine.specs import build_driver
 from moot.errors import UserError
-from moot.protocols.agora import MEDIATOR_POSITION, make_turn
-from moot.protocols.agora import AgoraReply as Reply
+from moot.protocols.agora import record
+from moot.protocols.agora.driver import FAILED, MESSAGE_CHARS, REPLY_MAX_TOKENS, AgoraDriver, parse_position
+from moot.protocols.agora.machine import MEDIATOR_POSITION, make_turn
+from moot.protocols.agora.machine import AgoraReply as Reply
 
 SEED_BLOCK = ["DIALOGUE:", "TURN:", "YOUR ROLE:", "YOUR POSITION:", "TOPIC:", "OPPONENT SAID:"]
 

@@ -10,7 +10,8 @@ import pytest
 from engine_agora_helpers import checks_clean, every_role, run, start
 
 from moot.agents import AgentUnavailable, resolve_agent
-from moot.engine.agora import (
+from moot.engine.loop import usage_path
+from moot.protocols.agora.driver import (
     CONFIDENCES,
     EVIDENCE_CONTENT_CHARS,
     EVIDENCE_SOURCE_CHARS,
@@ -18,7 +19,6 @@ from moot.engine.agora import (
     MESSAGE_CHARS_WITH_EVIDENCE,
     REPLY_MAX_TOKENS,
 )
-from moot.engine.loop import usage_path
 
 # English as the seed writes it, to fill every string of a reply to its cap.
 PROSE = (

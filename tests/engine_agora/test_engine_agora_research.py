@@ -10,8 +10,8 @@ import pytest
 from engine_agora_helpers import checks_clean, drone, every_role, run, start
 
 from moot.agents import AgentError, AgentRequest, FunctionAgent
-from moot.engine.agora import FAILED, RESEARCHER, AgoraDriver, research_path
 from moot.errors import UserError
+from moot.protocols.agora.driver import FAILED, RESEARCHER, AgoraDriver, research_path
 
 NOTES = (
     "Our 14 services live in 14 repositories. A change to the shared auth library needs 14 pull requests.\n"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from moot.agents.base import Agent, AgentRequest
 from moot.agents.script import FunctionAgent
-from moot.artifacts import check_path
-from moot.engine.council import CouncilDriver, CouncilOptions
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits, RunResult
+from moot.protocols.council.driver import CouncilDriver, CouncilOptions
 
 PROTOCOL_AGENT = Path(__file__).parents[1] / "reliability" / "protocol_agent.py"
 SCRIPTED = f"cmd:{sys.executable} {PROTOCOL_AGENT}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from council_helpers import SCRIPTED
 
-from moot.protocols.council import RULES
+from moot.protocols.council.machine import RULES
 
 MOOT = [sys.executable, "-m", "moot"]
 

@@ -18,11 +18,11 @@ from moot.agents.base import (
     AgentRequest,
     TurnBounds,
 )
-from moot.engine.council import CouncilDriver
 from moot.engine.loop import Engine, Limits
 from moot.engine.sealed import read_commitments, sealed_path
-from moot.protocols.council import identities
-from moot.protocols.council import unmasked as names_in
+from moot.protocols.council.driver import CouncilDriver
+from moot.protocols.council.machine import identities
+from moot.protocols.council.machine import unmasked as names_in
 
 
 def test_a_council_of_three_ends_synthesized_and_its_record_checks(tmp_path: Path) -> None:
@@ -207,7 +207,7 @@ def test_bad_members_are_refused_before_anything_is_written(tmp_path: Path) -> N
 
 
 def test_an_answer_edited_after_the_reveal_is_caught_by_its_commitment_and_the_chain(tmp_path: Path) -> None:
-    from moot.artifacts import check_path
+    from moot.detect import check_path
 
     driver = start(tmp_path)
     run(driver, agents_for(driver))

@@ -10,11 +10,11 @@ import pytest
 from council_helpers import start
 
 from moot.agents import AgentUnavailable, resolve_agent
-from moot.artifacts import check_path
-from moot.engine.agora import AgoraDriver, AgoraOptions
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits
-from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
 from moot.engine.sealed import read_commitments
+from moot.protocols.agora.driver import AgoraDriver, AgoraOptions
+from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
 
 LIMITS = Limits(turn_timeout_s=900)  # the embedded model on a loaded 2-core machine
 

@@ -13,11 +13,11 @@ import pytest
 from engine_duel_helpers import STARTED, guided
 
 from moot.agents import ScriptAgent, ScriptedReply
-from moot.artifacts import check_path
-from moot.artifacts.chain import RecordAppender, chain_path
-from moot.engine.duel import DuelDriver, DuelOptions
+from moot.core.chain import RecordAppender, chain_path
+from moot.detect import check_path
 from moot.engine.loop import Engine, Event, Limits
 from moot.errors import UserError
+from moot.protocols.duel.driver import DuelDriver, DuelOptions
 
 # Candidate Convergence stays false until the last turn (the skeptic keeps a blocking item), so no turn before
 # it changes the header.

@@ -12,11 +12,11 @@ from engine_duel_helpers import SOURCE_TEXT, STARTED, guided
 
 from moot.agents import AgentRequest, FunctionAgent, ScriptAgent, ScriptedReply
 from moot.agents.local import LocalAgent
-from moot.artifacts import check_path
-from moot.artifacts import duel as record
-from moot.engine.duel import COMPACT_REPLY_TOKENS, TEMPLATE_TOKENS, DuelDriver, DuelOptions, estimate_tokens
+from moot.detect import check_path
 from moot.engine.loop import Engine, Event, Limits, usage_path
 from moot.errors import UserError
+from moot.protocols.duel import record
+from moot.protocols.duel.driver import COMPACT_REPLY_TOKENS, TEMPLATE_TOKENS, DuelDriver, DuelOptions, estimate_tokens
 
 
 def start(root: Path, source: Path, **options: object) -> DuelDriver:

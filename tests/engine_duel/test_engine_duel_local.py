@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from moot.agents import AgentUnavailable, resolve_agent
-from moot.artifacts import check_path
-from moot.artifacts.roundtable_guide import GUIDE_TEXT
-from moot.engine.duel import DuelDriver, DuelOptions
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits
+from moot.protocols.duel.driver import DuelDriver, DuelOptions
+from moot.protocols.roundtable.guide import GUIDE_TEXT
 
 TERMINAL = {"ACCEPTED_CONSENSUS", "DISSENT", "MAX_TURNS", "TIMEOUT"}
 

@@ -12,10 +12,10 @@ from engine_duel_helpers import STARTED, guided
 
 from moot.agents import FunctionAgent
 from moot.agents.base import AgentRequest
-from moot.artifacts import check_path
-from moot.artifacts.duel_grounding import supporting_sidecar
-from moot.engine.duel import DuelDriver, DuelOptions
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits
+from moot.protocols.duel.driver import DuelDriver, DuelOptions
+from moot.protocols.duel.grounding import supporting_sidecar
 
 CODE = (
     "def evict(cache):\n    # one global list: the oldest key goes first, whoever owns it\n    cache.lru.pop_oldest()\n"

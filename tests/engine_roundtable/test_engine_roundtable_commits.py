@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from moot.agents import AgentRequest, FunctionAgent
-from moot.artifacts import chain as chain_module
-from moot.artifacts import check_path
-from moot.artifacts import roundtable as record_module
-from moot.artifacts.chain import chain_path
+from moot.core import chain as chain_module
+from moot.core.chain import chain_path
+from moot.detect import check_path
 from moot.engine.loop import Engine, Event, Limits
-from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
-from moot.protocols.roundtable import MODERATOR
+from moot.protocols.roundtable import record as record_module
+from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
+from moot.protocols.roundtable.machine import MODERATOR
 
 STARTED = "2026-05-01 10:00"
 MINUTES = {

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from moot.agents import AgentRequest, FunctionAgent
-from moot.artifacts import check_path
-from moot.artifacts import roundtable as record
-from moot.artifacts.base import atomic_write_text
+from moot.core.files import atomic_write_text
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits
-from moot.engine.roundtable import FAILURES_FILE, RoundtableDriver, RoundtableOptions
 from moot.errors import UserError
-from moot.protocols.roundtable import MODERATOR, Speech, speech_file_name
+from moot.protocols.roundtable import record
+from moot.protocols.roundtable.driver import FAILURES_FILE, RoundtableDriver, RoundtableOptions
+from moot.protocols.roundtable.machine import MODERATOR, Speech, speech_file_name
 
 STARTED = "2026-05-01 10:00"
 MINUTES = {

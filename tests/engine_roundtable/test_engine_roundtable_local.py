@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from moot.agents import AgentUnavailable, resolve_agent
-from moot.artifacts import check_path
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits
-from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
+from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
 
 
 # About 45 s on two shared CPU cores: under the ~60 s the slow marker is for.

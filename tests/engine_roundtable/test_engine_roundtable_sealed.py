@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 from moot.agents import AgentError, AgentRequest, FunctionAgent
-from moot.artifacts import check_path
+from moot.detect import check_path
 from moot.engine.loop import Engine, Limits, RunResult
-from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
 from moot.engine.sealed import read_commitments
-from moot.protocols.roundtable import MODERATOR
+from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
+from moot.protocols.roundtable.machine import MODERATOR
 
 SPEAKERS = ("architect", "reviewer", "security")
 MINUTES = {"summary": "S.", "consensus": "C.", "unresolved": "U.", "action_items": "- A."}

@@ -16,9 +16,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_helpers import ALICE, join, write_source
 
 from moot import __version__, hosts
-from moot.hosts.duel_guide import EXAMPLE_TURN, RULE_BOOKS, SOURCE
-from moot.protocols.duel import DuelConfig, Participant
-from moot.tools.duel_text import parse_turn
+from moot.protocols.duel.guide import EXAMPLE_TURN, RULE_BOOKS, SOURCE
+from moot.protocols.duel.machine import DuelConfig, Participant
+from moot.protocols.duel.text import parse_turn
 
 INTEGRATIONS = Path(__file__).resolve().parents[2] / "integrations"
 SKILL = "claude-code/skills/moot-duel/SKILL.md"

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 from mcp_helpers import ALICE, BOB, call, connect, example_turns, join, refused, write_source
 
-from moot.artifacts import check_path
-from moot.protocols.duel import OutcomeName
+from moot.detect import check_path
+from moot.protocols.duel.machine import OutcomeName
 
 TOOL_NAMES = {"join", "status", "claim_lock", "refresh_lock", "release_lock", "read_debate", "append_turn", "emit"}
 

@@ -21,8 +21,8 @@ from moot.metrics import (
     duel_stances,
     record_conformity,
 )
-from moot.protocols.agora import AgoraTurn, Evidence
-from moot.protocols.duel import DuelTurn
+from moot.protocols.agora.machine import AgoraTurn, Evidence
+from moot.protocols.duel.machine import DuelTurn
 
 EXAMPLES = Path(__file__).parents[1]
 

@@ -166,7 +166,7 @@ def test_a_meeting_directory_gets_a_receipt_and_an_edited_speech_fails(
 
     from moot.agents import AgentRequest, FunctionAgent
     from moot.engine.loop import Engine
-    from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
+    from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
     from moot.receipts import build_receipt, load_or_create_key, receipt_path, verify
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

@@ -11,14 +11,14 @@ import typer
 from pydantic import BaseModel, ValidationError
 
 from moot import registry, tools
-from moot.artifacts import check_path
-from moot.artifacts.base import CheckReport
+from moot.core.files import CheckReport
+from moot.core.machine import DeliberationProtocol, RuleBook
+from moot.detect import check_path
 from moot.engine.driver import Driver
-from moot.engine.duel import DuelDriver, DuelOptions
 from moot.errors import UserError
-from moot.protocols.base import DeliberationProtocol, RuleBook
-from moot.protocols.duel import MAX_TURNS, DuelConfig
-from moot.tools import duel
+from moot.protocols.duel import tools as duel
+from moot.protocols.duel.driver import DuelDriver, DuelOptions
+from moot.protocols.duel.machine import MAX_TURNS, DuelConfig
 
 BUILT_IN = ["agora", "council", "critique", "duel", "roundtable"]
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from moot import registry
-from moot.artifacts import check_path
-from moot.protocols.roundtable import MINUTES_FILE
+from moot.detect import check_path
+from moot.protocols.roundtable.machine import MINUTES_FILE
 
 MOOT = [sys.executable, "-m", "moot"]
 AGENT_SCRIPT = Path(__file__).with_name("protocol_agent.py")

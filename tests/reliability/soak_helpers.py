@@ -22,6 +22,7 @@ from moot.agents.base import prompt_as_text
 from moot.engine.loop import Limits, RunResult
 from moot.engine.session import run_driver
 from moot.engine.specs import build_driver
+from moot.protocols.duel import tools as duel_tools
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # the agent-tool tests' helpers
 from tools_helpers import ALICE, BOB, SOURCE_TEXT, TOPIC, example_turns
@@ -59,7 +60,7 @@ def tools_duel(ws: tools.Workspace, number: int) -> tuple[Path, str | None]:
     source.write_text(SOURCE_TEXT, encoding="utf-8")
     ids = {}
     for who in (ALICE, BOB):
-        joined = tools.duel.join(
+        joined = duel_tools.join(
             ws, target=source, topic=f"{TOPIC} {number}", participant_name=who["name"], harness=who["harness"],
             model_id=who["model"], run_id=f"soak-{number}",
         )  # fmt: skip
@@ -67,16 +68,16 @@ def tools_duel(ws: tools.Workspace, number: int) -> tuple[Path, str | None]:
     duel_id = joined.duel_id
     for turn, text in enumerate(example_turns(source), start=1):
         me = ids["alice" if turn % 2 else "bob"]
-        lock = tools.duel.claim_lock(ws, duel_id=duel_id, participant_id=me)
-        appended = tools.duel.append(
+        lock = duel_tools.claim_lock(ws, duel_id=duel_id, participant_id=me)
+        appended = duel_tools.append(
             ws, duel_id=duel_id, participant_id=me, lease_token=lock.lease_token, turn_markdown=text
         )
         ending = appended.terminal_outcome
-        tools.duel.release_lock(
+        duel_tools.release_lock(
             ws, duel_id=duel_id, participant_id=me, lease_token=lock.lease_token, close=ending is not None,
             outcome=ending,
         )  # fmt: skip
-    status = tools.duel.status(ws, duel_id=duel_id)
+    status = duel_tools.status(ws, duel_id=duel_id)
     return Path(status.debate_path), status.outcome
 
 

@@ -41,10 +41,10 @@ from crash_helpers import (
 from protocol_agent import ASKED_ENV, SLEEP_ENV
 from reliability_helpers import LONG, record_result, scale
 
-from moot.artifacts import check_path
-from moot.artifacts.base import atomic_write_text
-from moot.artifacts.roundtable import ROUNDTABLE_DIR, meeting_dir, render_agenda
-from moot.protocols.roundtable import AGENDA_FILE
+from moot.core.files import atomic_write_text
+from moot.detect import check_path
+from moot.protocols.roundtable.machine import AGENDA_FILE
+from moot.protocols.roundtable.record import ROUNDTABLE_DIR, meeting_dir, render_agenda
 
 SEED = int(os.environ.get("MOOT_CRASH_SEED") or random.SystemRandom().randrange(2**31))
 KILLS_PER_PROTOCOL = scale(3, 30)

@@ -35,10 +35,10 @@ from reliability_helpers import LONG, record_result
 
 from moot.agents.llama_server import llama_server
 from moot.agents.local import llama_cpp_available
-from moot.artifacts import check_path
-from moot.artifacts.base import ExitCode
+from moot.core.files import ExitCode
+from moot.detect import check_path
 from moot.engine.loop import usage_path
-from moot.engine.roundtable import FAILURES_FILE
+from moot.protocols.roundtable.driver import FAILURES_FILE
 
 pytestmark = pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-python is not installed")
 

@@ -40,15 +40,20 @@ from tools_helpers import ALICE, BOB, TOPIC, Result, example_turns, write_source
 
 from moot.agents.base import AgentError
 from moot.agents.script import ScriptAgent, parse_script
-from moot.artifacts import agora, check_path, council, critique, duel, roundtable
-from moot.artifacts.base import CheckReport, decode_text
-from moot.artifacts.chain import chain_path, read_chain
 from moot.config import load_settings
+from moot.core.chain import chain_path, read_chain
+from moot.core.files import CheckReport, decode_text
+from moot.detect import check_path
 from moot.engine.sealed import open_phase
 from moot.engine.specs import build_driver
 from moot.errors import ConfigError
 from moot.ledger import EVENT_TYPES
 from moot.mcp.server import build_server
+from moot.protocols.agora import record as agora
+from moot.protocols.council import record as council
+from moot.protocols.critique import record as critique
+from moot.protocols.duel import record as duel
+from moot.protocols.roundtable import record as roundtable
 
 LONG_EXAMPLES = 10_000
 TALLY = Tally()

@@ -27,7 +27,7 @@ from reliability_helpers import LONG, record_result, scale
 from soak_helpers import ENGINE_DEBATES, engine_debate, growth_per_debate, rss_bytes, tools_duel
 
 from moot import tools
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 DEBATES = scale(200, 10_000)
 WARMUP = scale(40, 500)  # imports, caches and allocator arenas settle in the first debates

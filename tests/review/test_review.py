@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 from moot.review import collect_change, start_review
 
 MOOT = [sys.executable, "-m", "moot"]

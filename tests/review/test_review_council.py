@@ -10,7 +10,7 @@ from pathlib import Path
 
 from test_review import MOOT, repo
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 __all__ = ["repo"]  # the fixture, shared with test_review
 

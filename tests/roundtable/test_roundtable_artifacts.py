@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import moot.artifacts.roundtable as rt
-from moot.artifacts import check_path
-from moot.artifacts.base import CheckReport, atomic_write_text
-from moot.protocols.base import ProtocolViolationError
-from moot.protocols.roundtable import Minutes, RoundtableReply, Speech, advance, opening_state
+import moot.protocols.roundtable.record as rt
+from moot.core.files import CheckReport, atomic_write_text
+from moot.core.machine import ProtocolViolationError
+from moot.detect import check_path
+from moot.protocols.roundtable.machine import Minutes, RoundtableReply, Speech, advance, opening_state
 
 MINUTES = Minutes(summary="We met.", consensus="Adopt the cache.", unresolved="None.", action_items="- write it up")
 ZH_MINUTES = Minutes(

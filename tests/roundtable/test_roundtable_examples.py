@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from moot.artifacts import check_path
-from moot.protocols.base import Severity
-from moot.protocols.roundtable import RULES
+from moot.core.machine import Severity
+from moot.detect import check_path
+from moot.protocols.roundtable.machine import RULES
 
 EXAMPLES = Path(__file__).parent / "examples"
 VALID = sorted((EXAMPLES / "valid").iterdir())

@@ -14,11 +14,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import moot.artifacts.roundtable as rt
-from moot.artifacts import check_path
-from moot.artifacts.base import CheckReport, decode_text
-from moot.protocols.base import Violation
-from moot.protocols.roundtable import (
+import moot.protocols.roundtable.record as rt
+from moot.core.files import CheckReport, decode_text
+from moot.core.machine import Violation
+from moot.detect import check_path
+from moot.protocols.roundtable.machine import (
     MINUTES_PARTS,
     Language,
     MeetingState,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from moot.protocols.base import ProtocolViolationError
-from moot.protocols.roundtable import (
+from moot.core.machine import ProtocolViolationError
+from moot.protocols.roundtable.machine import (
     MODERATOR,
     RULES,
     MeetingState,

@@ -14,9 +14,9 @@ import pytest
 from sources_helpers import GUIDE, RETRY, line_of, make_project
 
 from moot.agents import ScriptAgent
-from moot.artifacts import check_path
-from moot.engine.agora import RESEARCHER, AgoraDriver, AgoraOptions, research_path
+from moot.detect import check_path
 from moot.engine.loop import Engine
+from moot.protocols.agora.driver import RESEARCHER, AgoraDriver, AgoraOptions, research_path
 
 TOPIC = "How should fetch retry failed network calls?"
 RETRY_LINE = line_of(RETRY, "exponential backoff")

@@ -10,7 +10,7 @@ from pathlib import Path
 from tools_helpers import ALICE, BOB, Cli, example_turns, write_source
 
 from moot import tools
-from moot.tools import duel
+from moot.protocols.duel import tools as duel
 
 
 def test_the_public_surface_is_pinned() -> None:

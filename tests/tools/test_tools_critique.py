@@ -7,10 +7,10 @@ from pathlib import Path
 
 from tools_helpers import Cli, Result
 
-from moot.artifacts import check_path
-from moot.artifacts.chain import chain_path
-from moot.artifacts.critique import create
-from moot.protocols.critique import CritiqueConfig
+from moot.core.chain import chain_path
+from moot.detect import check_path
+from moot.protocols.critique.machine import CritiqueConfig
+from moot.protocols.critique.record import create
 
 RECORD = ".dialogues/api-design.md"
 PROPOSER_1 = """---

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tools_helpers import ALICE, BOB, TOPIC, Cli, Duel, join, start_duel, write_source
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 BACKENDS = ["sqlite", "postgres"]
 

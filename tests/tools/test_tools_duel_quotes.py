@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tools_helpers import EXAMPLE, EXAMPLE_SOURCE, SOURCE_TEXT, Cli, start_duel
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 TRUE_QUOTE = '"one global LRU list serves all tenants"'
 FABRICATED = '"every tenant gets its own LRU list"'

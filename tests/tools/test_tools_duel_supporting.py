@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tools_helpers import EXAMPLE, EXAMPLE_SOURCE, Cli, start_duel
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 TRUE_QUOTE = '"one global LRU list serves all tenants"'
 CODE = "def evict(cache):\n    # one list for every tenant\n    cache.lru.pop_oldest()\n"

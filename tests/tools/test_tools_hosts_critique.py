@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from tools_helpers import MOOT, Cli
 
-from moot.artifacts.critique import create
-from moot.protocols.critique import CritiqueConfig
+from moot.protocols.critique.machine import CritiqueConfig
+from moot.protocols.critique.record import create
 
 RECORD = ".dialogues/rate-limiting.md"
 TURNS = [

@@ -13,8 +13,8 @@ import pytest
 from meeting_agent import speech
 from tools_helpers import ALICE, BOB, Cli, example_turns, join, write_source
 
-from moot.artifacts.critique import create
-from moot.protocols.critique import CritiqueConfig
+from moot.protocols.critique.machine import CritiqueConfig
+from moot.protocols.critique.record import create
 
 RECORD = ".dialogues/rate-limiting.md"
 TURN = "## [proposer] Round 1 — 2026-01-31 14:05\n\nA token bucket per API key.\n\nStatus: AWAITING critic\n"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from tools_helpers import Cli, Duel, start_duel
 
-from moot.artifacts import check_path
-from moot.artifacts.base import MAX_ARTIFACT_BYTES
-from moot.artifacts.chain import chain_path
+from moot.core.chain import chain_path
+from moot.core.files import MAX_ARTIFACT_BYTES
+from moot.detect import check_path
 
 
 def play(duel: Duel, turns: int) -> str:

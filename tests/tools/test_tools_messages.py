@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tools_helpers import ALICE, BOB, Cli, join, start_duel, write_source
 
-from moot.artifacts.base import MAX_ARTIFACT_BYTES
+from moot.core.files import MAX_ARTIFACT_BYTES
 
 
 def test_a_turn_file_over_the_size_limit_is_called_too_large_not_not_utf8(cli: Cli) -> None:

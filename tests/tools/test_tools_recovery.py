@@ -12,10 +12,10 @@ from pathlib import Path
 
 from tools_helpers import ALICE, BOB, MOOT, Cli, example_turns, start_duel, write_source
 
-from moot.artifacts import check_path
-from moot.artifacts.duel import append_turn
+from moot.detect import check_path
+from moot.protocols.duel.record import append_turn
+from moot.protocols.duel.text import duel_config, parse_turn, table_participant
 from moot.tools import open_workspace
-from moot.tools.duel_text import duel_config, parse_turn, table_participant
 
 AGENT = Path(__file__).with_name("duel_agent.py")
 
@@ -48,9 +48,9 @@ def test_two_agent_processes_finish_a_duel_on_their_own(cli: Cli, tmp_path: Path
 CRASH = textwrap.dedent(
     """
     import os, sys
-    from moot.artifacts import duel as record
+    from moot.protocols.duel import record
     from moot.tools import open_workspace
-    from moot.tools.duel_text import duel_config, parse_turn, table_participant
+    from moot.protocols.duel.text import duel_config, parse_turn, table_participant
 
     root, duel_id, participant, token, fencing, turn = sys.argv[1:7]
     ws = open_workspace(root)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tools_helpers import Cli
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 MINUTES = """# Minutes: cache
 

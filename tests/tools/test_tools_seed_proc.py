@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tools_helpers import ALICE, BOB, SOURCE_TEXT, Cli, example_turns
 
-from moot.artifacts import check_path
+from moot.detect import check_path
 
 TOPIC = "Shared cache across tenants"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from moot.artifacts.duel import parse_document
+from moot.protocols.duel.record import parse_document
 
 MOOT = Path(sys.executable).with_name("moot")
 EXAMPLE = Path(__file__).resolve().parents[1] / "duel" / "examples" / "valid" / "consensus-six-turns.md"

@@ -3,7 +3,7 @@
 A server that refused the ``json_schema`` response format (llama-cpp-python's answers HTTP 500) is asked in the
 ``json_object`` form from then on; a model whose server reported a smaller context window than moot assumed
 (HTTP 400, "maximum context length is N tokens") gets prompts and turns sized to it. Both hold in the process
-and, for a week, in the user's state (``servers.jsonl`` in :mod:`moot.user_state`), so that the next run's first
+and, for a week, in the user's state (``servers.jsonl`` in :mod:`moot.core.user_state`), so that the next run's first
 request is already one the server takes. After a week a server is asked as if new: it may have been upgraded,
 or another may serve at its address.
 """
@@ -15,7 +15,7 @@ import json
 import time
 from typing import Any
 
-from moot.user_state import state_dir
+from moot.core.user_state import state_dir
 
 MEMORY_NAME = "servers.jsonl"  # one JSON line per fact learnt: {"url", "at" (epoch s), and the fact}
 MEMORY_S = 7 * 24 * 3600

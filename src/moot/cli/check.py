@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from moot.artifacts import check_path
-from moot.artifacts.base import CheckReport
-from moot.artifacts.run_state import halt_text
+from moot.core.files import CheckReport
+from moot.core.run_state import halt_text
+from moot.detect import check_path
 
 
 def report_json(report: CheckReport) -> dict[str, object]:

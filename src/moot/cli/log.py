@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from moot.artifacts import detect
+from moot.detect import detect
 from moot.errors import UserError
 from moot.records import read_attempts
 

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from moot.artifacts.base import atomic_write_text
+from moot.core.files import atomic_write_text
 
 
 def receipt_command(

@@ -14,7 +14,6 @@ from typing import Annotated
 
 import typer
 
-from moot.artifacts.base import atomic_write_text
 from moot.cli.progress import Progress
 from moot.cli.run import (
     AgentOpt,
@@ -27,6 +26,7 @@ from moot.cli.run import (
     now_minutes,
 )
 from moot.config import load_settings
+from moot.core.files import atomic_write_text
 from moot.engine.session import AgentChoice, limits_from, parse_agent_options, resolve_agents, run_driver
 from moot.errors import UserError
 
@@ -61,9 +61,9 @@ def review_command(
     max_tokens: MaxTokensOpt = None,
 ) -> None:
     """Review a git change as author and reviewer, or as a council; exit 0 approve, 1 changes requested, 2 error."""
-    from moot.engine.council import CouncilDriver, parse_member
-    from moot.engine.critique import CritiqueDriver
     from moot.engine.driver import Driver
+    from moot.protocols.council.driver import CouncilDriver, parse_member
+    from moot.protocols.critique.driver import CritiqueDriver
     from moot.review import (
         COUNCIL_REVIEWERS,
         DIFF_MAX_CHARS,

@@ -10,16 +10,16 @@ from rich.console import Console
 from rich.table import Table
 
 from moot import registry
-from moot.protocols.base import RuleBook
+from moot.core.machine import RuleBook
 
 
 def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
     """Each protocol's rule books (all protocols, or the one named), then the rules every record shares."""
     plugins = [registry.get(protocol)] if protocol is not None else list(registry.protocols().values())
     books = [(plugin.name, book) for plugin in plugins for book in plugin.rule_books()]
-    from moot.artifacts.base import FILE_RULES
+    from moot.core.files import FILE_RULES
+    from moot.core.grounding import RULES as GROUNDING_RULES
     from moot.engine.driver import ENGINE_RULES
-    from moot.protocols.grounding import RULES as GROUNDING_RULES
     from moot.tools.errors import TOOL_RULES
 
     books.extend([("any record", FILE_RULES), ("moot run", ENGINE_RULES), ("agent tools", TOOL_RULES)])

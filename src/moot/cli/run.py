@@ -27,9 +27,9 @@ from moot import registry
 from moot.agents import Agent
 from moot.agents.acp_catalog import ALLOW_WRITES_ENV
 from moot.agents.pricing import total_usd, usd_text
-from moot.artifacts.run_state import remove_record, stored_agents
 from moot.cli.progress import Progress, print_outcome
 from moot.config import Settings, load_settings
+from moot.core.run_state import remove_record, stored_agents
 from moot.engine.driver import Driver
 from moot.engine.loop import Limits, RunResult
 from moot.engine.session import (
@@ -325,8 +325,8 @@ def run_critique(
     force: bool = False,
 ) -> None:
     """A Critique Loop: two roles alternate until one proposes done and the other confirms."""
-    from moot.cli.critique_prompts import after_critique, offer_gitignore
-    from moot.engine.critique import CritiqueDriver, CritiqueOptions
+    from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
+    from moot.protocols.critique.questions import after_critique, offer_gitignore
 
     if template is not None and roles is not None:
         raise UserError("give either --template or --roles, not both.")
@@ -372,7 +372,7 @@ def run_duel(
     force: bool = False,
 ) -> None:
     """A Socratic Duel: two participants debate a source document in at most six turns."""
-    from moot.engine.duel import DuelDriver, DuelOptions
+    from moot.protocols.duel.driver import DuelDriver, DuelOptions
 
     announce_sources(supporting, flags.root)
     options = DuelOptions(
@@ -407,7 +407,7 @@ def run_agora(
     force: bool = False,
 ) -> None:
     """An Agora debate: drones exchange signals until Nash consensus, or time out."""
-    from moot.engine.agora import AgoraDriver, AgoraOptions, parse_position
+    from moot.protocols.agora.driver import AgoraDriver, AgoraOptions, parse_position
 
     positions = tuple(parse_position(value) for value in position or [])
     announce_sources(source, flags.root)
@@ -442,7 +442,7 @@ def run_roundtable(
     force: bool = False,
 ) -> None:
     """A Roundtable: speakers in order, then the moderator writes MINUTES.md and closes."""
-    from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
+    from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
 
     if topic is None and agenda is None:
         raise UserError("give --topic or --agenda so the meeting has something to discuss.")
@@ -473,13 +473,13 @@ def resume_command(
     flags: RunFlags,
 ) -> None:
     """Continue an interrupted debate from its record with the agents it used: no turn is lost or repeated."""
-    from moot.artifacts import detect
+    from moot.detect import detect
 
     protocol, target, report = detect(path)
     if report is not None or protocol is None:
         problem = report.violations[0].message if report is not None and report.violations else "unknown format"
         raise UserError(f"cannot resume {path}: {problem}")
-    from moot import ledger_place
+    from moot.core import ledger_place
 
     root = _work_root(target)
     if ledger_place.configured(root):  # only then is the ledger imported and asked

@@ -100,8 +100,8 @@ def export_command(
 ) -> None:
     """Write a record's page as one self-contained HTML file (no network needed), for a pull request or an email."""
     _require_web("moot export")
-    from moot.artifacts.base import atomic_write_text
-    from moot.protocols.base import ProtocolViolationError
+    from moot.core.files import atomic_write_text
+    from moot.core.machine import ProtocolViolationError
     from moot.web.page import build, record_html
 
     page = build(record)

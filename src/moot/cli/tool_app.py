@@ -13,14 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from moot.builtin_protocols import BUILTIN_PROTOCOLS
+from moot.protocols.critique import PLUGIN as CRITIQUE
+from moot.protocols.duel import PLUGIN as DUEL
+from moot.protocols.roundtable import PLUGIN as ROUNDTABLE
 
 _OWN_TOOLS = "moot.cli.tools:"
 
 
 def _tool_groups() -> dict[str, str]:
     """moot's own protocols' agent-tool groups: name -> the typer app that holds them."""
-    return {plugin.name: plugin.tool_commands for plugin in BUILTIN_PROTOCOLS if plugin.tool_commands is not None}
+    return {
+        plugin.name: plugin.tool_commands for plugin in (CRITIQUE, DUEL, ROUNDTABLE) if plugin.tool_commands is not None
+    }
 
 
 def _group_app(name: str, groups: dict[str, str]) -> Any:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 from moot.cli.tool_options import Opt, ToolGroup
-from moot.participant_defaults import UNKNOWN_MODEL
+from moot.core.participant_defaults import UNKNOWN_MODEL
 
 if TYPE_CHECKING:
     import typer
@@ -85,7 +85,7 @@ def _run(root: Path | None, call: Callable[[Workspace], BaseModel], *, debate_id
 
 def _read(path: str, what: str) -> tuple[str, str]:
     """(text, name) of a file an agent wrote; ``-`` reads stdin. Refused with a located reason."""
-    from moot.artifacts.base import decode_text
+    from moot.core.files import decode_text
     from moot.tools import BadInput
 
     if path == "-":
@@ -128,7 +128,7 @@ def duel_join(
     """Join the active duel on this source and topic (created if none), or --duel-id; prints duel_id, participant_id,
     debate_path."""
     if debate_dir is not None:
-        from moot.builtin_protocols import DUEL
+        from moot.protocols.duel import PLUGIN as DUEL
         from moot.tools import BadInput, Refused
 
         given = Path(os.path.abspath(debate_dir))
@@ -148,7 +148,7 @@ def duel_join(
     source = _absolute(target) if target is not None else None
 
     def call(ws: Workspace) -> BaseModel:
-        from moot.tools import duel
+        from moot.protocols.duel import tools as duel
         from moot.tools.locate import remember
 
         joined = duel.join(
@@ -171,7 +171,7 @@ def duel_join(
 @duel_tools.command("status")
 def duel_status(duel_id: Annotated[str, Opt("--duel-id")], root: Root = None) -> None:
     """Participants, lock holder (never a token), turns accepted, and what the artifact says."""
-    from moot.tools import duel
+    from moot.protocols.duel import tools as duel
 
     _run(root, lambda ws: duel.status(ws, duel_id=duel_id), debate_id=duel_id)
 
@@ -190,7 +190,7 @@ def duel_claim_lock(
     root: Root = None,
 ) -> None:
     """Take the duel's lock: prints lease_token, lease_expires_at, fencing_token (exit 1 with wait guidance if not)."""
-    from moot.tools import duel
+    from moot.protocols.duel import tools as duel
 
     _run(
         root,
@@ -215,7 +215,7 @@ def duel_refresh_lock(
     root: Root = None,
 ) -> None:
     """Extend your unexpired lease."""
-    from moot.tools import duel
+    from moot.protocols.duel import tools as duel
 
     _run(
         root,
@@ -240,7 +240,7 @@ def duel_release_lock(
     root: Root = None,
 ) -> None:
     """Give the lock back; with --close --outcome O, write the conclusion (it must agree with the turns) and close."""
-    from moot.tools import duel
+    from moot.protocols.duel import tools as duel
 
     _run(
         root,
@@ -270,7 +270,7 @@ def duel_append(
     """Validate one turn with the protocol and append it to the debate artifact under your lease."""
 
     def call(ws: Workspace) -> BaseModel:
-        from moot.tools import duel
+        from moot.protocols.duel import tools as duel
 
         text, name = _read(file, "turn file")
         return duel.append(
@@ -308,7 +308,7 @@ def roundtable_start(
     """Create the meeting directory (AGENDA.md, turn.json) and join as its moderator."""
 
     def call(ws: Workspace) -> BaseModel:
-        from moot.tools import roundtable
+        from moot.protocols.roundtable import tools as roundtable
 
         text, _ = _read(agenda, "agenda")
         return roundtable.start(
@@ -329,7 +329,7 @@ def roundtable_start(
 @roundtable_tools.command("status")
 def roundtable_status(name: Meeting, root: Root = None) -> None:
     """turn.json, speeches, who holds the floor (never a token), and whether the record checks."""
-    from moot.tools import roundtable
+    from moot.protocols.roundtable import tools as roundtable
 
     _run(root, lambda ws: roundtable.status(ws, name=name))
 
@@ -345,7 +345,7 @@ def roundtable_take_floor(
     root: Root = None,
 ) -> None:
     """Claim the floor when turn.json says it is your turn; prints lease_token."""
-    from moot.tools import roundtable
+    from moot.protocols.roundtable import tools as roundtable
 
     _run(
         root,
@@ -369,7 +369,7 @@ def roundtable_speak(
     """Commit your speech and the next turn.json together, then give the floor back."""
 
     def call(ws: Workspace) -> BaseModel:
-        from moot.tools import roundtable
+        from moot.protocols.roundtable import tools as roundtable
 
         text, _ = _read(file, "speech file")
         return roundtable.speak(
@@ -398,7 +398,8 @@ def roundtable_minutes(
     """The moderator's minutes: MINUTES.md and turn.json closed; closes the meeting."""
 
     def call(ws: Workspace) -> BaseModel:
-        from moot.tools import BadInput, roundtable
+        from moot.protocols.roundtable import tools as roundtable
+        from moot.tools import BadInput
 
         if language not in ("en", "zh"):
             raise BadInput(f"--language {language!r} is not en or zh; pass one of them.")
@@ -419,7 +420,7 @@ def roundtable_minutes(
 @roundtable_tools.command("release")
 def roundtable_release(name: Meeting, role: Role, lease_token: LeaseToken = None, root: Root = None) -> None:
     """Give the floor back without speaking."""
-    from moot.tools import roundtable
+    from moot.protocols.roundtable import tools as roundtable
 
     _run(root, lambda ws: roundtable.release_floor(ws, name=name, role=role, lease_token=lease_token))
 
@@ -442,7 +443,7 @@ def critique_append(
     """Validate one turn (format, status, alternation, rounds) and append it; a lease is optional."""
 
     def call(ws: Workspace) -> BaseModel:
-        from moot.tools import critique
+        from moot.protocols.critique import tools as critique
 
         text, name = _read(turn_file, "turn file")
         return critique.append(
@@ -469,7 +470,7 @@ def critique_claim(
     root: Root = None,
 ) -> None:
     """Coordinate the dialogue through leases from now on and take the lease for your role."""
-    from moot.tools import critique
+    from moot.protocols.critique import tools as critique
 
     _run(
         root,
@@ -488,7 +489,7 @@ def critique_release(
     root: Root = None,
 ) -> None:
     """Give the lease back (with --close, store the record's outcome: DONE, STUCK or MAX_ROUNDS)."""
-    from moot.tools import critique
+    from moot.protocols.critique import tools as critique
 
     _run(root, lambda ws: critique.release(ws, file=file, role=role, lease_token=lease_token, close=close))
 
@@ -502,7 +503,7 @@ def critique_extend(
     root: Root = None,
 ) -> None:
     """Raise the round limit (on a claimed dialogue under your lease, for every host)."""
-    from moot.tools import critique
+    from moot.protocols.critique import tools as critique
 
     more = {} if rounds is None else {"rounds": rounds}
     _run(root, lambda ws: critique.extend(ws, file=file, role=role, lease_token=lease_token, **more))
@@ -511,7 +512,7 @@ def critique_extend(
 @critique_tools.command("status")
 def critique_status(file: Dialogue, root: Root = None) -> None:
     """What the record says and who holds its lease."""
-    from moot.tools import critique
+    from moot.protocols.critique import tools as critique
 
     _run(root, lambda ws: critique.status(ws, file=file))
 

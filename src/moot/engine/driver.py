@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from moot.agents.base import AgentRequest, TurnBounds
-from moot.protocols.base import Outcome, Rule, RuleBook, Summary, Violation
+from moot.core.machine import Outcome, Rule, RuleBook, Summary, Violation
 
 ENGINE_RULES = RuleBook(
     [Rule("REPLY_FORMAT", "A participant's reply must be one JSON object that matches the turn schema.")]

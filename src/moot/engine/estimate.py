@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from moot.agents.base import Agent
 from moot.agents.pricing import total_usd
 from moot.engine.driver import Driver
-from moot.engine.duel import estimate_tokens
 from moot.engine.loop import Engine, Limits
+from moot.protocols.duel.driver import estimate_tokens
 
 
 @dataclass(frozen=True)

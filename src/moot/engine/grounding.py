@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-from moot.protocols.grounding import CitationCheck
+from moot.core.grounding import CitationCheck
 from moot.sources import Passage, SourceIndex, SourceSet, check_citation, collect_sources
 from moot.sources.collect import cited_path
 from moot.sources.verify import normalise

@@ -4,7 +4,7 @@ Each accepted turn is durable (the driver's crash-safe commit) before the loop m
 run resumes from its record with no lost and no duplicated turn. The commit runs on a worker thread,
 so that debates sharing an event loop overlap their disk writes instead of queueing behind each fsync. When the run must stop without a
 protocol outcome (an agent failed, repairs ran out, a budget was spent, Ctrl-C), the driver records
-what its format allows and the halt goes to the run sidecar (moot.artifacts.run_state), where
+what its format allows and the halt goes to the run sidecar (moot.core.run_state), where
 ``moot check`` and ``moot show`` report it. Every attempt (raw reply, violations, tokens, latency,
 model, agent spec) goes to the attempt log beside the record, which ``moot log`` shows.
 """
@@ -23,11 +23,11 @@ from typing import Any
 
 from moot.agents.base import Agent, AgentContextExceeded, AgentError, AgentReply, AgentRequest, TurnBounds
 from moot.agents.pricing import total_usd, usd_text
-from moot.artifacts.base import append_log_line
-from moot.artifacts.run_state import read_run_state, safe_spec, write_run_state
+from moot.core.files import append_log_line
+from moot.core.machine import Outcome, ProtocolViolationError, Summary
+from moot.core.run_state import read_run_state, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, reply_format_violation
 from moot.engine.sealed import open_phase, run_phase
-from moot.protocols.base import Outcome, ProtocolViolationError, Summary
 
 
 @dataclass(frozen=True)

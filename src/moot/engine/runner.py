@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from moot.agents import Agent
-from moot.artifacts.run_state import remove_record
 from moot.config import load_settings
+from moot.core.run_state import remove_record
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, Limits, RunResult, local_timestamp
 from moot.engine.session import AgentChoice, limits_from, probe_agents, require_prices, resolve_agents, run_driver

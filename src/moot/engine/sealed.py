@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moot.artifacts.base import append_log_line
-from moot.artifacts.run_state import RUN_HALTED
+from moot.core.files import append_log_line
+from moot.core.machine import ProtocolViolationError, sealed_digest
+from moot.core.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, reply_format_violation
-from moot.protocols.base import ProtocolViolationError, sealed_digest
 
 if TYPE_CHECKING:
     from moot.engine.loop import Engine, RunResult

@@ -27,7 +27,7 @@ from moot.eval.strategies import (
     synthesis_prompt,
 )
 from moot.eval.tasks import Extractor, Task
-from moot.protocols.council import (
+from moot.protocols.council.machine import (
     Answer,
     CouncilConfig,
     CouncilState,

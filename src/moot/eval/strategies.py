@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from moot.errors import UserError
-from moot.protocols.council import MAX_MEMBERS, label
+from moot.protocols.council.machine import MAX_MEMBERS, label
 
 MATCH = "match"
 _DEBATE = re.compile(r"debate:(\d+)[x×](\d+)")

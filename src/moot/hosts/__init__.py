@@ -18,9 +18,9 @@ import anyio
 from mcp_types import Tool
 
 from moot import __version__, registry
-from moot.builtin_protocols import DUEL
-from moot.hosts import critique_command
-from moot.hosts.duel_guide import guide
+from moot.protocols.critique import host as critique_command
+from moot.protocols.duel import PLUGIN as DUEL
+from moot.protocols.duel.guide import guide
 
 SKILL = "moot-duel"
 SKILL_DESCRIPTION = (

@@ -14,6 +14,7 @@ digests, conclusions and workflow events — on SQLite (default, ``<work root>/.
 See ``moot.ledger.base`` for the lease rules and ``moot.ledger.errors`` for the error tree.
 """
 
+from moot.core.ledger_place import DEFAULT_DB
 from moot.ledger.base import LeaseGuard, Ledger
 from moot.ledger.errors import (
     ConflictError,
@@ -49,7 +50,6 @@ from moot.ledger.models import (
     Released,
     TurnDigest,
 )
-from moot.ledger_place import DEFAULT_DB
 
 __all__ = [
     "DEFAULT_DB",

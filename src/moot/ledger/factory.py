@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from moot.core.ledger_place import DEFAULT_DB
 from moot.ledger.base import Ledger
 from moot.ledger.errors import InvalidInputError, LedgerUnavailableError
 from moot.ledger.models import Clock
 from moot.ledger.sqlite import SqliteLedger
-from moot.ledger_place import DEFAULT_DB
 
 _SQLITE_SUFFIXES = frozenset({".db", ".sqlite", ".sqlite3"})
 

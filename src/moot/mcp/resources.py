@@ -11,10 +11,11 @@ from pathlib import Path
 from mcp_types import Resource
 from pydantic import BaseModel, ConfigDict
 
-from moot.artifacts.base import read_text
-from moot.builtin_protocols import DUEL
-from moot.tools import BadInput, Workspace, duel
-from moot.tools.duel import ArtifactView
+from moot.core.files import read_text
+from moot.protocols.duel import PLUGIN as DUEL
+from moot.protocols.duel import tools as duel
+from moot.protocols.duel.tools import ArtifactView
+from moot.tools import BadInput, Workspace
 from moot.tools.errors import refused_by
 
 SCHEME = "moot"

@@ -20,16 +20,16 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from moot import registry
-from moot.artifacts import check_path
 from moot.cli.ls import find_records, record_row
 from moot.conformity import conformity_json
+from moot.core.machine import Summary
+from moot.detect import check_path
 from moot.engine.runner import DebateRun, Runner, RunState
 from moot.engine.sealed import open_phase
 from moot.engine.specs import NOT_OPTIONS
 from moot.errors import UserError
 from moot.mcp.params import READ_ONLY
 from moot.mcp.state import answer_async, state_of
-from moot.protocols.base import Summary
 from moot.tools import BadInput, Refused
 from moot.tools.errors import shown
 

@@ -1,7 +1,7 @@
 """Sources: the files a deliberation is grounded in (``--source``), their full-text index, and citation checks.
 
 Reading files lives here, outside ``moot.protocols``; the protocols get the results as data
-(:class:`moot.protocols.grounding.CitationCheck`).
+(:class:`moot.core.grounding.CitationCheck`).
 """
 
 from moot.sources.collect import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, SourceFile, SourceSet, collect_sources

@@ -11,7 +11,7 @@ import bisect
 import re
 from collections.abc import Sequence
 
-from moot.protocols.grounding import NEAR_LINES, CitationCheck
+from moot.core.grounding import NEAR_LINES, CitationCheck
 from moot.sources.collect import SourceFile, SourceSet
 
 # path:12, path:12-14, path:L12, path#L12, path line 12, path lines 12-14

@@ -3,18 +3,19 @@
 :class:`Workspace` that return frozen pydantic models and raise only :class:`ToolError`::
 
     from moot import tools
+    from moot.protocols.duel import tools as duel
 
     with tools.open_workspace("/work/root") as ws:
-        joined = tools.duel.join(ws, target="/work/root/design.md", topic="Caching", participant_name="alice",
-                                 harness="codex", run_id="run-1")
-        lock = tools.duel.claim_lock(ws, duel_id=joined.duel_id, participant_id=joined.participant_id)
-        tools.duel.append(ws, duel_id=..., participant_id=..., lease_token=lock.lease_token, turn_markdown=text)
+        joined = duel.join(ws, target="/work/root/design.md", topic="Caching", participant_name="alice",
+                            harness="codex", run_id="run-1")
+        lock = duel.claim_lock(ws, duel_id=joined.duel_id, participant_id=joined.participant_id)
+        duel.append(ws, duel_id=..., participant_id=..., lease_token=lock.lease_token, turn_markdown=text)
 
-    payload, exit_code = tools.invoke(lambda: tools.duel.status(ws, duel_id=...))   # what the CLI prints
+    payload, exit_code = tools.invoke(lambda: duel.status(ws, duel_id=...))   # what the CLI prints
 
-Modules: :mod:`moot.tools.duel` (join, status, claim_lock, refresh_lock, release_lock, append),
-:mod:`moot.tools.roundtable` (start, status, take_floor, speak, minutes, release_floor),
-:mod:`moot.tools.critique` (append, claim, release, status), :mod:`moot.tools.events` (emit, read_events).
+Modules: :mod:`moot.protocols.duel.tools` (join, status, claim_lock, refresh_lock, release_lock, append),
+:mod:`moot.protocols.roundtable.tools` (start, status, take_floor, speak, minutes, release_floor),
+:mod:`moot.protocols.critique.tools` (append, claim, release, status), :mod:`moot.tools.events` (emit, read_events).
 Exit codes: 0 ok, 1 refused (:class:`Refused`), 2 bad input (:class:`BadInput`), 3 unavailable.
 """
 
@@ -31,14 +32,12 @@ from moot.tools.errors import TOOL_RULES, BadInput, Refused, ToolError, Unavaila
 from moot.tools.workspace import Workspace, open_workspace
 
 if TYPE_CHECKING:
-    from moot.tools import critique, duel, events, roundtable
-
-_MODULES = frozenset({"critique", "duel", "events", "roundtable"})
+    from moot.tools import events
 
 
 def __getattr__(name: str) -> ModuleType:
-    # The protocol modules load on first use, so that one CLI command imports only its own protocol.
-    if name in _MODULES:
+    # The events module loads on first use, so that one CLI command imports only what it needs.
+    if name == "events":
         return importlib.import_module(f"moot.tools.{name}")
     raise AttributeError(f"module 'moot.tools' has no attribute {name!r}")
 
@@ -64,11 +63,8 @@ __all__ = [
     "ToolError",
     "Unavailable",
     "Workspace",
-    "critique",
-    "duel",
     "events",
     "invoke",
     "open_workspace",
     "result_payload",
-    "roundtable",
 ]

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
-from moot.artifacts.base import FILE_RULES
+from moot.core.files import FILE_RULES
+from moot.core.machine import ProtocolViolationError, Rule, RuleBook, Violation
 from moot.errors import UserError
 from moot.ledger.errors import (
     ConflictError,
@@ -27,7 +28,6 @@ from moot.ledger.errors import (
     LedgerUnavailableError,
     NotFoundError,
 )
-from moot.protocols.base import ProtocolViolationError, Rule, RuleBook, Violation
 
 TOOL_RULES = RuleBook(
     [

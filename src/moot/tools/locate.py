@@ -20,13 +20,13 @@ import json
 import os
 from pathlib import Path
 
-from moot.artifacts.base import append_log_line
+from moot.core.files import append_log_line
+from moot.core.ledger_place import DATABASE_ENV
+from moot.core.user_state import state_dir
 from moot.ledger import Clock, NotFoundError
 from moot.ledger.factory import ledger_path
-from moot.ledger_place import DATABASE_ENV
 from moot.tools.errors import BadInput, shown
 from moot.tools.workspace import Workspace, open_workspace
-from moot.user_state import state_dir
 
 INDEX_NAME = "debates.jsonl"
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from moot.artifacts.chain import build_chain
+from moot.core.chain import build_chain
 from moot.ledger import LeaseGuard
 from moot.tools.errors import Refused
 

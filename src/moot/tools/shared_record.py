@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from moot import ledger_place
-from moot.artifacts import duel as record
-from moot.artifacts.base import read_text
-from moot.builtin_protocols import CRITIQUE, DUEL, ROUNDTABLE
+from moot.core import ledger_place
+from moot.core.files import read_text
 from moot.ledger import NotFoundError
-from moot.tools import critique, duel, roundtable
+from moot.protocols.critique import PLUGIN as CRITIQUE
+from moot.protocols.critique import tools as critique
+from moot.protocols.duel import PLUGIN as DUEL
+from moot.protocols.duel import record
+from moot.protocols.duel import tools as duel
+from moot.protocols.roundtable import PLUGIN as ROUNDTABLE
+from moot.protocols.roundtable import tools as roundtable
 from moot.tools.errors import ToolError
 from moot.tools.workspace import Workspace, open_workspace
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from moot.core.ledger_place import DATABASE_ENV
 from moot.ledger import Clock, Ledger, open_ledger
-from moot.ledger_place import DATABASE_ENV
 from moot.tools.errors import BadInput, Refused, translated
 
 

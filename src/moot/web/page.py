@@ -18,10 +18,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from moot import registry
-from moot.artifacts import check_path, detect
-from moot.artifacts.base import CheckReport, read_text
+from moot.core.files import CheckReport, read_text
+from moot.core.machine import Summary, Violation
+from moot.detect import check_path, detect
 from moot.errors import UserError
-from moot.protocols.base import Summary, Violation
 from moot.records import last_change, read_attempts, record_topic
 from moot.web.views import Panel
 

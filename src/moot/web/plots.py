@@ -9,11 +9,11 @@ from collections.abc import Iterable, Sequence
 
 from markupsafe import Markup
 
-from moot.protocols.agora import MEDIATOR, AgoraTurn
-from moot.protocols.council import CouncilTurn, Review, Synthesis
-from moot.protocols.critique import CritiqueTurn
-from moot.protocols.duel import DuelTurn, Stance
-from moot.protocols.roundtable import Speech
+from moot.protocols.agora.machine import MEDIATOR, AgoraTurn
+from moot.protocols.council.machine import CouncilTurn, Review, Synthesis
+from moot.protocols.critique.machine import CritiqueTurn
+from moot.protocols.duel.machine import DuelTurn, Stance
+from moot.protocols.roundtable.machine import Speech
 from moot.web.svg import colour, el, figure, line, short, text
 
 LEFT = 150  # room for the row labels

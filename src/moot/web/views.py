@@ -24,7 +24,7 @@ class Panel:
 
 
 def duel(target: Path, text: str) -> list[Panel]:
-    from moot.artifacts import duel
+    from moot.protocols.duel import record as duel
 
     record, _ = duel.parse(text, str(target))
     svg = plots.duel_stances(record.turns) if record is not None else None
@@ -32,7 +32,7 @@ def duel(target: Path, text: str) -> list[Panel]:
 
 
 def agora(target: Path, text: str) -> list[Panel]:
-    from moot.artifacts import agora
+    from moot.protocols.agora import record as agora
 
     record, _ = agora.parse(text, str(target))
     svg = plots.agora_confidence(record.turns) if record is not None else None
@@ -40,7 +40,7 @@ def agora(target: Path, text: str) -> list[Panel]:
 
 
 def critique(target: Path, text: str) -> list[Panel]:
-    from moot.artifacts import critique
+    from moot.protocols.critique import record as critique
 
     record, _ = critique.parse(text, str(target))
     svg = plots.critique_rounds(record.turns) if record is not None else None
@@ -48,7 +48,7 @@ def critique(target: Path, text: str) -> list[Panel]:
 
 
 def council(target: Path, text: str) -> list[Panel]:
-    from moot.artifacts import council
+    from moot.protocols.council import record as council
 
     record = council.parse(text, str(target))
     svg = plots.council_rankings([source.turn for source in record.turns])
@@ -56,7 +56,7 @@ def council(target: Path, text: str) -> list[Panel]:
 
 
 def roundtable(target: Path, text: str) -> list[Panel]:
-    from moot.artifacts import roundtable
+    from moot.protocols.roundtable import record as roundtable
 
     meeting, _ = roundtable.parse_meeting(target)
     if meeting is None:

@@ -10,11 +10,11 @@ from typing import Annotated, Any
 import typer
 
 from moot.agents.base import AgentRequest
-from moot.artifacts.base import read_text
 from moot.cli.run import AgentOpt, AgentsOpt, JsonOpt, RootOpt, RunFlags, execute, now_minutes
+from moot.core.files import read_text
+from moot.core.machine import Outcome, Summary
 from moot.engine.driver import Candidate, Driver, reply_format_violation
 from moot.errors import UserError
-from moot.protocols.base import Outcome, Summary
 from pingpong import record
 from pingpong.protocol import MISS, PLAYERS, PingPong, RallyConfig, Volley
 

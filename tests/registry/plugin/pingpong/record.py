@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from moot.artifacts.base import (
+from moot.core.files import (
     FILE_RULES,
     CheckReport,
     atomic_write_text,
@@ -21,7 +21,7 @@ from moot.artifacts.base import (
     slugify,
     unreadable,
 )
-from moot.protocols.base import Rule, RuleBook
+from moot.core.machine import Rule, RuleBook
 from pingpong.protocol import PingPong, RallyConfig, Volley
 
 FORMAT_RULES = RuleBook([Rule("PINGPONG_LINE", "Each return is one line '- PLAYER: WORD'.")])

@@ -1,0 +1,102 @@
+"""What the engine remembers about a record's runs, in a sidecar beside it: ``.NAME.run.json``
+(``DIR/.moot.run.json`` for a meeting directory).
+
+No seed format has a place for a run that moot stopped without a protocol outcome (an agent that
+failed, repairs or a budget exhausted, Ctrl-C), nor for the agent specs a run used. Both live here,
+rewritten atomically, so ``moot check``/``moot show`` report the halt and ``moot resume`` reuses the
+specs. The record itself stays exactly what its seed format allows. Agent specs only, never keys.
+
+::
+
+    {"agents": {"critic": "openai:gpt-4o-mini"},
+     "halted": {"cause": "agent_failed", "role": "critic", "reason": "…", "at": "2026-11-24 21:05", "turns": 3}}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from moot.core.files import atomic_write_text
+
+RUN_HALTED = "RUN_HALTED"  # not a protocol outcome: moot stopped the run; the record is unchanged
+
+HALT_CAUSES = {
+    "agent_failed": "an agent failed",
+    "repairs_exhausted": "no valid turn after every repair",
+    "budget": "a budget ran out",
+    "interrupted": "interrupted (Ctrl-C, or cancelled)",
+}
+
+_USERINFO = re.compile(r"(://)[^/@\s]+@")
+
+
+def run_state_path(record: Path) -> Path:
+    if record.is_dir():
+        return record / ".moot.run.json"
+    return record.with_name(f".{record.name}.run.json")
+
+
+def safe_spec(spec: str) -> str:
+    """An agent spec as it may be stored: credentials in a URL (``https://user:key@host``) removed."""
+    return _USERINFO.sub(r"\1", spec)
+
+
+def read_run_state(record: Path) -> dict[str, Any]:
+    """The sidecar's content, or ``{}`` when there is none or it is unreadable (it is advisory)."""
+    try:
+        data = json.loads(run_state_path(record).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_run_state(record: Path, state: dict[str, Any], *, durable: bool = True) -> None:
+    """Replace the sidecar; ``durable=False`` for what only helps a resume (the agent specs), see atomic_write_text."""
+    text = json.dumps(state, ensure_ascii=False, indent=2) + "\n"
+    atomic_write_text(run_state_path(record), text, durable=durable)
+
+
+def stored_agents(record: Path) -> dict[str, str]:
+    agents = read_run_state(record).get("agents")
+    if not isinstance(agents, dict):
+        return {}
+    return {str(role): str(spec) for role, spec in agents.items() if isinstance(spec, str)}
+
+
+def current_halt(record: Path, turns: int) -> dict[str, Any] | None:
+    """The recorded halt, if the record has not moved on since (same number of turns)."""
+    halted = read_run_state(record).get("halted")
+    if not isinstance(halted, dict) or halted.get("turns") != turns:
+        return None
+    return halted
+
+
+def halt_text(halted: dict[str, Any]) -> str:
+    cause = HALT_CAUSES.get(str(halted.get("cause")), str(halted.get("cause")))
+    return f"{RUN_HALTED} at {halted.get('at', '?')} — {cause}: {halted.get('reason', '')}"
+
+
+def remove_record(record: Path, *, stop_at: Path | None = None) -> None:
+    """Delete a record with every file moot keeps beside it (``.NAME.*``: chain, attempt log, run
+    state, evidence), then the folders that held only it, up to ``stop_at``.
+
+    For ``--force`` and for a start whose agents fail their checks: nothing of it is left behind.
+    """
+    if record.is_dir() and not record.is_symlink():
+        shutil.rmtree(record)
+    else:
+        record.unlink(missing_ok=True)
+        for sibling in record.parent.glob(f".{record.name}.*"):
+            sibling.unlink(missing_ok=True)
+    folder = record.parent
+    stop = (stop_at or folder.parent).resolve()
+    while folder.resolve() != stop and folder.resolve().is_relative_to(stop):
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            break
+        folder = folder.parent

@@ -1,0 +1,735 @@
+"""The Agora debate record: one markdown file (format: ``docs/formats.md``)::
+
+    # Agora Debate: <topic>
+
+    - Dialogue: <dialogue id>
+    - Methodology: opinion | fact-based | mixed
+    - Max turns: 20
+    - Deadlock window: 3
+    - Started: <time>
+    - Sources: `<path>`, `<path>`  (optional: the --source files the evidence is checked against)
+    - Participants:
+      - <role>: <position>        (in speaking order)
+
+    ## Turn 1 — <role>
+
+    Proposal: proposal-<role>      (only on a propose turn)
+    Evidence 1: verified at <path>:<line>   (one per checked evidence item, when the record has sources)
+
+    ```json
+    { the drone's reply JSON, exactly the seed's fields }
+    ```
+
+    ## Outcome                     (optional, written by moot when the debate ends)
+
+    - Result: CONSENSUS | TIMEOUT
+    - Reason: <why>
+
+Parsing is total and located. Each turn's exact text (from its heading to the end of its JSON
+block) is kept for the digest chain, so an edit to an accepted turn shows as ``PRIOR_TURN_MODIFIED``.
+``parse_reply`` reads a model's raw output with the same JSON rules as the record.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import ErrorDetails
+
+from moot.core.chain import RecordAppender, verify_chain
+from moot.core.files import (
+    CheckReport,
+    FileStamp,
+    RecordChangedError,
+    create_record,
+    read_text,
+    unreadable,
+)
+from moot.core.machine import Outcome, ProtocolViolationError, Violation
+from moot.protocols.agora.machine import (
+    CONSENSUS,
+    DEFAULT_DEADLOCK_WINDOW,
+    DEFAULT_MAX_TURNS,
+    METHODOLOGIES,
+    NAME,
+    RULES,
+    SIGNALS,
+    TIMEOUT,
+    AgoraConfig,
+    AgoraProtocol,
+    AgoraReply,
+    AgoraState,
+    AgoraTurn,
+    Position,
+    config_problems,
+)
+
+TITLE = "# Agora Debate:"
+OUTCOME_HEADING = "## Outcome"
+_TURN_HEADING = re.compile(r"## Turn ([0-9]{1,9}) — (.*\S)")
+_METADATA = re.compile(r"- ([^:]+):(.*)")
+_PARTICIPANT = re.compile(r"\s+- ([^:]*):(.*)")
+_OUTCOME_LINE = re.compile(r"- (Result|Reason):(.*)")
+_EVIDENCE_MARK = re.compile(r"Evidence ([0-9]{1,4}): (.*\S)")
+_SOURCE_ITEM = re.compile(r"`([^`]+)`")
+_REPLY_FIELDS = ("signal", "message", "confidence", "target", "evidence")
+_EVIDENCE_FIELDS = ("source", "content", "confidence")
+# Header keys (lower case) -> config field; 'started' and 'participants' are handled apart.
+_HEADER_FIELDS = {
+    "dialogue": "dialogue_id",
+    "methodology": "methodology",
+    "max turns": "max_turns",
+    "deadlock window": "deadlock_window",
+}
+_NUMBER_DIGITS = 300  # longer JSON numbers are not a confidence; refusing them keeps float() finite
+
+
+class AgoraRecord(BaseModel):
+    """A debate as its record holds it. ``outcome`` is the '## Outcome' section, when written."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config: AgoraConfig
+    started: str | None = None
+    turns: tuple[AgoraTurn, ...] = ()
+    outcome: Outcome | None = None
+    sources: tuple[str, ...] = ()  # the '- Sources:' paths, relative to the work root
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+def render_header(config: AgoraConfig, started: str | None = None, sources: Sequence[str] = ()) -> str:
+    lines = [
+        f"{TITLE} {config.topic}",
+        "",
+        f"- Dialogue: {config.dialogue_id}",
+        f"- Methodology: {config.methodology}",
+        f"- Max turns: {config.max_turns}",
+        f"- Deadlock window: {config.deadlock_window}",
+        *([f"- Started: {started}"] if started is not None else []),
+        *([f"- Sources: {', '.join(f'`{path}`' for path in sources)}"] if sources else []),
+        "- Participants:",
+        *(f"  - {p.role}: {p.position}" for p in config.participants),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def reply_json(reply: AgoraReply) -> str:
+    """The drone JSON of a reply or turn, as the record shows it (all five fields, in the seed's order)."""
+    data = reply.model_dump(mode="json", include=set(AgoraReply.model_fields))
+    return json.dumps({key: data[key] for key in _REPLY_FIELDS}, indent=2, ensure_ascii=False)
+
+
+def render_turn(turn: AgoraTurn, marks: Sequence[str] = ()) -> str:
+    """One turn: heading, the proposal it creates (if any), its evidence marks and its JSON block."""
+    proposal = f"Proposal: {turn.proposal_id}\n\n" if turn.proposal_id is not None else ""
+    evidence = "".join(f"Evidence {n}: {mark}\n" for n, mark in enumerate(marks, start=1))
+    evidence += "\n" if marks else ""
+    return f"## Turn {turn.number} — {turn.role}\n\n{proposal}{evidence}```json\n{reply_json(turn)}\n```\n"
+
+
+def render_outcome(outcome: Outcome) -> str:
+    return f"{OUTCOME_HEADING}\n\n- Result: {outcome.name}\n- Reason: {outcome.reason}\n"
+
+
+def render(record: AgoraRecord) -> str:
+    text = render_header(record.config, record.started) + "".join(f"\n{render_turn(t)}" for t in record.turns)
+    return text + (f"\n{render_outcome(record.outcome)}" if record.outcome is not None else "")
+
+
+# --- the drone JSON ----------------------------------------------------------------------------
+
+
+class _Refused(ValueError):
+    """What Python's ``json`` accepts but strict JSON does not: repeated keys, NaN, Infinity, huge numbers.
+
+    ``token`` (its ``occurrence``-th appearance in the text) locates the problem.
+    """
+
+    def __init__(self, message: str, token: str, occurrence: int = 1) -> None:
+        super().__init__(message)
+        self.message, self.token, self.occurrence = message, token, occurrence
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _Refused(f"the key {key!r} appears twice in one object; keep only one", json.dumps(key), 2)
+        result[key] = value
+    return result
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number; write a number from 0.0 to 1.0", name)
+
+
+def _number(text: str) -> float:
+    value = float(text) if len(text) <= _NUMBER_DIGITS else math.inf
+    if not math.isfinite(value):
+        raise _Refused(f"the number {text[:20]} is too large; write a number from 0.0 to 1.0", text[:20])
+    return value
+
+
+def _json_type(value: object) -> str:
+    kinds = {dict: "an object", list: "a list", tuple: "a list", str: "a string", bool: "true/false"}
+    if value is None:
+        return "null"
+    return next((name for kind, name in kinds.items() if isinstance(value, kind)), "a number")
+
+
+def _schema_problem(error: ErrorDetails) -> tuple[str, str]:
+    """(top-level key the error is about, one sentence naming the fix) for one pydantic error."""
+    loc = [str(part) for part in error["loc"]]
+    key = loc[0] if loc else "signal"
+    path = ".".join(loc) if loc else "the turn"
+    kind, value = error["type"], error.get("input")
+    in_evidence = len(loc) > 1 and loc[0] == "evidence"
+    fields = ", ".join(_EVIDENCE_FIELDS if in_evidence else _REPLY_FIELDS)
+    if kind == "missing":
+        return key, f"the required field {path!r} is missing; add it."
+    if kind == "extra_forbidden":
+        return (
+            key,
+            f"{path!r} is not a field of {'an evidence item' if in_evidence else 'a drone turn'}; remove it (fields: {fields}).",
+        )
+    if kind == "literal_error":
+        return key, f"signal {value!r} is not a signal; use one of {', '.join(SIGNALS)}."
+    if kind == "string_type":
+        allowed = "a string or null" if path == "target" else "a string"
+        return key, f"{path!r} is {_json_type(value)} but must be {allowed}; put the text in double quotes."
+    if kind == "float_type":
+        return key, f"{path!r} is {_json_type(value)} but must be a number from 0.0 to 1.0; write it without quotes."
+    if kind == "tuple_type":
+        return (
+            key,
+            f"{path!r} is {_json_type(value)} but must be a list of evidence objects; write [] when there is none.",
+        )
+    if kind in {"model_type", "model_attributes_type", "dict_type"}:
+        return key, f"{path!r} is {_json_type(value)} but must be an object with {', '.join(_EVIDENCE_FIELDS)}."
+    return key, f"{path!r} is invalid ({error['msg']}); write it as the drone JSON format shows."
+
+
+def _line_of(source: str, token: str, occurrence: int = 1) -> int:
+    """The 1-based line of the ``occurrence``-th ``token`` in ``source`` (1 when absent)."""
+    index = -1
+    for _ in range(occurrence):
+        index = source.find(token, index + 1)
+        if index < 0:
+            return 1
+    return source.count("\n", 0, index) + 1
+
+
+def key_lines(source: str) -> dict[str, int]:
+    """The 1-based line of each top-level reply field in a JSON text (its first occurrence)."""
+    found: dict[str, int] = {}
+    for number, line in enumerate(source.split("\n"), start=1):
+        for key in _REPLY_FIELDS:
+            if key not in found and re.search(rf'"{key}"\s*:', line):
+                found[key] = number
+    return found
+
+
+def decode_reply(source: str, *, file: str | None = None, first_line: int = 1) -> AgoraReply | list[Violation]:
+    """A reply from JSON text with the strict rules of the record: one object, no duplicate keys,
+    no NaN, the seed's fields and types. Errors are located at ``first_line`` + their line - 1."""
+
+    def at(line: int, rule: str, message: str) -> Violation:
+        return RULES.violation(rule, message).at(file=file, line=first_line + line - 1)
+
+    try:
+        data = json.loads(
+            source, object_pairs_hook=_object, parse_constant=_constant, parse_float=_number, parse_int=_number
+        )
+    except _Refused as exc:
+        return [at(_line_of(source, exc.token, exc.occurrence), "AGORA_TURN_JSON", exc.message + ".")]
+    except json.JSONDecodeError as exc:
+        hint = "send only the JSON object" if exc.msg == "Extra data" else "write one JSON object"
+        message = f"the turn is not valid JSON ({exc.msg}, column {exc.colno}); {hint}."
+        return [at(exc.lineno, "AGORA_TURN_JSON", message)]
+    except (ValueError, RecursionError) as exc:
+        return [at(1, "AGORA_TURN_JSON", f"the turn's JSON cannot be read ({type(exc).__name__}); simplify it.")]
+    if not isinstance(data, dict):
+        message = (
+            f"the turn is {_json_type(data)}, not a JSON object; write one object with signal, message and confidence."
+        )
+        return [at(1, "AGORA_TURN_JSON", message)]
+    if isinstance(data.get("evidence"), list):
+        data["evidence"] = tuple(data["evidence"])  # strict validation wants a tuple for a tuple field
+    try:
+        reply = AgoraReply.model_validate(data, strict=True)
+    except ValidationError as exc:
+        lines = key_lines(source)
+        problems = [_schema_problem(error) for error in exc.errors()]
+        return [at(lines.get(key, 1), "AGORA_TURN_SCHEMA", message) for key, message in problems]
+    texts = [reply.message, reply.target or "", *(f"{e.source}{e.content}" for e in reply.evidence)]
+    if any(_has_surrogate(text) for text in texts):
+        return [at(1, "AGORA_TURN_JSON", "a string holds an unpaired \\ud800-\\udfff escape; remove it.")]
+    return reply
+
+
+def _has_surrogate(text: str) -> bool:
+    return any(unicodedata.category(char) == "Cs" for char in text)
+
+
+def parse_reply(text: str) -> AgoraReply | list[Violation]:
+    """A model's raw output as a reply: one JSON object, optionally inside a single ```json fence.
+
+    Never raises; a list of violations (lines counted in ``text``) says what to fix.
+    """
+    body = text.strip()
+    first_line = text[: len(text) - len(text.lstrip())].count("\n") + 1
+    if body.startswith("```"):
+        lines = body.split("\n")
+        if len(lines) < 2 or lines[-1].strip() != "```":
+            message = "the ```json fence is not closed; end it with a line of ``` or send the bare JSON object."
+            return [RULES.violation("AGORA_TURN_JSON", message).at(line=first_line)]
+        body, first_line = "\n".join(lines[1:-1]), first_line + 1
+    return decode_reply(body, first_line=first_line)
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnSource:
+    """A turn section of the record: where it starts, its exact text (what the chain digests), the
+    line of each part (``heading``, ``proposal`` and the JSON keys) and the turn, if it parsed."""
+
+    line: int
+    text: str
+    parts: dict[str, int]
+    turn: AgoraTurn | None
+    marks: dict[int, tuple[int, str]] = field(default_factory=dict)  # evidence item -> (line, what moot found)
+
+
+@dataclass
+class _Scan:
+    file: str | None
+    lines: list[str]
+    violations: list[Violation] = field(default_factory=list)
+    config: AgoraConfig | None = None
+    started: str | None = None
+    sources: tuple[str, ...] = ()
+    header_lines: dict[str, int] = field(default_factory=dict)
+    turns: list[TurnSource] = field(default_factory=list)
+    outcome: Outcome | None = None
+    outcome_line: int | None = None
+
+    def report(self, rule: str, message: str, index: int | None, turn: int | None = None) -> None:
+        line = index + 1 if index is not None else None
+        self.violations.append(RULES.violation(rule, message).at(file=self.file, line=line, turn=turn))
+
+
+def _scan(text: str, file: str | None) -> _Scan:
+    scan = _Scan(file=file, lines=text.split("\n"))
+    lines = scan.lines
+    title = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if title is None or not lines[title].strip().startswith(TITLE):
+        scan.report("AGORA_HEADER", f"the record must start with '{TITLE} <topic>'; add that title line.", title)
+        return scan
+    first_section = next((i for i in range(title + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    _scan_header(scan, title, first_section)
+    _scan_sections(scan, first_section)
+    return scan
+
+
+def _scan_header(scan: _Scan, title: int, end: int) -> None:
+    lines = scan.lines
+    values: dict[str, str] = {"topic": lines[title].strip()[len(TITLE) :].strip()}
+    participants: list[Position] = []
+    in_participants = False
+    for index in range(title + 1, end):
+        line = lines[index].rstrip()
+        if not line.strip():
+            continue
+        if in_participants and line[:1].isspace():
+            item = _PARTICIPANT.fullmatch(line)
+            if item is None:
+                scan.report("AGORA_HEADER", "a participant line reads '  - <role>: <position>'; rewrite it so.", index)
+            else:
+                participants.append(Position(role=item.group(1).strip(), position=item.group(2).strip()))
+            continue
+        entry = _METADATA.fullmatch(line)
+        key = entry.group(1).strip().lower() if entry is not None else ""
+        in_participants = key == "participants"
+        if entry is None:
+            scan.report(
+                "AGORA_HEADER", "this line is not part of the header; write '- Key: value' or remove it.", index
+            )
+        elif key in scan.header_lines:
+            scan.report("AGORA_HEADER", f"'{entry.group(1).strip()}' is given twice; keep one.", index)
+        elif in_participants and entry.group(2).strip():
+            message = "list the participants below '- Participants:', one '  - <role>: <position>' line each."
+            scan.report("AGORA_HEADER", message, index)
+            scan.header_lines[key] = index + 1
+            values[key] = ""
+        elif key == "sources":
+            scan.header_lines[key] = index + 1
+            scan.sources = tuple(_SOURCE_ITEM.findall(entry.group(2)))
+            if not scan.sources:
+                scan.report("AGORA_HEADER", "'Sources' lists no path; write them like `src`, `docs/guide.md`.", index)
+        elif key in _HEADER_FIELDS or key in {"started", "participants"}:
+            scan.header_lines[key] = index + 1
+            values[key] = entry.group(2).strip()
+        else:
+            known = "Dialogue, Methodology, Max turns, Deadlock window, Started, Sources, Participants"
+            scan.report("AGORA_HEADER", f"unknown header field {entry.group(1).strip()!r}; use {known}.", index)
+    scan.started = values.get("started") or None
+    if "started" in values and not values["started"]:
+        message = "'Started' is empty; write when the debate started or remove the line."
+        scan.report("AGORA_HEADER", message, scan.header_lines["started"] - 1)
+    config = _header_config(scan, values, participants, title)
+    if config is not None:
+        scan.config = config
+
+
+def _header_config(scan: _Scan, values: dict[str, str], participants: list[Position], title: int) -> AgoraConfig | None:
+    def where(key: str) -> int:
+        return scan.header_lines.get(key, title + 1) - 1
+
+    missing = [
+        name
+        for name, key in (("Dialogue", "dialogue"), ("Methodology", "methodology"), ("Participants", "participants"))
+        if key not in values
+    ]
+    for name in missing:
+        scan.report("AGORA_HEADER", f"the header has no '- {name}:' line; add it.", title)
+    methodology = values.get("methodology", "").removeprefix(":")
+    if "methodology" in values and methodology not in METHODOLOGIES:
+        scan.report(
+            "AGORA_HEADER",
+            f"methodology {methodology!r} is unknown; use one of {', '.join(METHODOLOGIES)}.",
+            where("methodology"),
+        )
+        return None
+    numbers = {"max_turns": DEFAULT_MAX_TURNS, "deadlock_window": DEFAULT_DEADLOCK_WINDOW}
+    for key, name in (("max turns", "max_turns"), ("deadlock window", "deadlock_window")):
+        raw = values.get(key)
+        if raw is None:
+            continue
+        if re.fullmatch(r"[0-9]{1,9}", raw):
+            numbers[name] = int(raw)
+        else:
+            scan.report(
+                "AGORA_HEADER", f"{key} is {raw!r}; write a whole number (default {numbers[name]}).", where(key)
+            )
+    if missing:
+        return None
+    fields: dict[str, Any] = {
+        "dialogue_id": values["dialogue"],
+        "topic": values["topic"],
+        "methodology": methodology,
+        "participants": tuple(participants),
+        **numbers,
+    }
+    problems = config_problems(AgoraConfig.model_construct(**fields))
+    lines = {
+        "dialogue_id": "dialogue",
+        "topic": "topic",
+        "participants": "participants",
+        "max_turns": "max turns",
+        "deadlock_window": "deadlock window",
+    }
+    for name, message in problems:
+        scan.report("AGORA_CONFIG", message, where(lines[name]))
+    return None if problems else AgoraConfig.model_validate(fields)
+
+
+def _scan_sections(scan: _Scan, start: int) -> None:
+    """Split the body into '## ' sections (headings inside a code fence do not count)."""
+    lines = scan.lines
+    heads: list[int] = []
+    in_fence = False
+    for index in range(start, len(lines)):
+        stripped = lines[index].strip()
+        if in_fence:
+            in_fence = stripped != "```"
+        elif lines[index].startswith("## "):
+            heads.append(index)
+        elif stripped.startswith("```"):
+            in_fence = True
+    for position, head in enumerate(heads):
+        end = heads[position + 1] if position + 1 < len(heads) else len(lines)
+        heading = lines[head].rstrip()
+        if heading == OUTCOME_HEADING and scan.outcome_line is not None:
+            scan.report("AGORA_OUTCOME", f"a second '{OUTCOME_HEADING}' section; keep only one, at the end.", head)
+        elif heading == OUTCOME_HEADING:
+            _scan_outcome(scan, head, end)
+        elif heading.startswith("## Turn"):
+            scan.turns.append(_scan_turn(scan, head, end))
+        else:
+            message = f"unknown section {heading!r}; a record holds only '## Turn N — <role>' sections and a final '{OUTCOME_HEADING}'."
+            scan.report("AGORA_TURN_FORMAT", message, head)
+    if scan.outcome_line is not None and heads[-1] + 1 != scan.outcome_line:
+        message = f"the '{OUTCOME_HEADING}' section must be the last; move the sections below it above it."
+        scan.report("AGORA_OUTCOME", message, scan.outcome_line - 1)
+
+
+def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
+    lines = scan.lines
+    last = max([i for i in range(head, end) if lines[i].strip()], default=head)
+    text = "\n".join(lines[head : last + 1]) + "\n"
+    parts = {"heading": head + 1}
+    position = len(scan.turns) + 1
+
+    def report(message: str, index: int) -> None:
+        scan.report("AGORA_TURN_FORMAT", message, index, turn=position)
+
+    heading = _TURN_HEADING.fullmatch(lines[head].rstrip())
+    if heading is None:
+        report("a turn heading reads '## Turn N — <role>' with an em dash (—); rewrite it so.", head)
+    proposal: str | None = None
+    block: tuple[int, int] | None = None
+    marks: dict[int, tuple[int, str]] = {}
+    stray = False
+    index = head + 1
+    while index <= last:
+        stripped = lines[index].strip()
+        if not stripped:
+            pass
+        elif block is None and proposal is None and stripped.startswith("Proposal:"):
+            proposal = stripped.removeprefix("Proposal:").strip()
+            parts["proposal"] = index + 1
+            if not proposal:
+                report("the 'Proposal:' line is empty; write 'Proposal: proposal-<role>'.", index)
+        elif block is None and (mark := _EVIDENCE_MARK.fullmatch(stripped)) is not None:
+            marks[int(mark.group(1))] = (index + 1, mark.group(2))
+        elif block is None and stripped.startswith("```"):
+            close = next((i for i in range(index + 1, last + 1) if lines[i].strip() == "```"), None)
+            if close is None:
+                report("the ```json block is not closed; end it with a line of ```.", index)
+                return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
+            block, index = (index + 1, close), close
+        elif not stray:  # one report per turn is enough to find the spot
+            stray = True
+            where = "after the JSON block" if block is not None else "before the JSON block"
+            report(f"unexpected text {where}; put the argument in the JSON message or remove the line.", index)
+        index += 1
+    if block is None:
+        report("the turn has no ```json block; add the drone JSON in one.", head)
+        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
+    source = "\n".join(lines[block[0] : block[1]])
+    parts.update({key: block[0] + line for key, line in key_lines(source).items()})
+    reply = decode_reply(source, file=scan.file, first_line=block[0] + 1)
+    if isinstance(reply, list):
+        scan.violations.extend(v.at(turn=position) for v in reply)
+        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
+    if heading is None or proposal == "":
+        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
+    turn = AgoraTurn.model_validate(
+        {
+            **reply.model_dump(),
+            "number": int(heading.group(1)),
+            "role": heading.group(2).strip(),
+            "proposal_id": proposal,
+        }
+    )
+    return TurnSource(line=head + 1, text=text, parts=parts, turn=turn, marks=marks)
+
+
+def _scan_outcome(scan: _Scan, head: int, end: int) -> None:
+    scan.outcome_line = head + 1
+    found: dict[str, str] = {}
+    for index in range(head + 1, end):
+        line = scan.lines[index].rstrip()
+        entry = _OUTCOME_LINE.fullmatch(line)
+        if entry is not None and entry.group(1) not in found:
+            found[entry.group(1)] = entry.group(2).strip()
+        elif line.strip():
+            message = "the Outcome section holds only '- Result: …' and '- Reason: …'; remove this line."
+            scan.report("AGORA_OUTCOME", message, index)
+    result, reason = found.get("Result"), found.get("Reason")
+    if result not in {CONSENSUS, TIMEOUT} or not reason:
+        message = f"the Outcome needs '- Result: {CONSENSUS}' or '- Result: {TIMEOUT}' and a non-empty '- Reason:'; complete it."
+        scan.report("AGORA_OUTCOME", message, head)
+        return
+    scan.outcome = Outcome(name=result, reason=reason, consensus=result == CONSENSUS)
+
+
+def parse(text: str, file: str | None = None) -> tuple[AgoraRecord | None, list[Violation]]:
+    """The record in ``text``, or ``None`` with the located format violations. Never raises.
+
+    Only the format is checked here; ``check`` also replays the protocol rules.
+    """
+    scan = _scan(text, file)
+    turns = [source.turn for source in scan.turns]
+    if scan.config is None or any(v.is_error for v in scan.violations) or None in turns:
+        return None, scan.violations
+    record = AgoraRecord(
+        config=scan.config,
+        started=scan.started,
+        turns=tuple(t for t in turns if t is not None),
+        outcome=scan.outcome,
+        sources=scan.sources,
+    )
+    return record, scan.violations
+
+
+def turn_sources(text: str) -> list[TurnSource]:
+    """Each turn section's first line and exact text, in order: what the digest chain covers."""
+    return _scan(text, None).turns
+
+
+# --- checking ----------------------------------------------------------------------------------
+
+
+def _replay(scan: _Scan, config: AgoraConfig) -> tuple[AgoraProtocol, AgoraState, list[Violation]]:
+    """Replay the turns up to the first one that did not parse (later ones cannot be placed)."""
+    protocol = AgoraProtocol(config)
+    state = protocol.initial_state()
+    found: list[Violation] = []
+    for position, source in enumerate(scan.turns, start=1):
+        if source.turn is None:
+            break
+        for part, violation in protocol.located(state, source.turn):
+            line = source.parts.get(part, source.line)
+            found.append(violation.at(file=scan.file, line=line, turn=position))
+        state = protocol.apply(state, source.turn)
+    return protocol, state, found
+
+
+def _outcome_problems(scan: _Scan, state: AgoraState) -> list[Violation]:
+    written = scan.outcome
+    if written is None or any(source.turn is None for source in scan.turns):
+        return []
+    actual = state.outcome
+    if actual is None:
+        message = f"the Outcome says {written.name} but the debate is still open after {state.turns} turn(s); remove the section."
+    elif actual.name != written.name:
+        message = f"the Outcome says {written.name} but the turns give {actual.name} ({actual.reason}); write 'Result: {actual.name}'."
+    else:
+        return []
+    return [RULES.violation("AGORA_OUTCOME", message).at(file=scan.file, line=scan.outcome_line)]
+
+
+def _check_scan(path: Path) -> tuple[_Scan | None, AgoraProtocol | None, AgoraState | None, list[Violation]]:
+    text, problems = read_text(path)
+    if text is None:
+        return None, None, None, problems
+    scan = _scan(text, str(path))
+    if scan.config is None:
+        return scan, None, None, scan.violations
+    protocol, state, found = _replay(scan, scan.config)
+    chain = verify_chain(path, [t.text for t in scan.turns], [t.line for t in scan.turns])
+    violations = [*scan.violations, *found, *_outcome_problems(scan, state), *chain]
+    violations.sort(key=lambda v: (v.line or 0, v.turn or 0))
+    return scan, protocol, state, violations
+
+
+def check(path: Path) -> CheckReport:
+    """Replay a debate record: format, protocol rules, outcome and digest chain. Never raises on bad input."""
+    scan, protocol, state, violations = _check_scan(path)
+    if scan is None or protocol is None or state is None:
+        return unreadable(path, violations, protocol=NAME)
+    from moot.protocols.agora.grounding import check_evidence  # reads the cited files
+
+    cited, grounding = check_evidence(path, scan.sources, scan.turns)
+    violations = sorted([*violations, *cited], key=lambda v: (v.line or 0, v.turn or 0))
+    summary = protocol.summary(state)
+    if grounding:
+        summary = summary.model_copy(update={"detail": {**summary.detail, "grounding": grounding}})
+    return CheckReport(path=str(path), protocol=NAME, violations=violations, summary=summary)
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def create(path: Path, config: AgoraConfig, started: str | None = None, sources: Sequence[str] = ()) -> None:
+    """Start a debate record (``started`` defaults to now, UTC). Refuses to overwrite an existing file."""
+    when = started if started is not None else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    create_record(path, render_header(config, when, sources), "continue that debate or choose another file name.")
+
+
+def _writable(path: Path) -> tuple[_Scan, AgoraProtocol, AgoraState]:
+    scan, protocol, state, violations = _check_scan(path)
+    errors = [v for v in violations if v.is_error]
+    if scan is None or protocol is None or state is None or errors:
+        raise ProtocolViolationError(errors)
+    return scan, protocol, state
+
+
+def load(path: Path) -> tuple[AgoraProtocol, AgoraState]:
+    """The protocol and replayed state of a record that can take a turn: how a writer resumes.
+
+    Raises :class:`ProtocolViolationError` when the record has errors or its accepted turns changed.
+    """
+    _, protocol, state = _writable(path)
+    return protocol, state
+
+
+class AgoraWriter:
+    """A debate record open for turns: checked in full once, then each turn validated in memory and appended.
+
+    Each turn is one append + fsync (moot.core.chain.RecordAppender); when someone else wrote the
+    record in between, it is read and checked in full again before the turn is validated against it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._open()
+
+    def _open(self) -> None:
+        stamp = FileStamp.of(self.path)  # before the read: a write in between shows as a changed stamp
+        scan, self.protocol, self.state = _writable(self.path)
+        assert scan.config is not None  # _writable refuses a record without one
+        self.header = render_header(scan.config, scan.started, scan.sources)
+        self.ends_with_newline = scan.lines[-1] == ""
+        self.appender = RecordAppender(self.path, stamp, [t.text for t in scan.turns])
+
+    def append(self, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
+        """Validate ``turn`` against the history, append it durably and extend the digest chain.
+
+        When the turn ends the debate, the '## Outcome' section is written in the same append. Raises
+        :class:`ProtocolViolationError` when the turn breaks a rule or the record cannot take a turn (format
+        or rule errors, edited accepted turns), leaving the record as it was. Returns the new state and any
+        warnings.
+        """
+        try:
+            return self._append(turn, marks)
+        except RecordChangedError:
+            self._open()
+            return self._append(turn, marks)
+
+    def _append(self, turn: AgoraTurn, marks: Sequence[str]) -> tuple[AgoraState, list[Violation]]:
+        state, warnings = self.protocol.step(self.state, turn)
+        piece = render_turn(turn, marks) + (f"\n{render_outcome(state.outcome)}" if state.outcome is not None else "")
+        # The new turn read back on its own: a turn's reading depends only on its own lines.
+        written = _scan(f"{self.header}\n{piece}", str(self.path)).turns
+        if len(written) != 1 or written[0].turn != turn:
+            message = "the turn would not read back as written; remove unpaired surrogates from its text."
+            raise ProtocolViolationError([RULES.violation("AGORA_TURN_JSON", message)])
+        data = ("\n" if self.ends_with_newline else "\n\n") + piece
+        self.appender.append(data.encode("utf-8"), [written[0].text])
+        self.state, self.ends_with_newline = state, data.endswith("\n")
+        return state, warnings
+
+
+def append_turn(path: Path, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
+    """Validate ``turn`` against the record on disk, append it durably and extend the digest chain
+    (see :meth:`AgoraWriter.append`)."""
+    return AgoraWriter(path).append(turn, marks)
+
+
+# --- file names --------------------------------------------------------------------------------
+
+_MAX_SLUG_BYTES = 120  # well under the usual 255-byte name limit, with room for '.md' and the chain's name
+
+
+def slugify(topic: str) -> str:
+    """A safe file name stem for ``topic``: lower-case letters and digits (any script) joined by '-'."""
+    text = unicodedata.normalize("NFKC", topic).casefold()
+    slug = re.sub(r"-+", "-", "".join(ch if ch.isalnum() else "-" for ch in text)).strip("-")
+    while len(slug.encode("utf-8")) > _MAX_SLUG_BYTES:
+        slug = slug[:-1].rstrip("-")
+    return slug or "debate"

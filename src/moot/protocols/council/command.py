@@ -1,0 +1,50 @@
+"""``moot run council``: the Council's command; the options every protocol shares come from :mod:`moot.cli.run`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from moot.cli.run import (
+    RunFlags,
+    SourceOpt,
+    execute,
+    now_minutes,
+    run_options,
+    start_record,
+    start_root,
+    with_passages,
+)
+from moot.errors import UserError
+from moot.protocols.council.driver import CouncilDriver, CouncilOptions, parse_member
+
+
+@run_options(without=("agent", "agents"))  # each member's agent is named with --member
+def run_council(
+    question: Annotated[str, typer.Option("--question", help="What the council answers.")],
+    member: Annotated[
+        list[str],
+        typer.Option("--member", help="NAME=SPEC per member (repeatable, at least two), e.g. alice=openai:gpt-4o."),
+    ],
+    chairman: Annotated[
+        str | None, typer.Option("--chairman", help="A separate chairman's agent SPEC (default: the first member).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="The seed of the review shuffles.")] = None,
+    source: SourceOpt = None,
+    *,
+    flags: RunFlags,
+    force: bool = False,
+) -> None:
+    """A Council: members answer sealed, rank each other's answers anonymously, and a chairman synthesizes."""
+    members = tuple(parse_member(value) for value in member)
+    if len(members) < 2:
+        raise UserError("a council needs at least two members; give --member NAME=SPEC twice or more.")
+    # The passages become part of the question: every member, reviewer and the chairman reads them, and a
+    # resumed council reads them from its record.
+    asked = with_passages(question, source, flags.root, question) or question
+    options = CouncilOptions(question=asked, members=members, chairman=chairman, seed=seed)
+    driver = start_record(
+        lambda: CouncilDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
+    )
+    execute(driver, flags)

@@ -1,0 +1,541 @@
+"""The Council: members answer a question sealed, review each other's answers anonymously, and a
+chairman writes the final answer from the aggregate ranking.
+
+- **Stage 1.** Every member answers the question, sealed and in parallel: no answer is in another's
+  prompt. A member that gives no valid answer is recorded as such. Fewer than two valid answers end
+  the council in ``NO_QUORUM``.
+- **Stage 2.** Every member with a valid answer reviews the *other* valid answers, shown as
+  ``Answer A``, ``Answer B``, … in an order shuffled per reviewer by :func:`review_order` from the
+  council's seed (passed in; the protocol draws no randomness of its own). Member names and models
+  are taken out of everything a reviewer is shown (:func:`redact`) and must not appear in a review.
+  A review ranks every answer it was shown, best first, with a reason for each. Reviews are sealed too.
+- **Stage 3.** The chairman writes the final answer. The aggregate ranking is the Borda count of the
+  reviews (:func:`borda`: in a review of k answers, place p earns k - p points); agreement is
+  Kendall's W for the balanced incomplete design the reviews form (:func:`kendall_w`). The chairman
+  names the top-ranked answer's member in the basis and, for every other member's answer, what it
+  held and why it was not adopted.
+
+Pure: the seed, times and texts arrive in the configuration and the turns.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Summary, Violation
+
+NAME = "council"
+CHAIRMAN = "chairman"  # the role of a chairman that is not a member
+MAX_MEMBERS = len(string.ascii_uppercase)  # a reviewer sees at most Answer A … Answer Z
+SYNTHESIZED = "SYNTHESIZED"
+NO_QUORUM = "NO_QUORUM"
+FAILED = "FAILED"
+RESERVED_NAMES = frozenset({CHAIRMAN, "answer", "moot"})
+_MEMBER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{1,39}")
+REDACTED = "[redacted]"
+
+RULES = RuleBook(
+    [
+        Rule(
+            "COUNCIL_HEADER",
+            "The record starts with '# Council: <title>', the question, the seed and 2 to 26 members with distinct "
+            "names of 2-40 letters, digits, '-' or '_' (not 'chairman', 'answer' or 'moot'), and names its chairman.",
+        ),
+        Rule(
+            "COUNCIL_FORMAT",
+            "Each section is a stage heading ('## Stage 1 — Answer of NAME (time)', …) with its fields as "
+            "docs/formats.md shows; free text is quoted ('> ').",
+        ),
+        Rule(
+            "COUNCIL_STAGE_ORDER",
+            "Every member answers once (stage 1), then every member with a valid answer reviews once (stage 2), "
+            "then the chairman writes the synthesis (stage 3); nothing follows it.",
+        ),
+        Rule("COUNCIL_SEALED", "A revealed answer or review matches the digest committed when it was sealed."),
+        Rule(
+            "COUNCIL_ANONYMITY",
+            "No member name or model appears in what a reviewer is shown or in a review.",
+        ),
+        Rule(
+            "COUNCIL_SHUFFLE",
+            "A reviewer is shown the other valid answers as Answer A, B, … in the order the seed gives that reviewer.",
+        ),
+        Rule("COUNCIL_SELF_RANKING", "No member is shown or ranks their own answer."),
+        Rule(
+            "COUNCIL_EVERY_ANSWER_REVIEWED",
+            "A review ranks every answer it was shown, each once with a reason, and every valid answer is ranked "
+            "by at least one review before the synthesis.",
+        ),
+        Rule(
+            "COUNCIL_AGGREGATE",
+            "The synthesis's aggregate ranking and Kendall's W are the Borda count and the W of the reviews.",
+        ),
+        Rule(
+            "COUNCIL_CHAIRMAN_RANKING",
+            "The chairman's basis cites the aggregate ranking: it names the top-ranked member.",
+        ),
+        Rule(
+            "COUNCIL_CHAIRMAN_DISSENT",
+            "The synthesis names every other member's position and why it was not adopted, once each.",
+        ),
+        Rule("COUNCIL_OUTCOME", "The outcome section agrees with the stages: SYNTHESIZED, NO_QUORUM or FAILED."),
+    ]
+)
+
+
+# --- configuration and turns -------------------------------------------------------------------
+
+
+class Member(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    model: str  # the agent spec it answers with, e.g. "openai:gpt-4o-mini"
+
+
+class CouncilConfig(BaseModel):
+    """The council's header: the question, members, chairman and the seed of the review shuffles."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question: str
+    members: tuple[Member, ...]
+    chairman: str  # a member's name, or CHAIRMAN for a separate agent
+    chairman_model: str | None = None  # the separate chairman's agent spec
+    seed: int = Field(ge=0)
+    started: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [member.name for member in self.members]
+
+    def problems(self) -> list[str]:
+        """Why this configuration cannot run a council (empty when it can)."""
+        found: list[str] = []
+        if not self.question.strip():
+            found.append("the question is empty")
+        names = self.names
+        if not 2 <= len(names) <= MAX_MEMBERS:
+            found.append(f"a council has 2 to {MAX_MEMBERS} members, not {len(names)}")
+        for name in names:
+            if not _MEMBER_NAME.fullmatch(name) or name.lower() in RESERVED_NAMES:
+                found.append(
+                    f"member name {name!r} must be 2-40 letters, digits, '-' or '_', starting with a letter, "
+                    "and not chairman, answer or moot"
+                )
+        lowered = [name.lower() for name in names]
+        if len(set(lowered)) != len(lowered):
+            found.append("member names must differ (case aside)")
+        if self.chairman != CHAIRMAN and self.chairman not in names:
+            found.append(f"the chairman {self.chairman!r} is neither a member nor a separate chairman")
+        if (self.chairman == CHAIRMAN) != (self.chairman_model is not None):
+            found.append("a separate chairman has a model, and a member chairman has none of its own")
+        return found
+
+
+class Answer(BaseModel):
+    """Stage 1: one member's sealed answer, or why the member has none (``failure``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: Literal[1] = 1
+    member: str
+    at: str | None = None
+    text: str | None = None
+    digest: str | None = None  # the commitment recorded when the answer was sealed
+    failure: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.failure is None and bool(self.text and self.text.strip())
+
+
+class Review(BaseModel):
+    """Stage 2: a member's ranking of the other answers (``shown`` maps Answer A, B, … to members)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: Literal[2] = 2
+    reviewer: str
+    at: str | None = None
+    shown: tuple[str, ...] = ()  # members, in the order of the labels A, B, …
+    ranking: tuple[str, ...] = ()  # labels, best first
+    reasons: tuple[str, ...] = ()  # one per ranked label, in ranking order
+    digest: str | None = None
+    failure: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.failure is None
+
+    def ranked_members(self) -> list[str]:
+        """The ranking as members, best first (labels that name no shown answer are left out)."""
+        return [self.shown[index] for label in self.ranking if (index := label_index(label)) < len(self.shown)]
+
+
+class Dissent(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    member: str
+    position: str
+    why_not_adopted: str
+
+
+class Synthesis(BaseModel):
+    """Stage 3: the chairman's final answer with the aggregate ranking it cites."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: Literal[3] = 3
+    chairman: str
+    at: str | None = None
+    ranking: tuple[tuple[str, int], ...]  # (member, Borda points), best first, as written
+    agreement: float | None  # Kendall's W as written, None where it cannot be measured
+    answer: str
+    basis: str
+    dissent: tuple[Dissent, ...] = ()
+
+
+CouncilTurn = Answer | Review | Synthesis
+
+
+@dataclass(frozen=True)
+class CouncilState:
+    answers: tuple[Answer, ...] = ()
+    reviews: tuple[Review, ...] = ()
+    synthesis: Synthesis | None = None
+    failure: Outcome | None = None  # a run that could not go on (recorded in the outcome section)
+
+    @property
+    def turns(self) -> int:
+        return len(self.answers) + len(self.reviews) + (self.synthesis is not None)
+
+    def valid_answers(self) -> list[Answer]:
+        return [answer for answer in self.answers if answer.valid]
+
+
+# --- pure helpers the driver and the checker share ---------------------------------------------
+
+
+def label(index: int) -> str:
+    return f"Answer {string.ascii_uppercase[index]}"
+
+
+def label_index(value: str) -> int:
+    """``"Answer C"`` -> 2; anything else -> a number past every label."""
+    match = re.fullmatch(r"Answer ([A-Z])", value.strip())
+    return string.ascii_uppercase.index(match[1]) if match else MAX_MEMBERS
+
+
+def review_order(seed: int, reviewer: str, answered: list[str]) -> list[str]:
+    """The members whose answers ``reviewer`` is shown, in label order: the others, shuffled by the seed."""
+    others = [member for member in answered if member != reviewer]
+    random.Random(f"{seed}:{reviewer}").shuffle(others)
+    return others
+
+
+def identities(config: CouncilConfig) -> list[str]:
+    """What would unmask a member: every member's name and model (the spec, and its model part).
+
+    A bare backend name (``local``, ``human``) names no model and is an ordinary word, so it is not one.
+    """
+    found: set[str] = set()
+    for member in config.members:
+        found.add(member.name)
+        if ":" in member.model:
+            found.add(member.model)
+            model = member.model.split(":", 1)[1].strip()
+            if len(model) >= 2:
+                found.add(model)
+    return sorted(found, key=len, reverse=True)
+
+
+def _identity_pattern(names: list[str]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(name) for name in names)
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+
+
+def redact(text: str, config: CouncilConfig) -> str:
+    """``text`` with every member name and model replaced by ``[redacted]``."""
+    pattern = _identity_pattern(identities(config))
+    return text if pattern is None else pattern.sub(REDACTED, text)
+
+
+def unmasked(text: str, config: CouncilConfig) -> list[str]:
+    """The member names and models that appear in ``text``."""
+    pattern = _identity_pattern(identities(config))
+    return [] if pattern is None else sorted({match[0] for match in pattern.finditer(text)})
+
+
+def shown_to(config: CouncilConfig, state: CouncilState, review: Review) -> str:
+    """Everything a reviewer is shown besides the instructions: the question and the anonymized answers."""
+    texts = {answer.member: answer.text or "" for answer in state.valid_answers()}
+    parts = [f"Question: {redact(config.question, config)}"]
+    for index, member in enumerate(review.shown):
+        parts.append(f"{label(index)}:\n{redact(texts.get(member, ''), config)}")
+    return "\n\n".join(parts)
+
+
+def borda(config: CouncilConfig, state: CouncilState) -> list[tuple[str, int]]:
+    """(member, points) for every valid answer, best first; ties keep the members' listed order."""
+    answered = [answer.member for answer in state.valid_answers()]
+    points = dict.fromkeys(answered, 0)
+    for review in state.reviews:
+        if not review.valid:
+            continue
+        ranked = review.ranked_members()
+        for place, member in enumerate(ranked):
+            if member in points:
+                points[member] += len(ranked) - 1 - place
+    order = {name: index for index, name in enumerate(config.names)}
+    return sorted(points.items(), key=lambda item: (-item[1], order.get(item[0], len(order))))
+
+
+def kendall_w(state: CouncilState) -> float | None:
+    """Kendall's W of the reviews, 0 (no agreement) to 1 (all reviewers agree), or None where undefined.
+
+    Each of the n answerers ranks the n - 1 others: a balanced incomplete block design (every answer is
+    ranked r = n - 1 times, every pair together λ = n - 2 times), for which
+    W = 12 Σ (R_j - r(k+1)/2)² / (λ² n (n² - 1)) with k = n - 1 and R_j the sum of answer j's ranks.
+    It needs at least three answers and a valid review from every answerer.
+    """
+    answered = [answer.member for answer in state.valid_answers()]
+    n = len(answered)
+    reviews = [review for review in state.reviews if review.valid]
+    if n < 3 or sorted(r.reviewer for r in reviews) != sorted(answered):
+        return None
+    sums = dict.fromkeys(answered, 0)
+    for review in reviews:
+        ranked = review.ranked_members()
+        if sorted(ranked) != sorted(m for m in answered if m != review.reviewer):
+            return None
+        for place, member in enumerate(ranked, start=1):
+            sums[member] += place
+    r, k, lam = n - 1, n - 1, n - 2
+    spread = sum((total - r * (k + 1) / 2) ** 2 for total in sums.values())
+    return 12 * spread / (lam**2 * n * (n**2 - 1))
+
+
+def rounded_w(value: float | None) -> float | None:
+    """W as the record writes it: three decimals."""
+    return None if value is None else round(value, 3)
+
+
+def mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+# --- the state machine -------------------------------------------------------------------------
+
+
+class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
+    name: ClassVar[str] = NAME
+    rules: ClassVar[RuleBook] = RULES
+    turn_model: ClassVar[type[BaseModel]] = Answer
+
+    def __init__(self, config: CouncilConfig) -> None:
+        self.config = config
+
+    def initial_state(self) -> CouncilState:
+        return CouncilState()
+
+    def stage(self, state: CouncilState) -> int | None:
+        """The stage open now (1, 2 or 3), or None once the council has ended."""
+        if self.outcome(state) is not None:
+            return None
+        if len(state.answers) < len(self.config.members):
+            return 1
+        if len(state.reviews) < len(state.valid_answers()):
+            return 2
+        return 3
+
+    def pending(self, state: CouncilState) -> list[str]:
+        """Who still has to act in the open stage."""
+        stage = self.stage(state)
+        if stage == 1:
+            done = {answer.member for answer in state.answers}
+            return [name for name in self.config.names if name not in done]
+        if stage == 2:
+            done = {review.reviewer for review in state.reviews}
+            return [answer.member for answer in state.valid_answers() if answer.member not in done]
+        return [self.config.chairman] if stage == 3 else []
+
+    def next_speaker(self, state: CouncilState) -> str | None:
+        pending = self.pending(state)
+        return pending[0] if pending else None
+
+    def validate(self, state: CouncilState, turn: CouncilTurn) -> list[Violation]:
+        if self.outcome(state) is not None:
+            return [RULES.violation("COUNCIL_STAGE_ORDER", "the council has ended; nothing may follow its outcome.")]
+        if isinstance(turn, Answer):
+            return self._validate_answer(state, turn)
+        if isinstance(turn, Review):
+            return self._validate_review(state, turn)
+        return self._validate_synthesis(state, turn)
+
+    def _validate_answer(self, state: CouncilState, answer: Answer) -> list[Violation]:
+        if self.stage(state) != 1:
+            return [RULES.violation("COUNCIL_STAGE_ORDER", f"{answer.member} answers after stage 1 closed.")]
+        if answer.member not in self.pending(state):
+            who = "is not a member" if answer.member not in self.config.names else "has already answered"
+            return [RULES.violation("COUNCIL_STAGE_ORDER", f"{answer.member} {who}.")]
+        return []
+
+    def _validate_review(self, state: CouncilState, review: Review) -> list[Violation]:
+        name = review.reviewer
+        if self.stage(state) != 2:
+            return [RULES.violation("COUNCIL_STAGE_ORDER", f"{name}'s review is not in stage 2.")]
+        if name not in self.pending(state):
+            who = (
+                "has no valid answer of their own"
+                if name not in self.config.names or not any(a.member == name and a.valid for a in state.answers)
+                else "has already reviewed"
+            )
+            return [RULES.violation("COUNCIL_STAGE_ORDER", f"{name} {who}, so cannot review now.")]
+        if not review.valid:
+            return []
+        found: list[Violation] = []
+        answered = [answer.member for answer in state.valid_answers()]
+        if name in review.shown:
+            found.append(RULES.violation("COUNCIL_SELF_RANKING", f"{name} is shown, and ranks, their own answer."))
+        if list(review.shown) != review_order(self.config.seed, name, answered):
+            found.append(
+                RULES.violation(
+                    "COUNCIL_SHUFFLE",
+                    f"{name} was shown {', '.join(review.shown) or 'nothing'}, not the other valid answers in the "
+                    "order the seed gives.",
+                )
+            )
+        labels = [label(index) for index in range(len(review.shown))]
+        if sorted(review.ranking) != labels:
+            found.append(
+                RULES.violation(
+                    "COUNCIL_EVERY_ANSWER_REVIEWED",
+                    f"{name}'s ranking {', '.join(review.ranking) or '(empty)'} must rank each of "
+                    f"{', '.join(labels)} exactly once.",
+                )
+            )
+        elif len(review.reasons) != len(review.ranking) or not all(reason.strip() for reason in review.reasons):
+            found.append(
+                RULES.violation("COUNCIL_EVERY_ANSWER_REVIEWED", f"{name} gives no reason for a ranked answer.")
+            )
+        leaks = unmasked(" ".join(review.reasons), self.config)
+        if leaks:
+            found.append(RULES.violation("COUNCIL_ANONYMITY", f"{name}'s review names {', '.join(leaks)}."))
+        shown_leaks = unmasked(shown_to(self.config, state, review), self.config)
+        if shown_leaks:
+            found.append(
+                RULES.violation("COUNCIL_ANONYMITY", f"{name} was shown the identity {', '.join(shown_leaks)}.")
+            )
+        return found
+
+    def _validate_synthesis(self, state: CouncilState, synthesis: Synthesis) -> list[Violation]:
+        if self.stage(state) != 3:
+            return [RULES.violation("COUNCIL_STAGE_ORDER", "the synthesis comes before every review is in.")]
+        found: list[Violation] = []
+        if synthesis.chairman != self.config.chairman:
+            found.append(
+                RULES.violation(
+                    "COUNCIL_STAGE_ORDER",
+                    f"the synthesis is by {synthesis.chairman}, but {self.config.chairman} chairs the council.",
+                )
+            )
+        reviewed = {member for review in state.reviews if review.valid for member in review.ranked_members()}
+        unreviewed = [a.member for a in state.valid_answers() if a.member not in reviewed]
+        if unreviewed:
+            found.append(
+                RULES.violation(
+                    "COUNCIL_EVERY_ANSWER_REVIEWED", f"the answer of {', '.join(unreviewed)} was never reviewed."
+                )
+            )
+        aggregate = borda(self.config, state)
+        if list(synthesis.ranking) != aggregate:
+            shown = ", ".join(f"{m} {p}" for m, p in aggregate)
+            found.append(RULES.violation("COUNCIL_AGGREGATE", f"the aggregate ranking of the reviews is {shown}."))
+        agreement = rounded_w(kendall_w(state))
+        if synthesis.agreement != agreement:
+            expected = "not measurable" if agreement is None else f"{agreement:.3f}"
+            found.append(RULES.violation("COUNCIL_AGGREGATE", f"Kendall's W of the reviews is {expected}."))
+        if aggregate and not mentions(synthesis.basis, aggregate[0][0]):
+            found.append(
+                RULES.violation(
+                    "COUNCIL_CHAIRMAN_RANKING",
+                    f"the basis does not name {aggregate[0][0]}, ranked first by the reviews.",
+                )
+            )
+        others = [member for member, _ in aggregate[1:]]
+        named = [dissent.member for dissent in synthesis.dissent]
+        missing = [member for member in others if member not in named]
+        extra = sorted({m for m in named if m not in others} | {m for m in named if named.count(m) > 1})
+        empty = [d.member for d in synthesis.dissent if not (d.position.strip() and d.why_not_adopted.strip())]
+        if missing:
+            found.append(
+                RULES.violation("COUNCIL_CHAIRMAN_DISSENT", f"the dissent of {', '.join(missing)} is not named.")
+            )
+        if extra:
+            found.append(
+                RULES.violation(
+                    "COUNCIL_CHAIRMAN_DISSENT",
+                    f"{', '.join(extra)} named as dissent more than once or without a dissenting answer.",
+                )
+            )
+        if empty:
+            found.append(
+                RULES.violation(
+                    "COUNCIL_CHAIRMAN_DISSENT", f"the dissent of {', '.join(empty)} lacks its position or reason."
+                )
+            )
+        return found
+
+    def apply(self, state: CouncilState, turn: CouncilTurn) -> CouncilState:
+        if isinstance(turn, Answer):
+            return CouncilState((*state.answers, turn), state.reviews, state.synthesis, state.failure)
+        if isinstance(turn, Review):
+            return CouncilState(state.answers, (*state.reviews, turn), state.synthesis, state.failure)
+        return CouncilState(state.answers, state.reviews, turn, state.failure)
+
+    def failed(self, state: CouncilState, reason: str) -> CouncilState:
+        """The state after a run that could not go on (an agent failed, a budget was spent)."""
+        return CouncilState(state.answers, state.reviews, state.synthesis, Outcome(name=FAILED, reason=reason))
+
+    def outcome(self, state: CouncilState) -> Outcome | None:
+        if state.synthesis is not None:
+            aggregate = borda(self.config, state)
+            agreement = rounded_w(kendall_w(state))
+            measured = "not measurable" if agreement is None else f"{agreement:.3f}"
+            top = aggregate[0][0] if aggregate else "nobody"
+            return Outcome(
+                name=SYNTHESIZED,
+                reason=f"{len(aggregate)} answers reviewed; {top} ranked first; Kendall's W {measured}",
+                consensus=True,
+            )
+        if len(state.answers) >= len(self.config.members) and len(state.valid_answers()) < 2:
+            return Outcome(
+                name=NO_QUORUM,
+                reason=f"{len(state.valid_answers())} valid answer(s) of {len(self.config.members)}; a council needs two",
+            )
+        return state.failure
+
+    def summary(self, state: CouncilState) -> Summary:
+        aggregate = borda(self.config, state) if state.reviews else []
+        return Summary(
+            protocol=NAME,
+            turns=state.turns,
+            next_speaker=self.next_speaker(state),
+            round=self.stage(state),
+            outcome=self.outcome(state),
+            detail={
+                "members": len(self.config.members),
+                "valid_answers": len(state.valid_answers()),
+                "ranking": [list(item) for item in aggregate],
+                "agreement": rounded_w(kendall_w(state)),
+            },
+        )

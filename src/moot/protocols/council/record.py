@@ -1,0 +1,522 @@
+"""The Council's record, ``.council/<slug>.md``: parse (total, located), render, check, crash-safe writes.
+
+The header lists the question, the seed of the review shuffles, the members with their models and
+the chairman. Each stage entry is a ``## Stage N — …`` section, a turn of the record; free text
+(the question, answers, the final answer and its basis) is quoted with ``> `` so that no answer can
+forge a heading. A stage is written in one atomic write when it is revealed, so a record never holds
+part of a sealed stage. See docs/formats.md for a complete example.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from moot.core.chain import RecordAppender, verify_chain
+from moot.core.files import (
+    CheckReport,
+    FileStamp,
+    RecordChangedError,
+    create_record,
+    read_text,
+    slugify,
+    unreadable,
+)
+from moot.core.machine import ProtocolViolationError, Violation, sealed_digest
+from moot.protocols.council import PLUGIN as COUNCIL
+from moot.protocols.council.machine import (
+    CHAIRMAN,
+    FAILED,
+    NAME,
+    RULES,
+    Answer,
+    CouncilConfig,
+    CouncilProtocol,
+    CouncilState,
+    CouncilTurn,
+    Dissent,
+    Member,
+    Review,
+    Synthesis,
+    label,
+    rounded_w,
+)
+
+COUNCIL_DIR = COUNCIL.folder
+TITLE = str(COUNCIL.title)
+TITLE_CHARS = 80
+OUTCOME_HEADING = "## Outcome"
+NOT_MEASURABLE = "not measurable"
+
+_STAGE_HEADING = re.compile(
+    r"## Stage (?P<stage>[123]) — (?P<kind>Answer of|No answer from|Review by|No review from|Synthesis by) "
+    r"(?P<who>\S+) \((?P<at>[^()]*)\)"
+)
+_FIELD = re.compile(r"- \*\*(?P<key>[^*]+):\*\*(?: (?P<value>.*))?")
+_MEMBER = re.compile(r"  - (?P<name>[^:\s]+): (?P<model>\S.*)")
+_RANKED = re.compile(r"(?P<place>\d+)\. \*\*(?P<label>Answer [A-Z])\*\* — (?P<reason>.*)")
+_SHOWN = re.compile(r"Answer (?P<letter>[A-Z]) = (?P<member>\S+)")
+_ROW = re.compile(r"\| (?P<rank>\d+) \| (?P<member>\S+) \| (?P<points>-?\d+) \|")
+_DISSENT = re.compile(r"- \*\*(?P<member>[^*]+)\*\* — Position: (?P<position>.*) — Not adopted: (?P<why>.*)")
+_CHAIRMAN_SEPARATE = re.compile(rf"{CHAIRMAN} \((?P<model>.+)\)")
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+def one_line(text: str) -> str:
+    """Free text squeezed into one line of the record (reasons, positions)."""
+    return " ".join(text.split())
+
+
+def quoted(text: str) -> str:
+    """Free text as a Markdown quote: every line starts with '>' so none can be read as a heading."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n").split("\n")
+    return "\n".join(f"> {line}" if line else ">" for line in lines)
+
+
+def clean_text(text: str) -> str:
+    """A participant's text as the record keeps it: LF line ends, no blank lines at its ends, no trailing spaces."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip("\n")
+
+
+def title_of(question: str) -> str:
+    first = one_line(question)
+    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def render_header(config: CouncilConfig) -> str:
+    chairman = config.chairman if config.chairman_model is None else f"{CHAIRMAN} ({config.chairman_model})"
+    lines = [
+        f"{TITLE} {title_of(config.question)}",
+        "",
+        f"- **Started:** {config.started or ''}".rstrip(),
+        f"- **Seed:** {config.seed}",
+        "- **Members:**",
+        *(f"  - {member.name}: {member.model}" for member in config.members),
+        f"- **Chairman:** {chairman}",
+        "",
+        "## Question",
+        "",
+        quoted(config.question),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def ranking_lines(review: Review) -> str:
+    """A review's ranking as the record shows it; its sealed digest covers exactly this text."""
+    return "\n".join(
+        f"{place}. **{entry}** — {one_line(reason)}"
+        for place, (entry, reason) in enumerate(zip(review.ranking, review.reasons, strict=False), start=1)
+    )
+
+
+def render_turn(turn: CouncilTurn) -> str:
+    if isinstance(turn, Answer):
+        if turn.failure is not None:
+            return f"## Stage 1 — No answer from {turn.member} ({turn.at or ''})\n\n- **Reason:** {one_line(turn.failure)}\n"
+        return (
+            f"## Stage 1 — Answer of {turn.member} ({turn.at or ''})\n\n"
+            f"- **Sealed:** {turn.digest or sealed_digest(turn.text or '')}\n\n{quoted(turn.text or '')}\n"
+        )
+    if isinstance(turn, Review):
+        if turn.failure is not None:
+            return f"## Stage 2 — No review from {turn.reviewer} ({turn.at or ''})\n\n- **Reason:** {one_line(turn.failure)}\n"
+        shown = ", ".join(f"{label(index)} = {member}" for index, member in enumerate(turn.shown))
+        ranking = ranking_lines(turn)
+        return (
+            f"## Stage 2 — Review by {turn.reviewer} ({turn.at or ''})\n\n- **Shown:** {shown}\n"
+            f"- **Sealed:** {turn.digest or sealed_digest(ranking)}\n\n{ranking}\n"
+        )
+    rows = "\n".join(f"| {rank} | {member} | {points} |" for rank, (member, points) in enumerate(turn.ranking, 1))
+    agreement = NOT_MEASURABLE if turn.agreement is None else f"{turn.agreement:.3f}"
+    dissent = "\n".join(
+        f"- **{d.member}** — Position: {one_line(d.position)} — Not adopted: {one_line(d.why_not_adopted)}"
+        for d in turn.dissent
+    )
+    return (
+        f"## Stage 3 — Synthesis by {turn.chairman} ({turn.at or ''})\n\n"
+        "### Aggregate ranking\n\n| Rank | Member | Borda points |\n|---:|---|---:|\n"
+        f"{rows}\n\n- **Kendall's W:** {agreement}\n\n"
+        f"### Final answer\n\n{quoted(turn.answer)}\n\n### Basis\n\n{quoted(turn.basis)}\n\n"
+        f"### Dissent\n\n{dissent or '- none: every answer was adopted'}\n"
+    )
+
+
+def render_outcome(name: str, reason: str) -> str:
+    return f"{OUTCOME_HEADING}\n\n- **Result:** {name}\n- **Reason:** {one_line(reason)}\n"
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+@dataclass
+class TurnSource:
+    turn: CouncilTurn
+    line: int  # 1-based line of its heading
+    text: str  # the section's exact text, which the digest chain covers
+    sealed_text: str | None = None  # what the section's Sealed digest must cover
+
+
+@dataclass
+class CouncilRecord:
+    config: CouncilConfig | None
+    turns: list[TurnSource] = field(default_factory=list)
+    outcome: tuple[str, str, int] | None = None  # (result, reason, line)
+    violations: list[Violation] = field(default_factory=list)
+
+
+def _problem(record: CouncilRecord, rule: str, message: str, line: int, file: str | None) -> None:
+    record.violations.append(RULES.violation(rule, message).at(file=file, line=line))
+
+
+def _unquote(lines: Sequence[str]) -> str | None:
+    if not lines or not all(line.startswith(">") for line in lines):
+        return None
+    return "\n".join(line[2:] if line.startswith("> ") else line[1:] for line in lines)
+
+
+def _sections(lines: list[str]) -> list[tuple[int, int]]:
+    """(start, end) line indexes of every '## ' section (end exclusive)."""
+    starts = [index for index, line in enumerate(lines) if line.startswith("## ")]
+    return [(start, starts[i + 1] if i + 1 < len(starts) else len(lines)) for i, start in enumerate(starts)]
+
+
+def _fields(body: Sequence[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in body:
+        match = _FIELD.fullmatch(line)
+        if match:
+            found.setdefault(match["key"], (match["value"] or "").strip())
+    return found
+
+
+def parse(text: str, file: str | None = None) -> CouncilRecord:
+    """Read a council record. Never raises: problems are located violations in ``violations``."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    record = CouncilRecord(config=None)
+    sections = _sections(lines)
+    header_end = sections[0][0] if sections else len(lines)
+    record.config = _parse_header(record, lines, header_end, sections, file)
+    for start, end in sections:
+        heading = lines[start]
+        if heading == "## Question":
+            continue
+        if heading == OUTCOME_HEADING:
+            fields = _fields(lines[start + 1 : end])
+            if "Result" not in fields:
+                _problem(record, "COUNCIL_FORMAT", "the outcome section has no '- **Result:**' line.", start + 1, file)
+            record.outcome = (fields.get("Result", ""), fields.get("Reason", ""), start + 1)
+            continue
+        if record.outcome is not None:
+            _problem(record, "COUNCIL_OUTCOME", "the outcome section must be the last section.", start + 1, file)
+        source = _parse_turn(record, lines, start, end, file)
+        if source is not None:
+            record.turns.append(source)
+    return record
+
+
+def _parse_header(
+    record: CouncilRecord, lines: list[str], end: int, sections: list[tuple[int, int]], file: str | None
+) -> CouncilConfig | None:
+    def bad(message: str, line: int = 1) -> None:
+        _problem(record, "COUNCIL_HEADER", message, line, file)
+
+    first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    if not lines[first].startswith(TITLE + " "):
+        bad(f"the record must start with '{TITLE} <title>'.", first + 1)
+        return None
+    head = lines[first + 1 : end]
+    fields = _fields(head)
+    members: list[Member] = []
+    for line in head:
+        match = _MEMBER.fullmatch(line)
+        if match:
+            members.append(Member(name=match["name"], model=match["model"].strip()))
+    question = next(
+        (
+            _unquote([line for line in lines[s + 1 : e] if line.strip()])
+            for s, e in sections
+            if lines[s] == "## Question"
+        ),
+        None,
+    )
+    missing = [key for key in ("Seed", "Members", "Chairman") if key not in fields]
+    if missing or question is None:
+        what = ", ".join(missing + (["a quoted '## Question' section"] if question is None else []))
+        bad(f"the header lacks {what}.", first + 1)
+        return None
+    if not fields["Seed"].isdigit() or len(fields["Seed"]) > 20:
+        bad(f"the seed {fields['Seed']!r} must be a whole number.", first + 1)
+        return None
+    separate = _CHAIRMAN_SEPARATE.fullmatch(fields["Chairman"])
+    config = CouncilConfig(
+        question=question,
+        members=tuple(members),
+        chairman=CHAIRMAN if separate else fields["Chairman"],
+        chairman_model=separate["model"] if separate else None,
+        seed=int(fields["Seed"]),
+        started=fields.get("Started") or None,
+    )
+    problems = config.problems()
+    if problems:
+        bad("; ".join(problems) + ".", first + 1)
+        return None
+    return config
+
+
+def _parse_turn(record: CouncilRecord, lines: list[str], start: int, end: int, file: str | None) -> TurnSource | None:
+    heading = _STAGE_HEADING.fullmatch(lines[start])
+    line = start + 1
+    text = "\n".join(lines[start:end]).rstrip("\n") + "\n"
+
+    def bad(message: str) -> None:
+        _problem(record, "COUNCIL_FORMAT", message, line, file)
+
+    if heading is None:
+        bad(f"{lines[start]!r} is not a council section; see docs/formats.md.")
+        return None
+    body = lines[start + 1 : end]
+    fields = _fields(body)
+    who, at, kind = heading["who"], heading["at"] or None, heading["kind"]
+    expected_stage = {"Answer of": "1", "No answer from": "1", "Review by": "2", "No review from": "2"}.get(kind, "3")
+    if heading["stage"] != expected_stage:
+        bad(f"'{kind}' belongs to stage {expected_stage}.")
+        return None
+    if kind in ("No answer from", "No review from"):
+        reason = fields.get("Reason", "")
+        if not reason:
+            bad("a stage entry without an answer gives its '- **Reason:**'.")
+            return None
+        if kind == "No answer from":
+            return TurnSource(Answer(member=who, at=at, failure=reason), line, text)
+        return TurnSource(Review(reviewer=who, at=at, failure=reason), line, text)
+    if kind == "Answer of":
+        quote = [row for row in body if row.startswith(">")]
+        answer = _unquote(quote)
+        if answer is None or not answer.strip() or "Sealed" not in fields:
+            bad("an answer has a '- **Sealed:**' digest and its text quoted with '> '.")
+            return None
+        return TurnSource(Answer(member=who, at=at, text=answer, digest=fields["Sealed"]), line, text, answer)
+    if kind == "Review by":
+        return _parse_review(who, at, body, fields, line, text, bad)
+    return _parse_synthesis(who, at, body, line, text, bad)
+
+
+def _parse_review(who, at, body, fields, line, text, bad) -> TurnSource | None:  # type: ignore[no-untyped-def]
+    if "Shown" not in fields or "Sealed" not in fields:
+        bad("a review has '- **Shown:**' and '- **Sealed:**' lines.")
+        return None
+    shown: list[str] = []
+    for index, part in enumerate(p.strip() for p in fields["Shown"].split(",") if p.strip()):
+        match = _SHOWN.fullmatch(part)
+        if match is None or match["letter"] != label(index)[-1]:
+            bad(f"'{part}' in Shown is not '{label(index)} = MEMBER'.")
+            return None
+        shown.append(match["member"])
+    ranked = [row for row in body if re.match(r"\d+\. ", row)]
+    matches = [_RANKED.fullmatch(row) for row in ranked]
+    if any(m is None for m in matches) or [int(m["place"]) for m in matches if m] != list(range(1, len(ranked) + 1)):
+        bad("a review ranks with lines '1. **Answer X** — reason', numbered from 1.")
+        return None
+    review = Review(
+        reviewer=who,
+        at=at,
+        shown=tuple(shown),
+        ranking=tuple(m["label"] for m in matches if m),
+        reasons=tuple(m["reason"].strip() for m in matches if m),
+        digest=fields["Sealed"],
+    )
+    return TurnSource(review, line, text, "\n".join(ranked))
+
+
+def _subsections(body: Sequence[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for row in body:
+        if row.startswith("### "):
+            current = found.setdefault(row[4:].strip(), [])
+        elif current is not None and row.strip():
+            current.append(row)
+    return found
+
+
+def _parse_synthesis(who, at, body, line, text, bad) -> TurnSource | None:  # type: ignore[no-untyped-def]
+    parts = _subsections(body)
+    needed = ("Aggregate ranking", "Final answer", "Basis", "Dissent")
+    if any(name not in parts for name in needed):
+        bad(f"a synthesis has the subsections {', '.join(needed)}.")
+        return None
+    rows = [_ROW.fullmatch(row) for row in parts["Aggregate ranking"] if row.startswith("| ") and row[2:3].isdigit()]
+    agreement_field = _fields(parts["Aggregate ranking"]).get("Kendall's W")
+    answer, basis = _unquote(parts["Final answer"]), _unquote(parts["Basis"])
+    if any(r is None for r in rows) or agreement_field is None or answer is None or basis is None:
+        bad("a synthesis has its ranking table, a '- **Kendall's W:**' line and its answer and basis quoted.")
+        return None
+    try:
+        agreement = None if agreement_field == NOT_MEASURABLE else float(agreement_field)
+    except ValueError:
+        bad(f"Kendall's W {agreement_field!r} is neither a number nor '{NOT_MEASURABLE}'.")
+        return None
+    dissent: list[Dissent] = []
+    for row in parts["Dissent"]:
+        if row.startswith("- none"):
+            continue
+        match = _DISSENT.fullmatch(row)
+        if match is None:
+            bad(f"{row!r} is not '- **MEMBER** — Position: … — Not adopted: …'.")
+            return None
+        dissent.append(Dissent(member=match["member"], position=match["position"], why_not_adopted=match["why"]))
+    synthesis = Synthesis(
+        chairman=who,
+        at=at,
+        ranking=tuple((r["member"], int(r["points"])) for r in rows if r),
+        agreement=agreement,
+        answer=answer,
+        basis=basis,
+        dissent=tuple(dissent),
+    )
+    return TurnSource(synthesis, line, text)
+
+
+# --- checking ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Checked:
+    record: CouncilRecord
+    protocol: CouncilProtocol | None
+    state: CouncilState | None
+    violations: list[Violation]
+
+
+def check_text(text: str, path: Path) -> Checked:
+    file = str(path)
+    record = parse(text, file)
+    if record.config is None:
+        return Checked(record, None, None, record.violations)
+    protocol = CouncilProtocol(record.config)
+    replay = protocol.replay([source.turn for source in record.turns])
+    found = list(record.violations)
+    for violation in replay.violations:
+        source = record.turns[violation.turn - 1] if violation.turn else None
+        found.append(violation.at(file=file, line=source.line if source else None))
+    for number, source in enumerate(record.turns, start=1):
+        digest = getattr(source.turn, "digest", None)
+        if source.sealed_text is not None and digest != sealed_digest(source.sealed_text):
+            found.append(
+                RULES.violation(
+                    "COUNCIL_SEALED", "the text differs from the digest committed when it was sealed.", turn=number
+                ).at(file=file, line=source.line)
+            )
+    state = replay.state
+    outcome_problem, state = _outcome(protocol, state, record)
+    if outcome_problem is not None:
+        found.append(outcome_problem.at(file=file))
+    found.extend(verify_chain(path, [source.text for source in record.turns], [s.line for s in record.turns]))
+    return Checked(record, protocol, state, found)
+
+
+def _outcome(
+    protocol: CouncilProtocol, state: CouncilState, record: CouncilRecord
+) -> tuple[Violation | None, CouncilState]:
+    computed = protocol.outcome(state)
+    if record.outcome is None:
+        if computed is None:
+            return None, state
+        line = record.turns[-1].line if record.turns else 1
+        return RULES.violation(
+            "COUNCIL_OUTCOME", f"the council ended in {computed.name} but has no outcome section."
+        ).at(line=line), state
+    result, reason, line = record.outcome
+    if computed is None and result == FAILED:
+        return None, protocol.failed(state, reason)
+    if computed is None or result != computed.name:
+        expected = "still open (or FAILED)" if computed is None else computed.name
+        return RULES.violation("COUNCIL_OUTCOME", f"the outcome says {result}, but the stages say {expected}.").at(
+            line=line
+        ), state
+    return None, state
+
+
+def check(path: Path) -> CheckReport:
+    """Replay a council record: format, the COUNCIL_ rules, its outcome and digest chain. Never raises."""
+    text, problems = read_text(path)
+    if text is None:
+        return unreadable(path, problems, protocol=NAME)
+    checked = check_text(text, path)
+    if checked.protocol is None or checked.state is None:
+        return unreadable(path, checked.violations, protocol=NAME)
+    return CheckReport(
+        path=str(path), protocol=NAME, violations=checked.violations, summary=checked.protocol.summary(checked.state)
+    )
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def council_path(root: Path, question: str) -> Path:
+    return root / COUNCIL_DIR / f"{slugify(title_of(question), 'council')}.md"
+
+
+def create(path: Path, config: CouncilConfig) -> None:
+    """Start a council record. Refuses to overwrite an existing file."""
+    create_record(path, render_header(config), "resume that council or ask another question.")
+
+
+def load(path: Path) -> tuple[CouncilProtocol, CouncilState, str]:
+    """The protocol, replayed state and text of a record that can take a stage; raises on any error."""
+    text, problems = read_text(path)
+    if text is None:
+        raise ProtocolViolationError(problems)
+    checked = check_text(text, path)
+    errors = [v for v in checked.violations if v.is_error]
+    if checked.protocol is None or checked.state is None or errors:
+        raise ProtocolViolationError(errors)
+    return checked.protocol, checked.state, text
+
+
+def append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None = None) -> CouncilState:
+    """Validate ``turns`` against the record, then append them (and the outcome, if reached) in one write.
+
+    A sealed stage is revealed this way: all its entries appear together or none do. ``failure`` ends an
+    open council as FAILED with that reason. Raises :class:`ProtocolViolationError` on any broken rule.
+    """
+    try:
+        return _append_turns(path, turns, failure)
+    except RecordChangedError:  # written by someone else between the read and the append: check it again
+        return _append_turns(path, turns, failure)
+
+
+def _append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None) -> CouncilState:
+    stamp = FileStamp.of(path)  # before the read: a write in between shows as a changed stamp
+    protocol, state, text = load(path)
+    for turn in turns:
+        state, _ = protocol.step(state, turn)
+    if failure is not None and protocol.outcome(state) is None:
+        state = protocol.failed(state, failure)
+    pieces = [render_turn(turn) for turn in turns]
+    outcome = protocol.outcome(state)
+    if outcome is not None:
+        pieces.append(render_outcome(outcome.name, outcome.reason))
+    # One blank line before the new entries, after whatever line breaks end the record.
+    added = "\n" * max(0, 2 - (len(text) - len(text.rstrip("\n")))) + "\n".join(pieces)
+    updated = text + added
+    written = parse(updated, str(path))
+    if [source.turn for source in written.turns[-len(turns) :] if turns] != list(turns) or written.violations:
+        message = "the stage would not read back as written; remove control characters from its text."
+        raise ProtocolViolationError([RULES.violation("COUNCIL_FORMAT", message)])
+    # The whole record was checked above (a council holds a few stages); the write is one append + fsync.
+    before = len(written.turns) - len(turns)
+    appender = RecordAppender(path, stamp, [source.text for source in written.turns[:before]])
+    appender.append(added.encode("utf-8"), [source.text for source in written.turns[before:]])
+    return state
+
+
+def agreement_text(value: float | None) -> str:
+    rounded = rounded_w(value)
+    return NOT_MEASURABLE if rounded is None else f"{rounded:.3f}"
