@@ -9,21 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moot import registry
-from moot.core.files import read_text
-from moot.detect import detect
+from moot.detect import detect, documents
 
 if TYPE_CHECKING:
     from moot.metrics import Conformity
-
-
-def documents(protocol: str, target: Path) -> list[tuple[str, str]]:
-    """(title, markdown) pairs to show, in reading order: the protocol's own choice, else the record file."""
-    shown = registry.get(protocol).shown(target)
-    if shown is not None:
-        return shown
-    text, _ = read_text(target)
-    return [(target.name, text or "")]
 
 
 def record_analyses(protocol: str, target: Path) -> dict[str, Conformity]:

@@ -12,6 +12,34 @@ from pathlib import Path
 from moot import registry
 from moot.core.files import FILE_RULES, CheckReport, read_text, unreadable
 from moot.core.run_state import current_halt
+from moot.plugin import Protocol
+
+# Files a record directory holds (a roundtable meeting's speeches and turn.json); others are not checked.
+DIRECTORY_RECORD_SUFFIXES = frozenset({".md", ".json"})
+
+
+def record_directory(plugin: Protocol, path: Path) -> Path | None:
+    """The directory record of ``plugin`` that ``path`` names (the directory itself, or a file inside it)."""
+    if plugin.marker is None:
+        return None
+    directory = path if path.is_dir() else path.parent
+    if not (directory / plugin.marker).exists():
+        return None
+    return directory if path.is_dir() or path.suffix in DIRECTORY_RECORD_SUFFIXES else None
+
+
+def holds_file(plugin: Protocol, first_line: str) -> bool:
+    """Whether a file whose first non-blank line is ``first_line`` is one of ``plugin``'s records."""
+    return plugin.title is not None and first_line.startswith(plugin.title)
+
+
+def documents(protocol: str, target: Path) -> list[tuple[str, str]]:
+    """(title, markdown) pairs to show, in reading order: the protocol's own choice, else the record file."""
+    shown = registry.get(protocol).record.load().documents
+    if shown is not None:
+        return shown(target)
+    text, _ = read_text(target)
+    return [(target.name, text or "")]
 
 
 def detect(path: Path) -> tuple[str | None, Path, CheckReport | None]:
@@ -24,7 +52,7 @@ def detect(path: Path) -> tuple[str | None, Path, CheckReport | None]:
         return None, path, report
     plugins = registry.protocols().values()
     for plugin in plugins:
-        directory = plugin.record_directory(path)
+        directory = record_directory(plugin, path)
         if directory is not None:
             return plugin.name, directory, None
     if path.is_dir():
@@ -44,7 +72,7 @@ def detect(path: Path) -> tuple[str | None, Path, CheckReport | None]:
         return None, path, unreadable(path, problems)
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     for plugin in plugins:
-        if plugin.holds_file(first):
+        if holds_file(plugin, first):
             return plugin.name, path, None
     titles = ", ".join(plugin.title for plugin in plugins if plugin.title is not None)
     report = unreadable(
@@ -65,7 +93,7 @@ def check_path(path: Path) -> CheckReport:
     if report is not None or protocol is None:
         assert report is not None
         return report
-    report = registry.get(protocol).check(target)
+    report = registry.get(protocol).record.load().check(target)
     summary = report.summary
     if summary is not None and summary.outcome is None:
         # A run moot halted without a protocol outcome is reported beside the state, never as an outcome.

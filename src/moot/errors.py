@@ -30,3 +30,7 @@ class RecordExists(UserError):
     def __init__(self, path: Path, message: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class PluginError(MootError):
+    """A protocol plugin is malformed or one of its parts cannot be imported; the message names which."""

@@ -74,9 +74,10 @@ def record_topic(protocol: str | None, path: Path) -> str | None:
     """The topic a record states on its first line (``# Title: topic``), or None when it cannot be read."""
     if protocol is None:
         return None
-    shown = registry.get(protocol).shown(path)
+    shown = registry.get(protocol).record.load().documents
     if shown is not None:
-        text = shown[0][1] if shown else ""
+        found = shown(path)
+        text = found[0][1] if found else ""
     else:
         try:
             with path.open(encoding="utf-8", errors="replace") as file:

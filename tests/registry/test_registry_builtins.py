@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from moot import registry, tools
 from moot.core.files import CheckReport
@@ -33,16 +32,13 @@ def test_the_built_in_protocols_are_registered_through_entry_points() -> None:
 @pytest.mark.parametrize("name", BUILT_IN)
 def test_every_part_a_plugin_names_resolves_to_what_the_contract_says(name: str) -> None:
     plugin = registry.get(name)
-    assert plugin.rule_books() and all(isinstance(book, RuleBook) for book in plugin.rule_books())
-    assert issubclass(registry.load(plugin.config), BaseModel)
-    assert issubclass(registry.load(plugin.machine), DeliberationProtocol)
-    driver = plugin.driver_class()
+    books = [ref.load() for ref in plugin.rules]
+    assert books and all(isinstance(book, RuleBook) for book in books)
+    assert issubclass(plugin.machine.load(), DeliberationProtocol)
+    driver = plugin.driver.load()
     assert issubclass(driver, Driver) and driver.protocol == name
-    assert callable(registry.load(plugin.command)) and callable(registry.load(plugin.record).check)
-    if plugin.tool_commands is not None:
-        assert isinstance(registry.load(plugin.tool_commands), typer.Typer)
-    for function, _hints in registry.load(plugin.mcp_tools) if plugin.mcp_tools else ():
-        assert callable(function)
+    assert callable(plugin.command.load()) and callable(plugin.record.load().check)
+    assert all(ref.load() is not None for ref in plugin.references())
 
 
 def test_an_unknown_protocol_is_one_sentence_naming_the_known_ones() -> None:

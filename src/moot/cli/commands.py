@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import typer
+
 from moot import registry
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
@@ -18,6 +20,8 @@ from moot.cli.rules import rules_command
 from moot.cli.run import resume_command, run_app
 from moot.cli.serve import export_command, serve_command
 from moot.cli.show import show_command
+from moot.cli.tool_app import TOOL_GROUPS
+from moot.plugin import Ref
 
 app = new_app()
 app.command("check")(check_command)
@@ -40,10 +44,11 @@ app.command("export")(export_command)
 unloaded = list(registry.problems())
 for _plugin in registry.protocols().values():
     try:
-        _command = registry.load(_plugin.command)
-        _tools = None if _plugin.tool_commands is None else registry.load(_plugin.tool_commands)
+        _command = _plugin.command.load()
+        _group = TOOL_GROUPS.get(_plugin.name)
+        _tools = None if _group is None else Ref[typer.Typer](_group).load()
     except Exception as _exc:
-        unloaded.append(registry.unloadable(_plugin.name, _plugin.command, _exc))
+        unloaded.append(registry.unloadable(_plugin.name, _plugin.command.target, _exc))
         continue
     run_app.command(_plugin.name)(_command)
     if _tools is not None:

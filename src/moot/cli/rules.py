@@ -16,7 +16,7 @@ from moot.core.machine import RuleBook
 def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
     """Each protocol's rule books (all protocols, or the one named), then the rules every record shares."""
     plugins = [registry.get(protocol)] if protocol is not None else list(registry.protocols().values())
-    books = [(plugin.name, book) for plugin in plugins for book in plugin.rule_books()]
+    books = [(plugin.name, book) for plugin in plugins for book in (ref.load() for ref in plugin.rules)]
     from moot.core.files import FILE_RULES
     from moot.core.grounding import RULES as GROUNDING_RULES
     from moot.engine.driver import ENGINE_RULES

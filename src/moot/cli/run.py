@@ -493,7 +493,7 @@ def resume_command(
             f"{target} is shared through the moot ledger and is now as the ledger holds it; its participants "
             f"take their turns with {shared}, not moot resume."
         )
-    driver = registry.get(protocol).driver_class().resume(target, context=_read_context(context))
+    driver = registry.get(protocol).driver.load().resume(target, context=_read_context(context))
     from moot.engine.sealed import open_phase
 
     if driver.next_speaker() is None and open_phase(driver) is None:

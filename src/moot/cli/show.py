@@ -13,9 +13,9 @@ from rich.rule import Rule
 
 from moot.agents.pricing import total_usd, usd_text
 from moot.cli.check import report_json, report_text
-from moot.conformity import documents, record_analyses
+from moot.conformity import record_analyses
 from moot.core.files import ExitCode, read_text
-from moot.detect import check_path, detect
+from moot.detect import check_path, detect, documents
 from moot.engine.loop import usage_path
 from moot.errors import UserError
 

@@ -13,18 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from moot.protocols.critique import PLUGIN as CRITIQUE
-from moot.protocols.duel import PLUGIN as DUEL
-from moot.protocols.roundtable import PLUGIN as ROUNDTABLE
-
 _OWN_TOOLS = "moot.cli.tools:"
+# moot's own protocols' agent-tool groups: name -> the typer app that holds them.
+TOOL_GROUPS = {
+    "critique": "moot.cli.tools:critique_app",
+    "duel": "moot.cli.tools:duel_app",
+    "roundtable": "moot.cli.tools:roundtable_app",
+}
 
 
 def _tool_groups() -> dict[str, str]:
-    """moot's own protocols' agent-tool groups: name -> the typer app that holds them."""
-    return {
-        plugin.name: plugin.tool_commands for plugin in (CRITIQUE, DUEL, ROUNDTABLE) if plugin.tool_commands is not None
-    }
+    return TOOL_GROUPS
 
 
 def _group_app(name: str, groups: dict[str, str]) -> Any:
@@ -33,9 +32,9 @@ def _group_app(name: str, groups: dict[str, str]) -> Any:
 
     app = new_app()
     if name in groups:
-        from moot.registry import load
+        from moot.plugin import Ref
 
-        app.add_typer(load(groups[name]), name=name)
+        app.add_typer(Ref[Any](groups[name]).load(), name=name)
     else:
         from moot.cli.tools import register
 

@@ -68,7 +68,7 @@ def build_driver(
 ) -> Driver:
     """Start the record ``spec`` describes; ``spec_for(role)`` names each role's agent where the record keeps it."""
     protocol = caller_keys(spec).get("protocol")
-    cls = registry.get(protocol).driver_class()
+    cls = registry.get(protocol).driver.load()
     options_type = cls.options_type
     names = {field.name for field in dataclasses.fields(options_type)}
     unknown = sorted(set(spec) - names - NOT_OPTIONS)

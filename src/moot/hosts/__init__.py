@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp_types import Tool
 
-from moot import __version__, registry
+from moot import __version__
+from moot.plugin import Ref
 from moot.protocols.critique import host as critique_command
 from moot.protocols.duel import PLUGIN as DUEL
 from moot.protocols.duel.guide import guide
@@ -41,8 +43,9 @@ def server_tools() -> list[Tool]:
 
 def duel_tools(tools: list[Tool]) -> list[Tool]:
     """The tools of the duel's guide: the ones the duel's protocol registers."""
-    assert DUEL.mcp_tools is not None
-    names = {function.__name__ for function, _ in registry.load(DUEL.mcp_tools)}
+    from moot.mcp.server import PARTICIPATION_TOOLS
+
+    names = {function.__name__ for function, _ in Ref[Any](PARTICIPATION_TOOLS[DUEL.name]).load()}
     return [tool for tool in tools if tool.name in names]
 
 

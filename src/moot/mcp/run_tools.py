@@ -38,7 +38,7 @@ SUBJECTS = ("topic", "question", "source")
 
 
 def _option_names(protocol: str) -> list[str]:
-    return [f.name for f in dataclasses.fields(registry.get(protocol).driver_class().options_type)]
+    return [f.name for f in dataclasses.fields(registry.get(protocol).driver.load().options_type)]
 
 
 def _taking(subject: str) -> str:

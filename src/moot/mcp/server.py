@@ -26,8 +26,15 @@ from moot.engine.runner import Runner
 from moot.mcp import resources
 from moot.mcp.run_tools import RUN_TOOLS
 from moot.mcp.state import ServerState, state_of
+from moot.plugin import Ref
 
 NAME = "moot"
+# moot's own protocols' participation tools, each a tuple of (function, ToolAnnotations).
+PARTICIPATION_TOOLS = {
+    "critique": "moot.protocols.critique.mcp_tools:CRITIQUE_TOOLS",
+    "duel": "moot.protocols.duel.mcp_tools:DUEL_TOOLS",
+    "roundtable": "moot.protocols.roundtable.mcp_tools:ROUNDTABLE_TOOLS",
+}
 INSTRUCTIONS = (
     "moot runs deliberations between models and agents and enforces every rule in code. To have other models "
     "deliberate, call start_debate (any protocol; it answers at once with a debate_id), then debate_status with "
@@ -117,7 +124,8 @@ def build_server(
     for function, hints in RUN_TOOLS:
         server.add_tool(function, name=function.__name__, annotations=hints)
     for plugin in registry.protocols().values():
-        for function, hints in registry.load(plugin.mcp_tools) if plugin.mcp_tools is not None else ():
+        own = PARTICIPATION_TOOLS.get(plugin.name)
+        for function, hints in Ref[Any](own).load() if own is not None else ():
             server.add_tool(function, name=function.__name__, annotations=hints)
 
     @server.resource(resources.DEBATE_TEMPLATE, name="debate", title="Debate artifact", mime_type=resources.MARKDOWN)

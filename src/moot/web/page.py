@@ -20,10 +20,10 @@ from markupsafe import Markup
 from moot import registry
 from moot.core.files import CheckReport, read_text
 from moot.core.machine import Summary, Violation
-from moot.detect import check_path, detect
+from moot.detect import check_path, detect, documents
 from moot.errors import UserError
+from moot.plugin import Panel
 from moot.records import last_change, read_attempts, record_topic
-from moot.web.views import Panel
 
 _ENV = Environment(loader=PackageLoader("moot.web"), autoescape=select_autoescape(default=True), trim_blocks=True)
 
@@ -82,10 +82,7 @@ def _tokens(row: dict[str, Any]) -> int:
 def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
     """What ``moot show`` shows; a folder record also shows its marker (the state file its rules point into)."""
     plugin = registry.get(protocol)
-    shown = plugin.shown(target)
-    if shown is None:
-        text, _ = read_text(target)
-        return [(target.name, text or "")]
+    shown = documents(protocol, target)
     if target.is_dir() and plugin.marker is not None and all(name != plugin.marker for name, _ in shown):
         state, _ = read_text(target / plugin.marker)
         if state is not None:
@@ -170,7 +167,7 @@ def build(path: Path) -> RecordPage:
     documents = _documents(protocol, target)
     single = not target.is_dir()
     plugin = registry.get(protocol)
-    heading = plugin.turn_heading if single else None
+    heading = plugin.record.load().turn_heading if single else None
     files: dict[str, list[Section]] = {}
     for name, text in documents:
         if single:
@@ -180,7 +177,7 @@ def build(path: Path) -> RecordPage:
     unplaced = _place(report.violations, files, single)
     first = documents[0][1] if documents else ""
     analyses = record_conformity(protocol, first) if documents else {}
-    view: Callable[[Path, str], list[Panel]] | None = registry.load(plugin.view) if plugin.view else None
+    view = plugin.view.load() if plugin.view is not None else None
     changed = last_change(target)
     return RecordPage(
         path=target,

@@ -1,26 +1,15 @@
 """The panels each built-in protocol's page shows beside its state: its plot, and the roundtable's minutes.
 
-A protocol names its view in the registry (``ProtocolPlugin.view``, ``(path, text) -> [Panel]``, where ``text``
+A protocol names its view in the registry (``Protocol.view``, ``(path, text) -> [Panel]``, where ``text``
 is the first document of the record); a protocol without one gets the transcript, state and usage only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from markupsafe import Markup
-
+from moot.plugin import Panel
 from moot.web import plots
-
-
-@dataclass
-class Panel:
-    """A panel beside the state: a picture (escaped SVG markup), or label/value rows."""
-
-    title: str
-    svg: Markup | None = None
-    rows: list[tuple[str, str]] = field(default_factory=list)
 
 
 def duel(target: Path, text: str) -> list[Panel]:

@@ -5,18 +5,18 @@ when first used, so loading the entry point imports nothing else of the protocol
 
 from __future__ import annotations
 
-from moot.registry import ProtocolPlugin
+from moot.plugin import GROUNDED, SEALED, Protocol, Ref
 
-PLUGIN = ProtocolPlugin(
+PLUGIN = Protocol(
     name="agora",
+    summary="drones state positions with confidence, signals and proposals, then a mediator decides.",
     folder=".agora",
     title="# Agora Debate:",
-    rules=("moot.protocols.agora.machine:RULES",),
-    config="moot.protocols.agora.machine:AgoraConfig",
-    machine="moot.protocols.agora.machine:AgoraProtocol",
-    record="moot.protocols.agora.record",
-    driver="moot.protocols.agora.driver:AgoraDriver",
-    command="moot.cli.run:run_agora",
-    view="moot.web.views:agora",
-    turn_heading="## Turn ",
+    rules=(Ref("moot.protocols.agora.machine:RULES"),),
+    machine=Ref("moot.protocols.agora.machine:AgoraProtocol"),
+    record=Ref("moot.protocols.agora.record:FORMAT"),
+    driver=Ref("moot.protocols.agora.driver:AgoraDriver"),
+    command=Ref("moot.cli.run:run_agora"),
+    view=Ref("moot.web.views:agora"),
+    capabilities=frozenset({SEALED, GROUNDED}),
 )

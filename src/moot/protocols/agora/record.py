@@ -55,6 +55,7 @@ from moot.core.files import (
     unreadable,
 )
 from moot.core.machine import Outcome, ProtocolViolationError, Violation
+from moot.plugin import RecordFormat
 from moot.protocols.agora.machine import (
     CONSENSUS,
     DEFAULT_DEADLOCK_WINDOW,
@@ -733,3 +734,6 @@ def slugify(topic: str) -> str:
     while len(slug.encode("utf-8")) > _MAX_SLUG_BYTES:
         slug = slug[:-1].rstrip("-")
     return slug or "debate"
+
+
+FORMAT = RecordFormat(check=check, turn_heading="## Turn ")

@@ -5,18 +5,18 @@ when first used, so loading the entry point imports nothing else of the protocol
 
 from __future__ import annotations
 
-from moot.registry import ProtocolPlugin
+from moot.plugin import SEALED, Protocol, Ref
 
-PLUGIN = ProtocolPlugin(
+PLUGIN = Protocol(
     name="council",
+    summary="members answer sealed, review each other's answers anonymously, and a chairman synthesises.",
     folder=".council",
     title="# Council:",
-    rules=("moot.protocols.council.machine:RULES",),
-    config="moot.protocols.council.machine:CouncilConfig",
-    machine="moot.protocols.council.machine:CouncilProtocol",
-    record="moot.protocols.council.record",
-    driver="moot.protocols.council.driver:CouncilDriver",
-    command="moot.protocols.council.command:run_council",
-    view="moot.web.views:council",
-    turn_heading="## Stage ",
+    rules=(Ref("moot.protocols.council.machine:RULES"),),
+    machine=Ref("moot.protocols.council.machine:CouncilProtocol"),
+    record=Ref("moot.protocols.council.record:FORMAT"),
+    driver=Ref("moot.protocols.council.driver:CouncilDriver"),
+    command=Ref("moot.protocols.council.command:run_council"),
+    view=Ref("moot.web.views:council"),
+    capabilities=frozenset({SEALED}),
 )

@@ -25,6 +25,7 @@ from moot.core.files import (
     unreadable,
 )
 from moot.core.machine import ProtocolViolationError, Violation, sealed_digest
+from moot.plugin import RecordFormat
 from moot.protocols.council import PLUGIN as COUNCIL
 from moot.protocols.council.machine import (
     CHAIRMAN,
@@ -520,3 +521,6 @@ def _append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None)
 def agreement_text(value: float | None) -> str:
     rounded = rounded_w(value)
     return NOT_MEASURABLE if rounded is None else f"{rounded:.3f}"
+
+
+FORMAT = RecordFormat(check=check, turn_heading="## Stage ")

@@ -37,6 +37,7 @@ from moot.core.files import (
 )
 from moot.core.files import slugify as base_slugify
 from moot.core.machine import ProtocolViolationError, Violation
+from moot.plugin import RecordFormat
 from moot.protocols.critique import PLUGIN as CRITIQUE
 from moot.protocols.critique.machine import (
     EXTENSION_ROUNDS,
@@ -606,3 +607,6 @@ def slugify(topic: str) -> str:
 
 def dialogue_path(root: Path, topic: str) -> Path:
     return root / DIALOGUE_DIR / f"{slugify(topic)}.md"
+
+
+FORMAT = RecordFormat(check=check, turn_heading="## [")

@@ -5,20 +5,18 @@ when first used, so loading the entry point imports nothing else of the protocol
 
 from __future__ import annotations
 
-from moot.registry import ProtocolPlugin
+from moot.plugin import GROUNDED, Protocol, Ref
 
-PLUGIN = ProtocolPlugin(
+PLUGIN = Protocol(
     name="duel",
+    summary="two agents debate a read-only source document in at most six evidence-backed turns.",
     folder="debates",
     title="# Socratic Duel:",
-    rules=("moot.protocols.duel.machine:RULES", "moot.protocols.duel.record:FORMAT_RULES"),
-    config="moot.protocols.duel.machine:DuelConfig",
-    machine="moot.protocols.duel.machine:DuelProtocol",
-    record="moot.protocols.duel.record",
-    driver="moot.protocols.duel.driver:DuelDriver",
-    command="moot.cli.run:run_duel",
-    tool_commands="moot.cli.tools:duel_app",
-    mcp_tools="moot.protocols.duel.mcp_tools:DUEL_TOOLS",
-    view="moot.web.views:duel",
-    turn_heading="## Turn ",
+    rules=(Ref("moot.protocols.duel.machine:RULES"), Ref("moot.protocols.duel.record:FORMAT_RULES")),
+    machine=Ref("moot.protocols.duel.machine:DuelProtocol"),
+    record=Ref("moot.protocols.duel.record:FORMAT"),
+    driver=Ref("moot.protocols.duel.driver:DuelDriver"),
+    command=Ref("moot.cli.run:run_duel"),
+    view=Ref("moot.web.views:duel"),
+    capabilities=frozenset({GROUNDED}),
 )

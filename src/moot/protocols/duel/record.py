@@ -39,6 +39,7 @@ from moot.core.files import (
 )
 from moot.core.files import slugify as base_slugify
 from moot.core.machine import Outcome, ProtocolViolationError, Rule, RuleBook, Summary, Violation
+from moot.plugin import RecordFormat
 from moot.protocols.duel import PLUGIN as DUEL
 from moot.protocols.duel.machine import (
     MAX_TURNS,
@@ -1201,3 +1202,6 @@ __all__ = [
     "slugify",
     "write_conclusion",
 ]
+
+
+FORMAT = RecordFormat(check=check, turn_heading="## Turn ")

@@ -5,20 +5,18 @@ when first used, so loading the entry point imports nothing else of the protocol
 
 from __future__ import annotations
 
-from moot.registry import ProtocolPlugin
+from moot.plugin import SEALED, Protocol, Ref
 
-PLUGIN = ProtocolPlugin(
+PLUGIN = Protocol(
     name="roundtable",
+    summary="speakers take the floor in turn, round by round, and the moderator writes the minutes.",
     folder=".roundtable",
     marker="turn.json",
-    rules=("moot.protocols.roundtable.machine:RULES",),
-    config="moot.protocols.roundtable.machine:TurnState",
-    machine="moot.protocols.roundtable.machine:RoundtableProtocol",
-    record="moot.protocols.roundtable.record",
-    driver="moot.protocols.roundtable.driver:RoundtableDriver",
-    command="moot.cli.run:run_roundtable",
-    documents="moot.protocols.roundtable.record:documents",
-    tool_commands="moot.cli.tools:roundtable_app",
-    view="moot.web.views:roundtable",
-    mcp_tools="moot.protocols.roundtable.mcp_tools:ROUNDTABLE_TOOLS",
+    rules=(Ref("moot.protocols.roundtable.machine:RULES"),),
+    machine=Ref("moot.protocols.roundtable.machine:RoundtableProtocol"),
+    record=Ref("moot.protocols.roundtable.record:FORMAT"),
+    driver=Ref("moot.protocols.roundtable.driver:RoundtableDriver"),
+    command=Ref("moot.cli.run:run_roundtable"),
+    view=Ref("moot.web.views:roundtable"),
+    capabilities=frozenset({SEALED}),
 )

@@ -50,6 +50,7 @@ from moot.core.files import (
     unreadable,
 )
 from moot.core.machine import ProtocolViolationError, Replay, Summary, Violation
+from moot.plugin import RecordFormat
 from moot.protocols.roundtable import PLUGIN as ROUNDTABLE
 from moot.protocols.roundtable.guide import GUIDE_TEXT
 from moot.protocols.roundtable.machine import (
@@ -694,3 +695,6 @@ def documents(directory: Path) -> list[tuple[str, str]]:
         if text is not None:
             shown.append((name, text))
     return shown
+
+
+FORMAT = RecordFormat(check=check, documents=documents)

@@ -5,16 +5,16 @@ Two players, ``ping`` and ``pong``, return the ball in turn, each saying its own
 declares ``pingpong = pingpong:PLUGIN`` (the tests write that entry point to a temporary ``dist-info``).
 """
 
-from moot.registry import ProtocolPlugin
+from moot.plugin import Protocol, Ref
 
-PLUGIN = ProtocolPlugin(
+PLUGIN = Protocol(
     name="pingpong",
+    summary="two players return the ball in turn until a rally of volleys or a miss.",
     folder=".pingpong",
     title="# Ping Pong:",
-    rules=("pingpong.protocol:RULES", "pingpong.record:FORMAT_RULES"),
-    config="pingpong.protocol:RallyConfig",
-    machine="pingpong.protocol:PingPong",
-    record="pingpong.record",
-    driver="pingpong.driver:PingPongDriver",
-    command="pingpong.driver:run_pingpong",
+    rules=(Ref("pingpong.protocol:RULES"), Ref("pingpong.record:FORMAT_RULES")),
+    machine=Ref("pingpong.protocol:PingPong"),
+    record=Ref("pingpong.record:FORMAT"),
+    driver=Ref("pingpong.driver:PingPongDriver"),
+    command=Ref("pingpong.driver:run_pingpong"),
 )

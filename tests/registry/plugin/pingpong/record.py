@@ -22,6 +22,7 @@ from moot.core.files import (
     unreadable,
 )
 from moot.core.machine import Rule, RuleBook
+from moot.plugin import RecordFormat
 from pingpong.protocol import PingPong, RallyConfig, Volley
 
 FORMAT_RULES = RuleBook([Rule("PINGPONG_LINE", "Each return is one line '- PLAYER: WORD'.")])
@@ -73,3 +74,6 @@ def check(path: Path) -> CheckReport:
     replay = machine.replay(volleys)
     extra = [FORMAT_RULES.violation("PINGPONG_LINE", problem).at(file=str(path)) for problem in bad_lines]
     return replay_report(path, "pingpong", replay, machine.summary(replay.state), extra)
+
+
+FORMAT = RecordFormat(check=check)

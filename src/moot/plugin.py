@@ -1,0 +1,284 @@
+"""The protocol contract: everything a protocol gives moot, as one typed :class:`Protocol` object.
+
+A package adds a protocol with one entry point in the group ``moot.protocols``; moot's own five register the
+same way, and the generic commands (run, resume, check, show, log, ls, rules, serve, eval, review, MCP) reach a
+protocol only through this object::
+
+    [project.entry-points."moot.protocols"]
+    estimate = "moot_estimate:PLUGIN"
+
+The object is plain data. Each part that is code is a :class:`Ref` (``"module:attribute"``) that is imported
+when first used, so loading the entry point imports nothing else of the protocol and ``moot --help`` stays
+fast. docs/plugins.md is the reference of every field and hook: its signature, when moot calls it, and what
+it must return.
+
+This module is what a protocol author imports from. The names below the contract (rules, violations, the
+engine's driver base, record helpers, …) are re-exported from where they live and imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from moot.errors import PluginError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from moot.core.files import CheckReport
+    from moot.core.machine import (
+        DeliberationProtocol,
+        Outcome,
+        ProtocolViolationError,
+        Replay,
+        Rule,
+        RuleBook,
+        Severity,
+        Summary,
+        Violation,
+    )
+    from moot.engine.driver import Candidate, Driver
+    from moot.metrics import Stated
+    from moot.tools.workspace import Workspace
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Ref(Generic[T]):
+    """A reference to code, ``"package.module:attribute"``, imported by :meth:`load` on first use."""
+
+    target: str
+
+    def __post_init__(self) -> None:
+        module, colon, attribute = self.target.partition(":")
+        if not module or not colon or not attribute:
+            raise PluginError(f"{self.target!r} is not a reference; write it as 'package.module:attribute'.")
+
+    @property
+    def module(self) -> str:
+        return self.target.partition(":")[0]
+
+    def load(self) -> T:
+        """The object named, importing its module now; a reference that cannot be loaded is a PluginError."""
+        module, _, attribute = self.target.partition(":")
+        try:
+            found: Any = importlib.import_module(module)
+            for part in attribute.split("."):
+                found = getattr(found, part)
+        except Exception as exc:
+            raise PluginError(f"{self.target} cannot be loaded ({exc!r})") from exc
+        return found  # type: ignore[no-any-return]
+
+
+# --- the hooks ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordFormat:
+    """How the protocol's records are read: ``moot check``, ``moot show``, the viewer.
+
+    - ``check(path)``: parse and replay the whole record; never raises on bad input; every violation located
+      (file, line, turn). For a directory record ``path`` is the directory.
+    - ``documents(path)``: what ``moot show`` and the viewer print, in reading order, as (title, Markdown); None
+      means the record file itself.
+    - ``turn_heading``: the start of the line that opens a turn in a file record, where the viewer marks turns.
+    """
+
+    check: Callable[[Path], CheckReport]
+    documents: Callable[[Path], list[tuple[str, str]]] | None = None
+    turn_heading: str | None = None
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A panel the viewer shows beside a record's state: a picture (SVG markup the view built with
+    :mod:`moot.web.svg`, which escapes every text), or label/value rows."""
+
+    title: str
+    svg: str | None = None
+    rows: list[tuple[str, str]] = field(default_factory=list)
+
+
+# ``(record path, text of its first document) -> panels``; called for every page of a record.
+View = Callable[[Path, str], list[Panel]]
+
+
+@dataclass(frozen=True)
+class Positions:
+    """One kind of position the participants of a record took (a duel's stance, a council member's answer), in
+    the order they were stated, for the conformity metrics (:mod:`moot.metrics`)."""
+
+    kind: str
+    stated: list[Stated]
+    chairman: str | None = None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a decision summary, with the turn (or stage) it comes from."""
+
+    text: str
+    turn: int | None = None
+    who: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a deliberation decided, for a person: the decision, what each side conceded, what stays open."""
+
+    decided: str | None
+    conceded: list[Point] = field(default_factory=list)
+    open: list[Point] = field(default_factory=list)
+    blocking: list[Point] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What moot reads out of a finished (or open) record, each ``(path) -> …`` and total on bad records.
+
+    - ``positions``: the positions for the conformity metrics; [] when the record has none.
+    - ``answer``: the protocol's answer to the question it was asked, for ``moot eval``; None when it gave none.
+    - ``decision``: the decision summary that ``moot show``, ``--json``, MCP and the viewer lead with.
+    """
+
+    positions: Callable[[Path], list[Positions]] | None = None
+    answer: Callable[[Path], str | None] | None = None
+    decision: Callable[[Path], Decision] | None = None
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """A protocol whose records the ledger shares across hosts (the agent tools take turns there).
+
+    - ``bring_up_to_date(workspace, path)``: True when the ledger holds the record at ``path``, which is then
+      rewritten from the ledger; False when it does not.
+    - ``continue_with``: how participants continue such a record (named by ``moot resume``).
+    """
+
+    bring_up_to_date: Callable[[Workspace, Path], bool]
+    continue_with: str
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One agent-tool operation, declared once: ``moot PROTOCOL NAME`` on the command line and the MCP tool
+    ``PROTOCOL_NAME`` (underscores) are both generated from it.
+
+    ``function(workspace, arguments) -> result model`` does the work and raises only ``moot.tools.ToolError``;
+    ``arguments`` is one pydantic model whose field descriptions are the options' help and the MCP schema;
+    the function's docstring is the tool's description.
+    """
+
+    name: str
+    function: Callable[..., BaseModel]
+    arguments: type[BaseModel]
+    read_only: bool = False
+
+
+ToolSet = tuple[Tool, ...]
+
+# The ``moot run NAME`` command: a typer-style function whose parameters are the protocol's own options and that
+# returns the driver's options object; moot adds the options every protocol shares and runs it.
+RunCommand = Callable[..., Any]
+
+SEALED = "sealed"  # asks several roles at once, answers committed by digest before they are revealed
+GROUNDED = "grounded"  # verifies cited evidence against --source files
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One protocol, as its entry point registers it. See docs/plugins.md for every field."""
+
+    name: str
+    summary: str
+    folder: str
+    rules: tuple[Ref[RuleBook], ...]
+    machine: Ref[type[DeliberationProtocol[Any, Any]]]
+    record: Ref[RecordFormat]
+    driver: Ref[type[Driver]]
+    command: Ref[RunCommand]
+    title: str | None = None
+    marker: str | None = None
+    tools: Ref[ToolSet] | None = None
+    view: Ref[View] | None = None
+    analysis: Ref[Analysis] | None = None
+    sharing: Ref[Sharing] | None = None
+    capabilities: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if (self.title is None) == (self.marker is None):
+            raise PluginError(f"protocol {self.name!r} needs exactly one of title (file records) or marker (folders)")
+
+    def references(self) -> list[Ref[Any]]:
+        """Every part that is code, for ``moot protocols --check``."""
+        optional = (self.tools, self.view, self.analysis, self.sharing)
+        return [*self.rules, self.machine, self.record, self.driver, self.command, *(r for r in optional if r)]
+
+    def capability_names(self) -> list[str]:
+        """What the protocol offers beyond run/check/show: its declared capabilities and one per hook it sets."""
+        hooks = {"tools": self.tools, "view": self.view, "analysis": self.analysis, "sharing": self.sharing}
+        return sorted(self.capabilities | {name for name, ref in hooks.items() if ref is not None})
+
+
+# --- what a protocol author uses, re-exported on first use ------------------------------------------
+
+_LAZY = {
+    "CheckReport": "moot.core.files",
+    "Candidate": "moot.engine.driver",
+    "DeliberationProtocol": "moot.core.machine",
+    "Driver": "moot.engine.driver",
+    "Outcome": "moot.core.machine",
+    "ProtocolViolationError": "moot.core.machine",
+    "Replay": "moot.core.machine",
+    "Rule": "moot.core.machine",
+    "RuleBook": "moot.core.machine",
+    "Severity": "moot.core.machine",
+    "Stated": "moot.metrics",
+    "Summary": "moot.core.machine",
+    "Violation": "moot.core.machine",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "GROUNDED",
+    "SEALED",
+    "Analysis",
+    "Candidate",
+    "CheckReport",
+    "Decision",
+    "DeliberationProtocol",
+    "Driver",
+    "Outcome",
+    "Panel",
+    "Point",
+    "Positions",
+    "Protocol",
+    "ProtocolViolationError",
+    "RecordFormat",
+    "Ref",
+    "Replay",
+    "Rule",
+    "RuleBook",
+    "RunCommand",
+    "Severity",
+    "Sharing",
+    "Stated",
+    "Summary",
+    "Tool",
+    "ToolSet",
+    "View",
+    "Violation",
+]
