@@ -62,6 +62,11 @@ class CouncilOptions:
     chairman: str | None = None  # a separate chairman's agent spec; without one the first member chairs
     seed: int | None = None  # the seed of the review shuffles; drawn at random when not given
 
+    def agent_specs(self) -> dict[str, str]:
+        """Each role's agent spec as these options name it (the members', and a separate chairman's)."""
+        specs = {str(member[0]): str(member[1]) for member in self.members if len(member) == 2}
+        return {**specs, CHAIRMAN: self.chairman} if self.chairman else specs
+
 
 def parse_member(value: str) -> tuple[str, str]:
     """``--member NAME=SPEC`` -> (name, spec), with a clear error otherwise."""
