@@ -4,6 +4,7 @@ SDK's client (``stdio_client`` + ``ClientSession``)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -43,7 +44,10 @@ async def connect(root: Path, env: dict[str, str] | None = None) -> AsyncIterato
     The SDK passes the server only a minimal environment (PATH, HOME, …) and ``env``, so no MOOT_* variable
     of the test run leaks into it.
     """
-    params = StdioServerParameters(command=sys.executable, args=["-m", "moot", "mcp", "--root", str(root)], env=env)
+    code = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}  # the moot under test
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "moot", "mcp", "--root", str(root)], env={**code, **(env or {})}
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
