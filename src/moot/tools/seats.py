@@ -24,8 +24,8 @@ from moot.user_state import read_private, write_private
 
 SEATS_DIR = "seats"
 SECRET_ENV = "MOOT_PARTICIPANT_SECRET"
-_KEPT = "moot keeps it for the OS user or MCP connection that joined"
-_PASS = f"pass it with --participant-secret or ${SECRET_ENV} (participant_secret over MCP)"
+_KEPT = "kept for the OS user or MCP connection that joined"
+_PASS = f"elsewhere pass --participant-secret, ${SECRET_ENV} or participant_secret over MCP"
 
 
 class Keyring(Protocol):
@@ -58,7 +58,7 @@ def secret_for(keyring: Keyring | None, debate_id: str, participant_id: str, giv
     if not secret:
         raise Refused(
             f"Acting as participant {shown(participant_id)!r} of debate {debate_id} needs the participant secret "
-            f"its join returned ({_KEPT}); from anywhere else, {_PASS}.",
+            f"its join returned ({_KEPT}); {_PASS}.",
             rule="TOOLS_SEAT",
         )
     return secret
@@ -66,9 +66,8 @@ def secret_for(keyring: Keyring | None, debate_id: str, participant_id: str, giv
 
 def _taken(taken: SeatError) -> Refused:
     return Refused(
-        f"That name holds a seat in debate {taken.debate_id} already (participant {taken.participant_id}); rejoin "
-        f"with the participant secret its first join returned ({_KEPT}; from anywhere else, {_PASS}), or join "
-        "under another name.",
+        f"That name already holds a seat in debate {taken.debate_id}; rejoin with the participant secret its first "
+        f"join returned ({_KEPT}; {_PASS}), or join under another name.",
         rule="TOOLS_SEAT",
     )
 
