@@ -149,3 +149,40 @@ def test_a_debate_started_in_one_http_session_is_followed_from_another(root: Pat
                 assert [row["state"] for row in listed["debates"]] == ["ended"]
 
     anyio.run(scenario)
+
+
+def test_a_second_http_session_joining_as_alice_is_refused_unless_it_presents_her_secret(
+    root: Path, server_url: str
+) -> None:
+    source = write_source(root)
+
+    async def scenario() -> None:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as alice_http,
+            httpx2.AsyncClient(headers=headers) as other_http,
+            streamable_http_client(server_url, http_client=alice_http) as (read_a, write_a),
+            streamable_http_client(server_url, http_client=other_http) as (read_b, write_b),
+            ClientSession(read_a, write_a) as alice,
+            ClientSession(read_b, write_b) as other,
+        ):
+            await alice.initialize()
+            await other.initialize()
+            first = await join(alice, source, ALICE)
+            # one server process, two sessions: the name alone no longer gives session B alice's seat
+            await refused(
+                other, "join", "TOOLS_SEAT", target=str(source), participant_name="alice", harness="claude-code",
+                model_id="claude-opus-4", run_id="run-b",
+            )  # fmt: skip
+            await refused(other, "claim_lock", "TOOLS_IDENTITY", duel_id=first["duel_id"],
+                          participant_id=first["participant_id"], for_timeout=True)  # fmt: skip
+            back = await call(
+                other, "join", target=str(source), participant_name="alice", harness="claude-code",
+                model_id="claude-opus-4", run_id="run-b", participant_secret=first["participant_secret"],
+            )  # fmt: skip
+            assert back["participant_id"] == first["participant_id"]
+            lock = await call(other, "claim_lock", duel_id=first["duel_id"], participant_id=back["participant_id"],
+                              for_timeout=True)  # fmt: skip
+            assert lock["lease_token"]
+
+    anyio.run(scenario)

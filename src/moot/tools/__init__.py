@@ -7,15 +7,19 @@
     with tools.open_workspace("/work/root") as ws:
         joined = tools.duel.join(ws, target="/work/root/design.md", topic="Caching", participant_name="alice",
                                  harness="codex", run_id="run-1")
-        lock = tools.duel.claim_lock(ws, duel_id=joined.duel_id, participant_id=joined.participant_id)
-        tools.duel.append(ws, duel_id=..., participant_id=..., lease_token=lock.lease_token, turn_markdown=text)
+        me = {"duel_id": joined.duel_id, "participant_id": joined.participant_id,
+              "participant_secret": joined.participant_secret}     # the secret is returned once: keep it
+        lock = tools.duel.claim_lock(ws, **me)
+        tools.duel.append(ws, **me, lease_token=lock.lease_token, turn_markdown=text)
 
     payload, exit_code = tools.invoke(lambda: tools.duel.status(ws, duel_id=...))   # what the CLI prints
 
 Modules: :mod:`moot.tools.duel` (join, status, claim_lock, refresh_lock, release_lock, append),
 :mod:`moot.tools.roundtable` (start, status, take_floor, speak, minutes, release_floor),
 :mod:`moot.tools.critique` (append, claim, release, status), :mod:`moot.tools.events` (emit, read_events).
-Exit codes: 0 ok, 1 refused (:class:`Refused`), 2 bad input (:class:`BadInput`), 3 unavailable.
+A participant's secret is passed as ``participant_secret``, else read from ``ws.keyring`` (see
+:mod:`moot.tools.seats`). Exit codes: 0 ok, 1 refused (:class:`Refused`), 2 bad input (:class:`BadInput`),
+3 unavailable.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from moot.ledger.errors import (
     LeaseError,
     LedgerUnavailableError,
     NotFoundError,
+    SeatError,
 )
 from moot.protocols.base import ProtocolViolationError, Rule, RuleBook, Violation
 
@@ -42,6 +43,10 @@ TOOL_RULES = RuleBook(
         Rule(
             "TOOLS_IDENTITY",
             "A participant writes only as itself: a turn's author is the participant that holds the lease.",
+        ),
+        Rule(
+            "TOOLS_SEAT",
+            "A seat is rejoined, claimed and written to only with the participant secret its join returned once.",
         ),
         Rule("TOOLS_TURN_FILE", "A turn file holds exactly one turn in the protocol's turn format."),
         Rule("TOOLS_UNRECORDED_TURNS", "At most one turn (a crash's) is in the record but not yet in the ledger."),
@@ -150,6 +155,7 @@ def refused_by(violations: Iterable[Violation], *, detail: dict[str, Any] | None
 # The ledger's errors, in the order isinstance must test them (most specific first).
 _LEDGER_ERRORS: tuple[tuple[type[Exception], type[ToolError], str], ...] = (
     (LeaseError, Refused, "TOOLS_LEASE"),
+    (SeatError, Refused, "TOOLS_SEAT"),
     (DebateFullError, Refused, "TOOLS_DEBATE_FULL"),
     (DebateClosedError, Refused, "TOOLS_DEBATE_CLOSED"),
     (ConflictError, Refused, "TOOLS_CONFLICT"),
