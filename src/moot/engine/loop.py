@@ -393,9 +393,11 @@ class Engine:
         self.emit("attempt", row["role"], **{key: value for key, value in row.items() if key != "role"})
 
     def _read_log(self) -> list[str]:
+        """The log's lines; a line a kill tore mid-character reads with a replacement character (no reader takes a
+        torn line), and a log that cannot be read is left to ``moot log`` to report."""
         try:
-            return self.usage_log.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
+            return self.usage_log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:  # none yet, or unreadable
             return []
 
     def _correct_last_row(self, row: dict[str, Any]) -> None:
