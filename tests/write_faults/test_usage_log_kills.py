@@ -12,6 +12,7 @@ from fault_helpers import LONG_AGENT, accepted_per_turn, moot, usage_rows
 
 from moot.artifacts import check_path
 from moot.engine.loop import NOT_WRITTEN
+from moot.records import find_records
 
 RECORD = ".dialogues/adopt-a-monorepo.md"
 CRITIQUE = ["critique", "--topic", "Adopt a monorepo", "--max-rounds", "3", "--quiet", "--agents", LONG_AGENT]
@@ -49,3 +50,29 @@ def test_a_kill_before_a_sealed_answer_is_committed_leaves_no_second_accepted_ro
     assert summary is not None and summary.outcome is not None and summary.outcome.name == "SYNTHESIZED"
     # Three answers, three reviews, one synthesis: bo's answer was asked again, and only that one counts.
     assert accepted_per_turn(record) == dict.fromkeys(range(1, 8), 1), usage_rows(record)
+
+
+# The other protocols, each killed just before or just after its turn 2 reaches the record: (args, turns at the end).
+OTHERS = {
+    "duel": (["duel", "design.md"], 6),
+    "agora": (["agora", "--topic", "Adopt a monorepo", "--max-turns", "12"], 9),
+    "roundtable": (
+        ["roundtable", "--topic", "Cache design", "--speakers", "architect,reviewer", "--max-rounds", "1"],
+        3,
+    ),
+}
+
+
+@pytest.mark.parametrize("moment", ["before", "after"])
+@pytest.mark.parametrize("protocol", list(OTHERS))
+def test_every_protocol_keeps_one_accepted_row_per_turn_across_a_kill(
+    sigkill_root: Path, protocol: str, moment: str
+) -> None:
+    args, turns = OTHERS[protocol]
+    (sigkill_root / "design.md").write_text("# Shared cache\n\n## Goals\nIsolation first.\n", encoding="utf-8")
+    killed = moot("run", *args, "--quiet", "--agents", LONG_AGENT, cwd=sigkill_root, fault=f"kill:{moment}:2")
+    assert killed.returncode == -9, killed.stderr
+    (record,) = find_records(sigkill_root)
+    resumed = moot("resume", str(record), "--quiet", cwd=sigkill_root)
+    assert resumed.returncode in (0, 1), resumed.stderr  # 1: the protocol's own outcome without consensus
+    assert accepted_per_turn(record) == dict.fromkeys(range(1, turns + 1), 1), usage_rows(record)
