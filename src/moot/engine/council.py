@@ -25,7 +25,7 @@ from moot.artifacts import council as record
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.engine.sealed import SealedPhase, SealedPhases
 from moot.errors import RecordExists, UserError
-from moot.protocols.base import Outcome, ProtocolViolationError, Summary, sealed_digest
+from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation, sealed_digest
 from moot.protocols.council import (
     CHAIRMAN,
     Answer,
@@ -243,6 +243,14 @@ class CouncilDriver(Driver, SealedPhases):
         system = "You are a member of a council reviewing anonymous answers. Judge the answers, not their authors."
         # The system message and prompt name no member and no model: redact() took them out of the answers.
         return self._request(role, system, redact(prompt, self.config), schema, REVIEW_MAX_TOKENS)
+
+    def repair_prompt(self, request: AgentRequest, reply: str, violations: list[Violation]) -> AgentRequest:
+        """A review sent back is redacted too: the identity it named (and the rule's message that quotes it) is
+        shown as [redacted] in place, so the repair confirms no guess about who wrote what."""
+        repaired = super().repair_prompt(request, reply, violations)
+        if self.machine.stage(self.state) != 2:
+            return repaired
+        return repaired.model_copy(update={"prompt": redact(repaired.prompt, self.config)})
 
     def _synthesis_request(self, role: str) -> AgentRequest:
         aggregate = borda(self.config, self.state)

@@ -97,7 +97,7 @@ async def answer_async(action: Callable[[], Awaitable[BaseModel]]) -> CallToolRe
     except ToolError as refusal:
         return tool_result(refusal.payload(), refusal.exit_code)
     except UserError as problem:
-        bad = BadInput(str(problem), rule="TOOLS_BAD_INPUT")
+        bad = translate(problem) or BadInput(str(problem), rule="TOOLS_BAD_INPUT")  # a full disk is not bad input
         return tool_result(bad.payload(), bad.exit_code)
     except Exception as exc:  # the files below (a link, a full disk) refuse as the synchronous tools' do
         error = translate(exc)

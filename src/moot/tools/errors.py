@@ -3,7 +3,7 @@
     ToolError (moot.errors.UserError)   message, kind, exit_code, rules (located Violations), detail
     ├── Refused       exit 1   a rule, the lease or the debate's state refuses the request
     ├── BadInput      exit 2   a malformed argument, an unknown id, an unsafe name
-    └── Unavailable   exit 3   the ledger or the work root's files cannot be used; retry later
+    └── Unavailable   exit 3   the ledger or the work root's files cannot be used (a full disk too); retry later
 
 Every tool raises only these (the :func:`tool` decorator translates the ledger's errors and the protocols'
 ``ProtocolViolationError``), so the CLI and the MCP server report a refusal the same way.
@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from moot.artifacts.base import FILE_RULES
-from moot.errors import UserError
+from moot.errors import DiskFault, UserError
 from moot.ledger.errors import (
     ConflictError,
     DebateClosedError,
@@ -174,6 +174,9 @@ def translate(exc: Exception) -> ToolError | None:
     for kind, error, rule in _LEDGER_ERRORS:
         if isinstance(exc, kind):
             return error(str(exc), rule=rule)
+    fault = DiskFault.of(exc)  # a full disk or a read-only file system: a person frees space, then the call is retried
+    if fault is not None:
+        return Unavailable(str(fault), rule="TOOLS_UNAVAILABLE")
     if isinstance(exc, FileExistsError):  # the record writers refuse links and existing records this way
         message = str(exc)
         rule = "FILE_SYMLINK" if "symbolic link" in message else "TOOLS_CONFLICT"
