@@ -80,7 +80,7 @@ def test_an_mcp_append_on_a_full_disk_is_a_tool_error_and_writes_nothing(small_d
     record = dialogue(small_disk)
 
     async def scenario() -> None:
-        async with connect(small_disk, ledger_elsewhere(small_disk)) as session:
+        async with connect(small_disk, env=ledger_elsewhere(small_disk)) as session:
             lease = await call(session, "critique_claim", file=RECORD, role="proposer")
             arguments = {"file": RECORD, "role": "proposer", "lease_token": lease["lease_token"]}
             before = record.read_bytes()
