@@ -26,7 +26,7 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
-from tests.ledger.ledger_helpers import PostgresSchema, join
+from tests.ledger.ledger_helpers import PostgresSchema, join, secret_of
 
 from bench.common import BenchResult, Table, fmt, fmt_ratio, median, percentile, ratio
 from moot.ledger import Lease, open_ledger
@@ -63,13 +63,16 @@ class Sample:
     latencies: dict[str, list[float]]
 
 
+Seat = tuple[str, str]  # a participant's id and its secret
+
+
 @dataclass
 class Backend:
     name: str
     kind: str  # "sqlite" or "postgres"
     ledger_target: str  # what open_ledger takes
     bare_target: str  # the baseline's database: a SQLite file or a PostgreSQL URL
-    debates: list[tuple[str, tuple[str, str]]]  # one per process: (debate id, its two participant ids)
+    debates: list[tuple[str, tuple[Seat, Seat]]]  # one per process: (debate id, its two participants)
 
 
 class BareTable:
@@ -107,23 +110,23 @@ class BareTable:
         self._conn.close()
 
 
-def lease_loop(target: str, debate_id: str, participants: tuple[str, str], processes: int, seconds: float) -> Sample:
+def lease_loop(target: str, debate_id: str, participants: tuple[Seat, Seat], processes: int, seconds: float) -> Sample:
     """claim → refresh → release on this process's own debate until ``seconds`` have passed."""
     latencies: dict[str, list[float]] = {name: [] for name in OPERATIONS}
     with open_ledger(target) as ledger:
         started = _start_together(processes)
         turn = 0
         while time.perf_counter() - started < seconds:
-            participant = participants[turn % 2]
+            participant, secret = participants[turn % 2]
             turn += 1
             before_claim = time.perf_counter()
-            lease = ledger.claim(debate_id, participant)
+            lease = ledger.claim(debate_id, participant, participant_secret=secret)
             before_refresh = time.perf_counter()
             if not isinstance(lease, Lease):
                 raise RuntimeError(f"a claim on a debate nobody else uses was refused: {lease}")
-            ledger.refresh(debate_id, participant, lease.lease_token)
+            ledger.refresh(debate_id, participant, lease.lease_token, participant_secret=secret)
             before_release = time.perf_counter()
-            ledger.release(debate_id, participant, lease.lease_token)
+            ledger.release(debate_id, participant, lease.lease_token, participant_secret=secret)
             done = time.perf_counter()
             latencies["claim"].append(before_refresh - before_claim)
             latencies["refresh"].append(before_release - before_refresh)
@@ -178,14 +181,15 @@ def measure_bare(pool: Pool, backend: Backend, processes: int, seconds: float) -
     return merge(pool.starmap(bare_loop, args, chunksize=1))
 
 
-def join_debates(target: str, root: Path, count: int) -> list[tuple[str, tuple[str, str]]]:
+def join_debates(target: str, root: Path, count: int) -> list[tuple[str, tuple[Seat, Seat]]]:
     """``count`` debates of two participants each. A loop ends each round with a release, so they are reused."""
     debates = []
     with open_ledger(target) as ledger:
         for i in range(count):
             alice = join(ledger, root, "alice", slug=f"leases-{i}")
             bob = join(ledger, root, "bob", slug=f"leases-{i}")
-            debates.append((alice.debate.id, (alice.participant.id, bob.participant.id)))
+            seats = tuple((j.participant.id, secret_of(j.participant.id)) for j in (alice, bob))
+            debates.append((alice.debate.id, (seats[0], seats[1])))
     return debates
 
 

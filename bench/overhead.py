@@ -230,7 +230,7 @@ COSTS = [
     Cost(FSYNC, "~", "<built-in method posix.fsync>", inclusive=False),
     Cost(RENAME, "~", "<built-in method posix.replace>", inclusive=False),
     Cost("record appends (append + fsync)", "moot/artifacts/base.py", "append_record"),
-    Cost("usage-log append per attempt (_log_attempt)", "moot/engine/loop.py", "_log_attempt"),
+    Cost("usage-log append per attempt (_write_row)", "moot/engine/loop.py", "_write_row"),
 ]
 
 

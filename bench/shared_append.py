@@ -19,15 +19,16 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from tests.ledger.ledger_helpers import PostgresSchema, join
+from tests.ledger.ledger_helpers import PostgresSchema, join, secret_of
 
 from bench.common import BenchResult, Table, fmt, fmt_ratio, median, ratio
 from bench.leases import DEFAULT_POSTGRES_URL
 from moot.core.chain import build_chain
-from moot.ledger import Lease, Ledger, open_ledger
+from moot.ledger import Lease, LeaseGuard, Ledger, open_ledger
 from moot.protocols.duel.record import parse_document
 from moot.protocols.roundtable.machine import advance, opening_state, speech_file_name
 from moot.protocols.roundtable.record import render_turn_json
@@ -45,14 +46,25 @@ def turn_texts() -> list[str]:
     return document.turn_texts
 
 
+def _guarded(ledger: Ledger, lease: Lease) -> AbstractContextManager[LeaseGuard]:
+    """The lease holder's guarded write, as the agent tools open it."""
+    return ledger.guarded_write(
+        lease.debate_id,
+        lease.participant_id,
+        lease.lease_token,
+        lease.fencing_token,
+        participant_secret=secret_of(lease.participant_id),
+    )
+
+
 def _append_digest(ledger: Ledger, lease: Lease, number: int, row: dict[str, object], _text: str) -> None:
-    with ledger.guarded_write(lease.debate_id, lease.participant_id, lease.lease_token, lease.fencing_token) as guard:
+    with _guarded(ledger, lease) as guard:
         guard.turns()
         guard.record_turn(number, str(row["digest"]), str(row["chain"]))
 
 
 def _append_text(ledger: Ledger, lease: Lease, number: int, row: dict[str, object], text: str) -> None:
-    with ledger.guarded_write(lease.debate_id, lease.participant_id, lease.lease_token, lease.fencing_token) as guard:
+    with _guarded(ledger, lease) as guard:
         guard.record()  # the debate, from which the host's record is checked and, after the commit, written
         guard.record_turn(number, str(row["digest"]), str(row["chain"]), body=text)
 
@@ -67,7 +79,7 @@ def _speech_files(number: int) -> str:
 
 def _append_speech(ledger: Ledger, lease: Lease, number: int, row: dict[str, object], text: str) -> None:
     files = _speech_files(number)  # built before the transaction, as speak does
-    with ledger.guarded_write(lease.debate_id, lease.participant_id, lease.lease_token, lease.fencing_token) as guard:
+    with _guarded(ledger, lease) as guard:
         guard.record()
         guard.record_turn(number, str(row["digest"]), str(row["chain"]), body=text, files=files)
 
@@ -83,7 +95,7 @@ def one_debate(ledger: Ledger, root: Path, slug: str, kind: str, texts: list[str
     """Seconds of each of the six appends of a new debate."""
     alice = join(ledger, root, "alice", slug=slug)
     join(ledger, root, "bob", slug=slug)
-    lease = ledger.claim(alice.debate.id, alice.participant.id)
+    lease = ledger.claim(alice.debate.id, alice.participant.id, participant_secret=secret_of(alice.participant.id))
     if not isinstance(lease, Lease):
         raise RuntimeError(f"a claim on a new debate was refused: {lease}")
     rows = build_chain(texts)
@@ -92,7 +104,9 @@ def one_debate(ledger: Ledger, root: Path, slug: str, kind: str, texts: list[str
         started = time.perf_counter()
         APPENDS[kind](ledger, lease, number, row, text)
         times.append(time.perf_counter() - started)
-    ledger.release(lease.debate_id, lease.participant_id, lease.lease_token)
+    ledger.release(
+        lease.debate_id, lease.participant_id, lease.lease_token, participant_secret=secret_of(lease.participant_id)
+    )
     return times
 
 

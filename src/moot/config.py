@@ -12,6 +12,12 @@ Example ``moot.toml``::
     critic = "openai:gpt-4o-mini"
 
 Command-line flags win over the file; the file wins over moot's defaults.
+
+What the clients of a door (``moot mcp``) may ask of this machine besides the configured models; nothing by
+default, and the door's ``--allow-agent`` / ``--allow-server`` flags add to it::
+
+    allow_agents = ["script"]     # backends that run a program, read a file or the terminal, or are plugins
+    allow_servers = ["http://127.0.0.1:8080/v1", "https://gateway.example/v1=GATEWAY_KEY"]  # =ENV: its key
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ class Settings(BaseModel):
     max_wall_s: float | None = Field(default=None, gt=0)
     max_cost_usd: float | None = Field(default=None, ge=0)  # needs a known price for every agent
     max_turn_tokens: int | None = Field(default=None, gt=0)  # per turn, for every agent; else each agent's bounds
+    allow_agents: tuple[str, ...] = ()  # backends a door's clients may name: cmd, acp, script, local (a path), …
+    allow_servers: tuple[str, ...] = ()  # model server URLs a door's clients may name (URL=ENV_NAME: its key)
 
     def agent_for(self, role: str, overrides: dict[str, str], every_role: str | None) -> str:
         """The spec for ``role``: --agent ROLE=SPEC, then --agents, then [agent], then ``agents``."""

@@ -3,12 +3,14 @@
 MootError
 ├── UserError            bad input a user can fix; shown as one sentence, exit code 2
 │   ├── ConfigError      moot.toml / [tool.moot] is wrong
-│   └── RecordExists     a new debate's record is already there (``--force`` replaces it)
+│   ├── RecordExists     a new debate's record is already there (``--force`` replaces it)
+│   └── DiskFault        a write failed for a full disk or a read-only file system
 └── (protocol refusals are moot.core.machine.ProtocolViolationError, carrying rule ids)
 """
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -34,3 +36,40 @@ class RecordExists(UserError):
 
 class PluginError(MootError):
     """A protocol plugin is malformed or one of its parts cannot be imported; the message names which."""
+
+
+# What the user sees for each errno that a person, not moot, must fix: (the problem, the fix).
+_DISK_PROBLEMS = {
+    errno.ENOSPC: ("disk full", "free space on that disk"),
+    errno.EDQUOT: ("disk full (your disk quota is used up)", "free space or raise the quota"),
+    errno.EROFS: ("read-only file system", "make that file system writable"),
+}
+
+
+class DiskFault(UserError):
+    """A write failed because the disk is full or the file system is read-only.
+
+    ``kept`` says the file was left exactly as it was before the write (the write functions of
+    moot.core.files restore it); ``then`` is what to do once the disk is fixed, which the caller that
+    knows the record may make precise (``run `moot resume RECORD```).
+    """
+
+    def __init__(self, path: Path | str, code: int, *, kept: bool, then: str = "try again") -> None:
+        problem, fix = _DISK_PROBLEMS[code]
+        left = " and left it as it was" if kept else ""
+        super().__init__(f"{problem}: moot could not write {path}{left}; {fix}, then {then}.")
+        self.path, self.code, self.kept, self.then = path, code, kept, then
+
+    @classmethod
+    def of(cls, exc: BaseException, path: Path | str | None = None, *, kept: bool = False) -> DiskFault | None:
+        """The fault ``exc`` is when it is a full disk or a read-only file system, else ``None``."""
+        if isinstance(exc, DiskFault):
+            return exc
+        if not isinstance(exc, OSError) or exc.errno not in _DISK_PROBLEMS:
+            return None
+        where = path if path is not None else str(exc.filename) if exc.filename else "a file"
+        return cls(where, exc.errno, kept=kept)
+
+    def then_do(self, then: str) -> DiskFault:
+        """The same fault, naming ``then`` as the step after the disk is fixed."""
+        return DiskFault(self.path, self.code, kept=self.kept, then=then)

@@ -3,13 +3,15 @@
 A receipt holds the record's digest and chain head, its outcome and reason, the participants and
 their models (from the usage log beside the record), its conformity metrics (as ``moot show --json``
 reports them), tokens and times, and an Ed25519 signature
-over all of that (the canonical JSON of every field but ``signature``). It carries its public key;
-``verify(..., trusted=KEY)`` also pins which key must have signed it. The format is described in
-docs/formats.md.
+over all of that (the canonical JSON of every field but ``signature``). It carries its public key, which
+proves only that *someone* signed it: :func:`verify` accepts a receipt only from a key the verifier
+trusts (:class:`Trust`): their own key and the keys in their trust list, or only the keys given with
+``--trust``. The format is described in docs/formats.md.
 
 The signing key is made on first use in the user's config directory
 (``$XDG_CONFIG_HOME/moot/receipt-key.pem``, mode 0600) with its public half beside it
-(``receipt-key.pub.pem``), which is the file to hand to whoever verifies.
+(``receipt-key.pub.pem``), which is the file to hand to whoever verifies; they trust it by passing it to
+``--trust`` or by copying it into their ``$XDG_CONFIG_HOME/moot/trusted-receipt-keys/``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import base64
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +39,7 @@ FORMAT = "moot-receipt/1"
 ALGORITHM = "Ed25519"
 KEY_NAME = "receipt-key.pem"
 PUBLIC_KEY_NAME = "receipt-key.pub.pem"
+TRUSTED_KEYS_DIR = "trusted-receipt-keys"  # in the config directory: one PEM public key per file
 RECEIPTS_INSTALL = "pip install 'moot[receipts]'"
 
 
@@ -45,9 +49,18 @@ def receipt_path(record: Path) -> Path:
     return record.with_name(f"{record.name}.receipt.json")
 
 
-def default_key_path() -> Path:
+def config_dir() -> Path:
     config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(config) / "moot" / KEY_NAME
+    return Path(config) / "moot"
+
+
+def default_key_path() -> Path:
+    return config_dir() / KEY_NAME
+
+
+def trusted_keys_dir() -> Path:
+    """The verifier's trust list: every ``*.pem`` public key in it may sign the receipts they accept."""
+    return config_dir() / TRUSTED_KEYS_DIR
 
 
 def _crypto() -> Any:
@@ -98,29 +111,68 @@ def _raw_public(key: Ed25519PublicKey) -> bytes:
     return raw
 
 
-def load_trusted_key(path: Path) -> bytes:
-    """The raw public key in a PEM file: a public key, or a private key whose public half is meant."""
+def load_trusted_key(path: Path, fix: str = "give the signer's receipt-key.pub.pem to --trust") -> bytes:
+    """The raw public key in a PEM file: a public key, or a private key whose public half is meant.
+
+    ``fix`` ends the sentence when the file is not such a key (it depends on where the file was named)."""
     serialization, ed25519 = _crypto()
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise UserError(
-            f"cannot read the trusted key {path} ({exc.strerror}); check the path given to --trust."
-        ) from exc
+        raise UserError(f"cannot read the trusted key {path} ({exc.strerror}); {fix}.") from exc
     try:
         key: Any = serialization.load_pem_public_key(data)
     except (ValueError, TypeError):
         try:
             key = serialization.load_pem_private_key(data, password=None).public_key()
         except (ValueError, TypeError) as exc:
-            raise UserError(f"{path} is not a PEM key; give the signer's receipt-key.pub.pem to --trust.") from exc
+            raise UserError(f"{path} is not a PEM key; {fix}.") from exc
     if not isinstance(key, ed25519.Ed25519PublicKey):
-        raise UserError(f"{path} is not an Ed25519 key; receipts are signed with Ed25519 only.")
+        raise UserError(f"{path} is not an Ed25519 key (receipts are signed with Ed25519 only); {fix}.")
     return _raw_public(key)
 
 
 def key_id(raw_public: bytes) -> str:
     return hashlib.sha256(raw_public).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Trust:
+    """The public keys a verifier accepts a receipt from, each with where the trust comes from."""
+
+    keys: dict[bytes, str]  # raw public key -> its origin, as the verdict names it
+    pinned: bool = False  # given with --trust: these keys only
+
+    @classmethod
+    def given(cls, paths: Sequence[Path]) -> Trust:
+        """Only the keys in ``paths`` (``--trust``)."""
+        return cls({load_trusted_key(path): f"trusted with --trust {path}" for path in paths}, pinned=True)
+
+    @classmethod
+    def default(cls) -> Trust:
+        """The verifier's own key (if it has made one) and every key in its trust list."""
+        keys: dict[bytes, str] = {}
+        own = default_key_path()
+        if own.is_file():
+            keys[_raw_public(load_or_create_key(own).public_key())] = "your own key"
+        listed = trusted_keys_dir()
+        for path in sorted(listed.glob("*.pem")) if listed.is_dir() else []:
+            replace = f"replace it with a signer's receipt-key.pub.pem or remove it from {listed}"
+            keys.setdefault(load_trusted_key(path, replace), f"trusted in {path}")
+        return cls(keys)
+
+    def refusal(self, receipt_file: Path, signer: str) -> str:
+        """Why a receipt signed by ``signer`` is not accepted, and how to trust its signer."""
+        if self.pinned:
+            given = ", ".join(key_id(key) for key in self.keys)
+            return (
+                f"{receipt_file} is signed by key {signer}, not by the trusted key {given} given with --trust; "
+                "verify it with its signer's receipt-key.pub.pem."
+            )
+        return (
+            f"{receipt_file} is signed by key {signer}, which is neither your own key nor in {trusted_keys_dir()}; "
+            "if you trust its signer, pass their receipt-key.pub.pem with --trust or copy it into that directory."
+        )
 
 
 def canonical(payload: dict[str, Any]) -> bytes:
@@ -263,12 +315,46 @@ def read_receipt(path: Path) -> dict[str, Any]:
     return receipt if isinstance(receipt, dict) else {}
 
 
-def verify(receipt_file: Path, record: Path | None = None, trusted: bytes | None = None) -> Verdict:
-    """Check the signature (and the signer, with ``trusted``), then the record against the receipt."""
+def verify(receipt_file: Path, record: Path | None = None, trust: Trust | None = None) -> Verdict:
+    """Check the signature and that a trusted key made it (``trust``, else :meth:`Trust.default`), then the
+    record against the receipt."""
     receipt = read_receipt(receipt_file)
     signature = receipt.get("signature")
     if receipt.get("format") != FORMAT or not isinstance(signature, dict):
         return Verdict(False, f"{receipt_file} is not a moot receipt ({FORMAT}): it is damaged or was edited.")
+    checked = _signer(receipt_file, receipt, signature)
+    if isinstance(checked, Verdict):
+        return checked
+    trust = trust if trust is not None else Trust.default()
+    signer = key_id(checked)
+    origin = trust.keys.get(checked)
+    if origin is None:
+        return Verdict(False, trust.refusal(receipt_file, signer))
+    fields = receipt.get("record")
+    if not isinstance(fields, dict) or not isinstance(fields.get("name"), str):
+        return Verdict(False, f"{receipt_file} names no record: it was not made by moot receipt.")
+    target = record if record is not None else receipt_file.resolve().parent / fields["name"]
+    if not _exists(target):
+        raise UserError(f"the record {target} does not exist; give its path: moot verify RECEIPT RECORD.")
+    _, target, _ = detect(target)
+    if record_digest(target) != fields.get("sha256"):
+        return Verdict(False, f"{target} was edited after the receipt was issued: {_what_differs(target, fields)}.")
+    return Verdict(True, f"{target} matches {receipt_file}, signed by key {signer} ({origin}).", vouched(receipt))
+
+
+def _signer(receipt_file: Path, receipt: dict[str, Any], signature: dict[str, Any]) -> bytes | Verdict:
+    """The raw public key that signed ``receipt``, or the verdict that says why no key did: another algorithm
+    than Ed25519, a signature that does not match, or a ``key_id`` that is not the signing key's.
+
+    The ``signature`` object itself is not signed, so each of its fields is checked against the others."""
+    algorithm = signature.get("algorithm")
+    if algorithm != ALGORITHM:
+        shown = repr(algorithm) if len(repr(algorithm)) <= 40 else repr(algorithm)[:39] + "…"
+        return Verdict(
+            False,
+            f"{receipt_file} says it is signed with {shown}; moot accepts only {ALGORITHM} receipts, so ask its "
+            "issuer for one made by moot receipt.",
+        )
     _, ed25519 = _crypto()
     from cryptography.exceptions import InvalidSignature
 
@@ -280,22 +366,13 @@ def verify(receipt_file: Path, record: Path | None = None, trusted: bytes | None
         return Verdict(
             False, f"{receipt_file} was edited after it was signed: its signature does not match its contents."
         )
-    if trusted is not None and raw_public != trusted:
+    if signature.get("key_id") != key_id(raw_public):
         return Verdict(
             False,
-            f"{receipt_file} is signed by key {key_id(raw_public)}, not by the trusted key {key_id(trusted)}.",
+            f"{receipt_file} names key_id {str(signature.get('key_id'))[:40]!r}, but key {key_id(raw_public)} "
+            "signed it: the receipt was edited, so ask its issuer for the original.",
         )
-    fields = receipt.get("record")
-    if not isinstance(fields, dict) or not isinstance(fields.get("name"), str):
-        return Verdict(False, f"{receipt_file} names no record: it was not made by moot receipt.")
-    target = record if record is not None else receipt_file.resolve().parent / fields["name"]
-    if not _exists(target):
-        raise UserError(f"the record {target} does not exist; give its path: moot verify RECEIPT RECORD.")
-    _, target, _ = detect(target)
-    if record_digest(target) != fields.get("sha256"):
-        return Verdict(False, f"{target} was edited after the receipt was issued: {_what_differs(target, fields)}.")
-    signer = key_id(raw_public)
-    return Verdict(True, f"{target} matches {receipt_file}, signed by key {signer}.", vouched(receipt))
+    return raw_public
 
 
 def _exists(path: Path) -> bool:

@@ -33,19 +33,41 @@ def with_search_path(url: str, schema: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def join(ledger: Ledger, root: Path, name: str, *, slug: str = "caching", seats: int = 2) -> JoinResult:
+# The secret each seat's join returned, by participant id (ids are unique), so that a test can act as that
+# participant: secret_of(duel.alice) is what alice's agent kept.
+_SECRETS: dict[str, str] = {}
+
+
+def seated(result: JoinResult) -> JoinResult:
+    """``result``, with the secret of the seat it took remembered for :func:`secret_of`."""
+    if result.secret is not None:
+        _SECRETS[result.participant.id] = result.secret
+    return result
+
+
+def secret_of(participant_id: str) -> str:
+    """The secret the join that seated ``participant_id`` returned."""
+    return _SECRETS[participant_id]
+
+
+def join(
+    ledger: Ledger, root: Path, name: str, *, slug: str = "caching", seats: int = 2, secret: str | None = None
+) -> JoinResult:
     source = root / "source.md"
     source.write_text("# Caching\n", encoding="utf-8")
-    return ledger.join(
-        source_path=source,
-        topic="Caching",
-        topic_slug=slug,
-        participant_name=name,
-        harness="codex",
-        model="unknown-model",
-        run_id=f"run-{name}",
-        artifact_dir=root / "debates",
-        seats=seats,
+    return seated(
+        ledger.join(
+            source_path=source,
+            topic="Caching",
+            topic_slug=slug,
+            participant_name=name,
+            harness="codex",
+            model="unknown-model",
+            run_id=f"run-{name}",
+            artifact_dir=root / "debates",
+            seats=seats,
+            participant_secret=secret,
+        )
     )
 
 

@@ -51,8 +51,10 @@ class WorkerReport:
     seconds: float = 0.0
 
 
-def contend(target: str, debate_id: str, participant_id: str, operations: int, ttl: float, seed: int) -> WorkerReport:
-    """Claim, write, refresh and release (or stall past expiry) until ``operations`` lease calls are made."""
+def contend(target: str, debate_id: str, seat: tuple[str, str], operations: int, ttl: float, seed: int) -> WorkerReport:
+    """Claim, write, refresh and release (or stall past expiry) until ``operations`` lease calls are made, as the
+    participant ``seat`` (its id and secret)."""
+    participant_id, secret = seat
     rng = random.Random(seed)
     report = WorkerReport(participant_id)
     with open_ledger(target) as ledger:
@@ -60,7 +62,7 @@ def contend(target: str, debate_id: str, participant_id: str, operations: int, t
         started = time.perf_counter()
         while report.operations < operations:
             report.operations += 1
-            claimed = ledger.claim(debate_id, participant_id, ttl_seconds=ttl)
+            claimed = ledger.claim(debate_id, participant_id, participant_secret=secret, ttl_seconds=ttl)
             if isinstance(claimed, Refusal):
                 report.refused_claims += 1
                 time.sleep(rng.uniform(0, ttl / 10))
@@ -70,16 +72,20 @@ def contend(target: str, debate_id: str, participant_id: str, operations: int, t
             try:
                 for _ in range(rng.randint(1, 3)):
                     report.operations += 1
-                    with ledger.guarded_write(debate_id, participant_id, lease.lease_token, lease.fencing_token) as g:
+                    with ledger.guarded_write(
+                        debate_id, participant_id, lease.lease_token, lease.fencing_token, participant_secret=secret
+                    ) as g:
                         turn = g.turn_count() + 1
                         g.record_turn(turn, sha(f"{lease.fencing_token}:{turn}"), sha(f"chain:{turn}"))
                     report.writes += 1
                     if rng.random() < 0.3:
                         report.operations += 1
-                        lease = ledger.refresh(debate_id, participant_id, lease.lease_token, ttl_seconds=ttl)
+                        lease = ledger.refresh(
+                            debate_id, participant_id, lease.lease_token, participant_secret=secret, ttl_seconds=ttl
+                        )
                 if rng.random() < 0.75:
                     report.operations += 1
-                    ledger.release(debate_id, participant_id, lease.lease_token)
+                    ledger.release(debate_id, participant_id, lease.lease_token, participant_secret=secret)
                     continue
             except LeaseError:
                 report.lost_leases += 1
@@ -88,7 +94,9 @@ def contend(target: str, debate_id: str, participant_id: str, operations: int, t
             time.sleep(ttl * 1.5)
             report.operations += 1
             try:
-                with ledger.guarded_write(debate_id, participant_id, lease.lease_token, lease.fencing_token) as g:
+                with ledger.guarded_write(
+                    debate_id, participant_id, lease.lease_token, lease.fencing_token, participant_secret=secret
+                ) as g:
                     turn = g.turn_count() + 1
                     g.record_turn(turn, sha(f"stale:{turn}"), sha(f"chain:{turn}"))
                 report.stale_writes_accepted += 1
@@ -101,17 +109,17 @@ def contend(target: str, debate_id: str, participant_id: str, operations: int, t
 def run_contention(
     target: str,
     debate_id: str,
-    participant_ids: Sequence[str],
+    seats: Sequence[tuple[str, str]],
     *,
     operations: int = OPERATIONS,
     ttl: float = TTL_SECONDS,
     timeout: float = 300,
 ) -> list[WorkerReport]:
-    """One spawned process per participant id, all starting together."""
+    """One spawned process per seat (participant id and secret), all starting together."""
     context = multiprocessing.get_context("spawn")
-    barrier = context.Barrier(len(participant_ids))
-    args = [(target, debate_id, pid, operations, ttl, seed) for seed, pid in enumerate(participant_ids)]
-    with context.Pool(len(participant_ids), initializer=_set_barrier, initargs=(barrier,)) as pool:
+    barrier = context.Barrier(len(seats))
+    args = [(target, debate_id, seat, operations, ttl, seed) for seed, seat in enumerate(seats)]
+    with context.Pool(len(seats), initializer=_set_barrier, initargs=(barrier,)) as pool:
         return pool.starmap_async(contend, args, chunksize=1).get(timeout=timeout)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from ledger_helpers import Store, join
+from ledger_helpers import Store, join, secret_of
 from ledger_stress import (
     OPERATIONS,
     PROCESSES,
@@ -33,7 +33,12 @@ def test_contending_processes_never_overlap_and_fencing_strictly_increases(
     debate_id = joined[0].debate.id
 
     started = time.perf_counter()
-    reports = run_contention(store.target, debate_id, [j.participant.id for j in joined], operations=OPERATIONS)
+    reports = run_contention(
+        store.target,
+        debate_id,
+        [(j.participant.id, secret_of(j.participant.id)) for j in joined],
+        operations=OPERATIONS,
+    )
     elapsed = time.perf_counter() - started
 
     status = ledger.status(debate_id)

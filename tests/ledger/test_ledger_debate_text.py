@@ -7,7 +7,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from ledger_helpers import Duel, granted
+from ledger_helpers import Duel, granted, seated, secret_of
 
 from moot.ledger import InvalidInputError, JoinResult, Ledger, NotFoundError, SourceMismatchError
 
@@ -34,8 +34,10 @@ def join_shared(ledger: Ledger, root: Path, name: str, text: str) -> JoinResult:
 
 
 def test_turn_and_conclusion_text_are_stored_with_their_digests(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
-    with ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token) as guard:
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
+    with ledger.guarded_write(
+        duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token, participant_secret=secret_of(duel.alice)
+    ) as guard:
         guard.record_turn(1, digest("turn one"), digest("c1"), body="turn one")
         guard.conclude("DISSENT", reason="r", summary="s", body="## Terminal Conclusion\n\nDISSENT\n")
         inside = guard.record()
@@ -50,10 +52,12 @@ def test_turn_and_conclusion_text_are_stored_with_their_digests(ledger: Ledger, 
 def test_a_turn_text_that_does_not_match_its_digest_is_refused_and_nothing_is_stored(
     ledger: Ledger, duel: Duel
 ) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
     with (
         pytest.raises(InvalidInputError, match="does not match its digest"),
-        ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token) as guard,
+        ledger.guarded_write(
+            duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token, participant_secret=secret_of(duel.alice)
+        ) as guard,
     ):
         guard.record_turn(1, digest("turn one"), digest("c1"), body="turn one, edited")
 
@@ -80,7 +84,14 @@ def test_a_participant_joins_by_debate_id(ledger: Ledger, tmp_path: Path) -> Non
     first = join_shared(ledger, tmp_path, "alice", "# Design\n")
 
     joined = ledger.join_debate(first.debate.id, participant_name="bob", harness="codex", model="m", run_id="r")
-    again = ledger.join_debate(first.debate.id, participant_name="bob", harness="codex", model="m", run_id="r")
+    again = ledger.join_debate(
+        first.debate.id,
+        participant_name="bob",
+        harness="codex",
+        model="m",
+        run_id="r",
+        participant_secret=joined.secret,
+    )
 
     assert (joined.participant_count, joined.rejoined, again.rejoined) == (2, False, True)
     with pytest.raises(NotFoundError):
@@ -91,27 +102,42 @@ def test_a_record_kept_as_several_files_stores_its_opening_and_where_each_turn_g
     ledger: Ledger, tmp_path: Path
 ) -> None:
     def join(name: str, opening: str) -> JoinResult:
-        return ledger.join(
-            source_path=".roundtable/cache",
-            source_key="meeting:cache",
-            opening=opening,
-            topic="cache",
-            topic_slug="meeting",
-            participant_name=name,
-            harness="h",
-            model="m",
-            run_id=name,
-            artifact_dir=tmp_path,
-            protocol="roundtable",
-            seats=3,
+        return seated(
+            ledger.join(
+                source_path=".roundtable/cache",
+                source_key="meeting:cache",
+                opening=opening,
+                topic="cache",
+                topic_slug="meeting",
+                participant_name=name,
+                harness="h",
+                model="m",
+                run_id=name,
+                artifact_dir=tmp_path,
+                protocol="roundtable",
+                seats=3,
+            )
         )
 
     first = join("moderator", '{"AGENDA.md": "# Agenda\\n"}')
     second = join("architect", '{"AGENDA.md": "another host\'s agenda"}')  # only the creator's is stored
     assert second.debate.id == first.debate.id
-    lease = granted(ledger.claim(first.debate.id, second.participant.id, for_timeout=True))
+    lease = granted(
+        ledger.claim(
+            first.debate.id,
+            second.participant.id,
+            for_timeout=True,
+            participant_secret=secret_of(second.participant.id),
+        )
+    )
     placed = '{"also": {"turn.json": "{}"}, "file": "001_architect.md"}'
-    with ledger.guarded_write(first.debate.id, second.participant.id, lease.lease_token, lease.fencing_token) as guard:
+    with ledger.guarded_write(
+        first.debate.id,
+        second.participant.id,
+        lease.lease_token,
+        lease.fencing_token,
+        participant_secret=secret_of(second.participant.id),
+    ) as guard:
         guard.open_record('{"AGENDA.md": "ignored: the debate has its opening"}')
         guard.record_turn(1, digest("speech"), digest("c1"), body="speech")
         guard.record_turn(1, digest("speech"), digest("c1"), body="speech", files=placed)  # fills in where it goes
@@ -121,7 +147,14 @@ def test_a_record_kept_as_several_files_stores_its_opening_and_where_each_turn_g
     assert record.opening == '{"AGENDA.md": "# Agenda\\n"}'
     assert [(t.body, t.files) for t in record.turns] == [("speech", placed)]
     assert ledger.find_debate(".roundtable/cache", "meeting", protocol="roundtable", source_key="meeting:cache")
-    ledger.release(first.debate.id, second.participant.id, lease.lease_token, close=True, outcome="CLOSED")
+    ledger.release(
+        first.debate.id,
+        second.participant.id,
+        lease.lease_token,
+        close=True,
+        outcome="CLOSED",
+        participant_secret=secret_of(second.participant.id),
+    )
     assert ledger.find_debate("x", "meeting", protocol="roundtable", source_key="meeting:cache") is None
     latest = ledger.find_debate("x", "meeting", protocol="roundtable", source_key="meeting:cache", closed=True)
     assert latest is not None and latest.id == first.debate.id

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from ledger_helpers import Duel, FakeClock, granted
+from ledger_helpers import Duel, FakeClock, granted, secret_of
 
 from moot.ledger import ConflictError, InvalidInputError, Lease, LeaseError, Ledger
 from moot.ledger.models import from_iso
@@ -18,14 +18,22 @@ def digest(text: str) -> str:
 
 
 def record(ledger: Ledger, lease: Lease, turn: int, text: str) -> None:
-    with ledger.guarded_write(lease.debate_id, lease.participant_id, lease.lease_token, lease.fencing_token) as guard:
+    with ledger.guarded_write(
+        lease.debate_id,
+        lease.participant_id,
+        lease.lease_token,
+        lease.fencing_token,
+        participant_secret=secret_of(lease.participant_id),
+    ) as guard:
         guard.record_turn(turn, digest(text), digest(f"chain-{text}"))
 
 
 def test_a_guarded_write_records_the_turn_with_its_writer_and_fencing_number(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
-    with ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token) as guard:
+    with ledger.guarded_write(
+        duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token, participant_secret=secret_of(duel.alice)
+    ) as guard:
         assert guard.lease.fencing_token == lease.fencing_token
         recorded = guard.record_turn(1, digest("one"), digest("chain-one"))
         assert guard.turns() == [recorded]
@@ -76,12 +84,14 @@ def test_a_guarded_write_is_refused_unless_token_fencing_and_expiry_all_match(
     credentials: Callable[[Duel, Lease, FakeClock], Credentials],
     message: str,
 ) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60, participant_secret=secret_of(duel.alice)))
     participant, token, fencing = credentials(duel, lease, clock)
 
     with (
         pytest.raises(LeaseError, match=message),
-        ledger.guarded_write(duel.debate_id, participant, token, fencing) as g,
+        ledger.guarded_write(
+            duel.debate_id, participant, token, fencing, participant_secret=secret_of(participant)
+        ) as g,
     ):
         g.record_turn(1, digest("one"), digest("chain-one"))
 
@@ -90,7 +100,7 @@ def test_a_guarded_write_is_refused_unless_token_fencing_and_expiry_all_match(
 
 
 def test_the_lease_is_valid_until_just_before_its_expiry(ledger: Ledger, duel: Duel, clock: FakeClock) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60, participant_secret=secret_of(duel.alice)))
     clock.now = from_iso(lease.lease_expires_at) - timedelta(microseconds=1)
     record(ledger, lease, 1, "one")
 
@@ -102,27 +112,36 @@ def test_the_lease_is_valid_until_just_before_its_expiry(ledger: Ledger, duel: D
 
 
 def test_a_released_lease_cannot_write(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
-    ledger.release(duel.debate_id, duel.alice, lease.lease_token)
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
+    ledger.release(duel.debate_id, duel.alice, lease.lease_token, participant_secret=secret_of(duel.alice))
 
     with pytest.raises(LeaseError, match="has no active lease; claim the lock"):
         record(ledger, lease, 1, "one")
 
 
 def test_a_closed_debate_accepts_no_writes(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
-    ledger.release(duel.debate_id, duel.alice, lease.lease_token, close=True, outcome="DISSENT")
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
+    ledger.release(
+        duel.debate_id,
+        duel.alice,
+        lease.lease_token,
+        close=True,
+        outcome="DISSENT",
+        participant_secret=secret_of(duel.alice),
+    )
 
     with pytest.raises(LeaseError, match="is closed with outcome DISSENT"):
         record(ledger, lease, 1, "one")
 
 
 def test_a_failing_block_writes_nothing(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
     with (
         pytest.raises(RuntimeError),
-        ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token) as guard,
+        ledger.guarded_write(
+            duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token, participant_secret=secret_of(duel.alice)
+        ) as guard,
     ):
         guard.record_turn(1, digest("one"), digest("chain-one"))
         raise RuntimeError("the artifact write failed")
@@ -132,8 +151,10 @@ def test_a_failing_block_writes_nothing(ledger: Ledger, duel: Duel) -> None:
 
 
 def test_the_guard_is_dead_after_its_block(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
-    with ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token) as guard:
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
+    with ledger.guarded_write(
+        duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token, participant_secret=secret_of(duel.alice)
+    ) as guard:
         pass
 
     with pytest.raises(InvalidInputError, match="transaction has ended"):
@@ -141,11 +162,13 @@ def test_the_guard_is_dead_after_its_block(ledger: Ledger, duel: Duel) -> None:
 
 
 def test_calling_the_ledger_inside_a_guarded_block_is_refused_not_deadlocked(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
     with (
         pytest.raises(InvalidInputError, match="use the guard's own methods"),
-        ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token),
+        ledger.guarded_write(
+            duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token, participant_secret=secret_of(duel.alice)
+        ),
     ):
         ledger.status(duel.debate_id)
 
@@ -153,7 +176,7 @@ def test_calling_the_ledger_inside_a_guarded_block_is_refused_not_deadlocked(led
 
 
 def test_recording_the_same_turn_digest_again_is_a_no_op(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
     record(ledger, lease, 1, "one")
 
     record(ledger, lease, 1, "one")
@@ -163,7 +186,7 @@ def test_recording_the_same_turn_digest_again_is_a_no_op(ledger: Ledger, duel: D
 
 
 def test_a_different_digest_for_a_recorded_turn_is_refused(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
     record(ledger, lease, 1, "one")
 
     with pytest.raises(ConflictError, match=r"Turn 1 .* already recorded with a different digest.*append turn 2"):
@@ -173,13 +196,15 @@ def test_a_different_digest_for_a_recorded_turn_is_refused(ledger: Ledger, duel:
 
 
 def test_turns_are_recorded_in_order_without_gaps(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
     with pytest.raises(InvalidInputError, match="has 0 turn\\(s\\); record turn 1 next"):
         record(ledger, lease, 2, "two")
     with (
         pytest.raises(InvalidInputError, match="64 lowercase hex digits"),
-        ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token) as guard,
+        ledger.guarded_write(
+            duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token, participant_secret=secret_of(duel.alice)
+        ) as guard,
     ):
         guard.record_turn(1, "not-a-digest", digest("x"))
 
@@ -187,10 +212,10 @@ def test_turns_are_recorded_in_order_without_gaps(ledger: Ledger, duel: Duel) ->
 def test_turns_written_by_successive_holders_carry_their_fencing_numbers(
     ledger: Ledger, duel: Duel, clock: FakeClock
 ) -> None:
-    first = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60))
+    first = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60, participant_secret=secret_of(duel.alice)))
     record(ledger, first, 1, "one")
     clock.advance(61)  # alice stalls past her lease; bob takes over
-    second = granted(ledger.claim(duel.debate_id, duel.bob))
+    second = granted(ledger.claim(duel.debate_id, duel.bob, participant_secret=secret_of(duel.bob)))
     record(ledger, second, 2, "two")
 
     with pytest.raises(LeaseError):  # alice wakes up and tries to write turn 3
@@ -203,13 +228,15 @@ def test_turns_written_by_successive_holders_carry_their_fencing_numbers(
 
 
 def test_every_write_under_a_lease_is_in_the_audit_log(ledger: Ledger, duel: Duel, clock: FakeClock) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
     record(ledger, lease, 1, "one")
     clock.advance(10)
-    ledger.refresh(duel.debate_id, duel.alice, lease.lease_token)
-    ledger.release(duel.debate_id, duel.alice, lease.lease_token)
-    nxt = granted(ledger.claim(duel.debate_id, duel.bob))
-    ledger.release(duel.debate_id, duel.bob, nxt.lease_token, close=True, outcome="DISSENT")
+    ledger.refresh(duel.debate_id, duel.alice, lease.lease_token, participant_secret=secret_of(duel.alice))
+    ledger.release(duel.debate_id, duel.alice, lease.lease_token, participant_secret=secret_of(duel.alice))
+    nxt = granted(ledger.claim(duel.debate_id, duel.bob, participant_secret=secret_of(duel.bob)))
+    ledger.release(
+        duel.debate_id, duel.bob, nxt.lease_token, close=True, outcome="DISSENT", participant_secret=secret_of(duel.bob)
+    )
 
     log = ledger.lease_writes(duel.debate_id)
 
@@ -225,7 +252,9 @@ def test_every_write_under_a_lease_is_in_the_audit_log(ledger: Ledger, duel: Due
 
 
 def test_a_fencing_number_must_be_an_integer(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
     with pytest.raises(InvalidInputError, match="fencing_token must be the integer"):
-        ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, "1").__enter__()  # type: ignore[arg-type]
+        ledger.guarded_write(
+            duel.debate_id, duel.alice, lease.lease_token, "1", participant_secret=secret_of(duel.alice)
+        ).__enter__()  # type: ignore[arg-type]

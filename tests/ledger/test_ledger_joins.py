@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from ledger_helpers import Store, join
+from ledger_helpers import Store, join, secret_of
 
 from moot.ledger import DebateFullError, DebateState, InvalidInputError, Lease, Ledger, NotFoundError
 
@@ -60,9 +60,9 @@ def test_a_symlinked_source_joins_the_same_duel(ledger: Ledger, tmp_path: Path) 
 
 def test_joining_again_with_the_same_name_returns_the_same_participant(ledger: Ledger, tmp_path: Path) -> None:
     first = join(ledger, tmp_path, "alice")
-    again = join(ledger, tmp_path, "alice")
+    again = join(ledger, tmp_path, "alice", secret=first.secret)
 
-    assert again.rejoined and not again.created
+    assert again.rejoined and not again.created and again.secret is None  # the secret is shown once
     assert again.participant == first.participant
     assert again.participant_count == 1
 
@@ -74,7 +74,7 @@ def test_a_third_participant_is_refused_but_members_can_still_rejoin(ledger: Led
     with pytest.raises(DebateFullError, match=r"already has its 2 participants \(alice, bob\)"):
         join(ledger, tmp_path, "carol")
 
-    assert join(ledger, tmp_path, "alice").participant.id == alice.participant.id
+    assert join(ledger, tmp_path, "alice", secret=alice.secret).participant.id == alice.participant.id
     assert ledger.status(alice.debate.id).participant_count == 2
 
 
@@ -88,9 +88,18 @@ def test_another_topic_on_the_same_source_is_another_debate(ledger: Ledger, tmp_
 
 def test_after_a_debate_closes_the_next_join_opens_a_new_one(ledger: Ledger, tmp_path: Path) -> None:
     alice = join(ledger, tmp_path, "alice")
-    lease = ledger.claim(alice.debate.id, alice.participant.id, for_timeout=True)
+    lease = ledger.claim(
+        alice.debate.id, alice.participant.id, for_timeout=True, participant_secret=secret_of(alice.participant.id)
+    )
     assert isinstance(lease, Lease)
-    ledger.release(alice.debate.id, alice.participant.id, lease.lease_token, close=True, outcome="TIMEOUT")
+    ledger.release(
+        alice.debate.id,
+        alice.participant.id,
+        lease.lease_token,
+        close=True,
+        outcome="TIMEOUT",
+        participant_secret=secret_of(alice.participant.id),
+    )
 
     again = join(ledger, tmp_path, "alice")
 
@@ -120,7 +129,7 @@ def test_unknown_debates_are_reported(ledger: Ledger) -> None:
     with pytest.raises(NotFoundError, match="use the duel id that join returned"):
         ledger.status("nope")
     with pytest.raises(NotFoundError):
-        ledger.claim("nope", "nobody")
+        ledger.claim("nope", "nobody", participant_secret="any")
 
 
 def test_a_participant_of_another_debate_cannot_claim(ledger: Ledger, tmp_path: Path) -> None:
@@ -128,7 +137,12 @@ def test_a_participant_of_another_debate_cannot_claim(ledger: Ledger, tmp_path: 
     naming = join(ledger, tmp_path, "alice", slug="naming")
 
     with pytest.raises(NotFoundError, match="has not joined debate"):
-        ledger.claim(caching.debate.id, naming.participant.id, for_timeout=True)
+        ledger.claim(
+            caching.debate.id,
+            naming.participant.id,
+            for_timeout=True,
+            participant_secret=secret_of(naming.participant.id),
+        )
 
 
 def test_two_ledgers_on_one_store_see_each_others_joins(store: Store, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from ledger_helpers import Duel, FakeClock, Store, granted, join, raw_transaction
+from ledger_helpers import Duel, FakeClock, Store, granted, join, raw_transaction, secret_of
 
 from moot.ledger import (
     DEFAULT_TTL_SECONDS,
@@ -26,7 +26,7 @@ from moot.ledger.models import to_iso
 def test_an_ordinary_claim_waits_for_the_peer(ledger: Ledger, tmp_path: Path) -> None:
     alice = join(ledger, tmp_path, "alice")
 
-    refusal = ledger.claim(alice.debate.id, alice.participant.id)
+    refusal = ledger.claim(alice.debate.id, alice.participant.id, participant_secret=secret_of(alice.participant.id))
 
     assert isinstance(refusal, Refusal)
     assert refusal.reason == "waiting_for_participant"
@@ -40,7 +40,11 @@ def test_an_ordinary_claim_waits_for_the_peer(ledger: Ledger, tmp_path: Path) ->
 def test_a_timeout_claim_takes_the_lease_without_a_peer(ledger: Ledger, tmp_path: Path, clock: FakeClock) -> None:
     alice = join(ledger, tmp_path, "alice")
 
-    lease = granted(ledger.claim(alice.debate.id, alice.participant.id, for_timeout=True))
+    lease = granted(
+        ledger.claim(
+            alice.debate.id, alice.participant.id, for_timeout=True, participant_secret=secret_of(alice.participant.id)
+        )
+    )
 
     assert lease.participant_count == 1
     assert lease.fencing_token == 1
@@ -50,10 +54,10 @@ def test_a_timeout_claim_takes_the_lease_without_a_peer(ledger: Ledger, tmp_path
 def test_a_timeout_claim_still_refuses_while_the_peer_holds_an_unexpired_lease(
     ledger: Ledger, duel: Duel, clock: FakeClock
 ) -> None:
-    held = granted(ledger.claim(duel.debate_id, duel.bob))
+    held = granted(ledger.claim(duel.debate_id, duel.bob, participant_secret=secret_of(duel.bob)))
     clock.advance(DEFAULT_TTL_SECONDS - 1)
 
-    refusal = ledger.claim(duel.debate_id, duel.alice, for_timeout=True)
+    refusal = ledger.claim(duel.debate_id, duel.alice, for_timeout=True, participant_secret=secret_of(duel.alice))
 
     assert isinstance(refusal, Refusal)
     assert refusal.reason == "lease_held"
@@ -66,7 +70,7 @@ def test_a_timeout_claim_still_refuses_while_the_peer_holds_an_unexpired_lease(
 def test_a_claim_grants_an_unguessable_token_an_expiry_and_a_fencing_number(
     ledger: Ledger, duel: Duel, clock: FakeClock
 ) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60, participant_secret=secret_of(duel.alice)))
 
     assert lease.participant_id == duel.alice
     assert lease.fencing_token == 1
@@ -76,18 +80,18 @@ def test_a_claim_grants_an_unguessable_token_an_expiry_and_a_fencing_number(
 
 
 def test_the_retry_hint_defaults_to_30_seconds(ledger: Ledger, duel: Duel) -> None:
-    granted(ledger.claim(duel.debate_id, duel.alice))
+    granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
-    refusal = ledger.claim(duel.debate_id, duel.bob)
+    refusal = ledger.claim(duel.debate_id, duel.bob, participant_secret=secret_of(duel.bob))
 
     assert isinstance(refusal, Refusal) and refusal.retry_after_seconds == 30
     assert "held by participant" in refusal.message
 
 
 def test_even_the_holder_cannot_reclaim_an_unexpired_lease(ledger: Ledger, duel: Duel) -> None:
-    granted(ledger.claim(duel.debate_id, duel.alice))
+    granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
-    refusal = ledger.claim(duel.debate_id, duel.alice)
+    refusal = ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice))
 
     assert isinstance(refusal, Refusal)
     assert refusal.reason == "lease_held" and refusal.holder_participant_id == duel.alice
@@ -96,22 +100,24 @@ def test_even_the_holder_cannot_reclaim_an_unexpired_lease(ledger: Ledger, duel:
 def test_an_expired_lease_is_taken_over_with_a_higher_fencing_number(
     ledger: Ledger, duel: Duel, clock: FakeClock
 ) -> None:
-    old = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60))
+    old = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60, participant_secret=secret_of(duel.alice)))
     clock.advance(60)
 
-    new = granted(ledger.claim(duel.debate_id, duel.bob))
+    new = granted(ledger.claim(duel.debate_id, duel.bob, participant_secret=secret_of(duel.bob)))
 
     assert new.fencing_token == old.fencing_token + 1
     assert new.lease_token != old.lease_token
     view = ledger.status(duel.debate_id).lease
     assert view is not None and view.holder_participant_id == duel.bob
     with pytest.raises(LeaseError, match=r"may have taken it over after it expired\); claim the lock again"):
-        ledger.refresh(duel.debate_id, duel.alice, old.lease_token)
+        ledger.refresh(duel.debate_id, duel.alice, old.lease_token, participant_secret=secret_of(duel.alice))
     with pytest.raises(LeaseError):
-        ledger.release(duel.debate_id, duel.alice, old.lease_token)
+        ledger.release(duel.debate_id, duel.alice, old.lease_token, participant_secret=secret_of(duel.alice))
     with (
         pytest.raises(LeaseError),
-        ledger.guarded_write(duel.debate_id, duel.alice, old.lease_token, old.fencing_token) as guard,
+        ledger.guarded_write(
+            duel.debate_id, duel.alice, old.lease_token, old.fencing_token, participant_secret=secret_of(duel.alice)
+        ) as guard,
     ):
         guard.record_turn(1, "a" * 64, "b" * 64)
     assert ledger.turns(duel.debate_id) == []
@@ -120,9 +126,9 @@ def test_an_expired_lease_is_taken_over_with_a_higher_fencing_number(
 def test_fencing_numbers_keep_increasing_across_releases(ledger: Ledger, duel: Duel) -> None:
     numbers = []
     for participant in (duel.alice, duel.bob, duel.alice):
-        lease = granted(ledger.claim(duel.debate_id, participant))
+        lease = granted(ledger.claim(duel.debate_id, participant, participant_secret=secret_of(participant)))
         numbers.append(lease.fencing_token)
-        ledger.release(duel.debate_id, participant, lease.lease_token)
+        ledger.release(duel.debate_id, participant, lease.lease_token, participant_secret=secret_of(participant))
 
     assert numbers == [1, 2, 3]
     status = ledger.status(duel.debate_id)
@@ -133,8 +139,22 @@ def test_fencing_numbers_are_per_debate(ledger: Ledger, tmp_path: Path) -> None:
     caching = join(ledger, tmp_path, "alice")
     naming = join(ledger, tmp_path, "alice", slug="naming")
 
-    first = granted(ledger.claim(caching.debate.id, caching.participant.id, for_timeout=True))
-    second = granted(ledger.claim(naming.debate.id, naming.participant.id, for_timeout=True))
+    first = granted(
+        ledger.claim(
+            caching.debate.id,
+            caching.participant.id,
+            for_timeout=True,
+            participant_secret=secret_of(caching.participant.id),
+        )
+    )
+    second = granted(
+        ledger.claim(
+            naming.debate.id,
+            naming.participant.id,
+            for_timeout=True,
+            participant_secret=secret_of(naming.participant.id),
+        )
+    )
 
     assert first.fencing_token == second.fencing_token == 1
 
@@ -142,62 +162,74 @@ def test_fencing_numbers_are_per_debate(ledger: Ledger, tmp_path: Path) -> None:
 @pytest.mark.parametrize("ttl", [0, -1, float("nan"), float("inf"), 8 * 24 * 3600, True])
 def test_a_bad_ttl_is_refused(ledger: Ledger, duel: Duel, ttl: float) -> None:
     with pytest.raises(InvalidInputError, match="ttl_seconds must be"):
-        ledger.claim(duel.debate_id, duel.alice, ttl_seconds=ttl)
+        ledger.claim(duel.debate_id, duel.alice, ttl_seconds=ttl, participant_secret=secret_of(duel.alice))
 
 
 def test_refresh_extends_the_lease_from_now(ledger: Ledger, duel: Duel, clock: FakeClock) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60, participant_secret=secret_of(duel.alice)))
     clock.advance(50)
 
-    refreshed = ledger.refresh(duel.debate_id, duel.alice, lease.lease_token, ttl_seconds=60)
+    refreshed = ledger.refresh(
+        duel.debate_id, duel.alice, lease.lease_token, ttl_seconds=60, participant_secret=secret_of(duel.alice)
+    )
     clock.advance(50)  # past the original expiry
 
     assert refreshed.lease_expires_at == to_iso(clock.now + timedelta(seconds=10))
     assert (refreshed.lease_token, refreshed.fencing_token) == (lease.lease_token, lease.fencing_token)
-    with ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token) as guard:
+    with ledger.guarded_write(
+        duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token, participant_secret=secret_of(duel.alice)
+    ) as guard:
         guard.record_turn(1, "a" * 64, "b" * 64)
-    assert isinstance(ledger.claim(duel.debate_id, duel.bob), Refusal)
+    assert isinstance(ledger.claim(duel.debate_id, duel.bob, participant_secret=secret_of(duel.bob)), Refusal)
 
 
 def test_refresh_needs_the_token_of_an_unexpired_lease(ledger: Ledger, duel: Duel, clock: FakeClock) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=60, participant_secret=secret_of(duel.alice)))
 
     with pytest.raises(LeaseError, match="not the current lease"):
-        ledger.refresh(duel.debate_id, duel.alice, "guess")
+        ledger.refresh(duel.debate_id, duel.alice, "guess", participant_secret=secret_of(duel.alice))
     clock.advance(60)
     with pytest.raises(LeaseError, match=r"expired at .*; claim the lock again"):
-        ledger.refresh(duel.debate_id, duel.alice, lease.lease_token)
+        ledger.refresh(duel.debate_id, duel.alice, lease.lease_token, participant_secret=secret_of(duel.alice))
 
 
 def test_release_frees_the_lease_for_the_peer(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
-    released = ledger.release(duel.debate_id, duel.alice, lease.lease_token)
+    released = ledger.release(duel.debate_id, duel.alice, lease.lease_token, participant_secret=secret_of(duel.alice))
 
     assert not released.closed and released.outcome is None
     assert ledger.status(duel.debate_id).lease is None
-    assert granted(ledger.claim(duel.debate_id, duel.bob)).fencing_token == 2
+    assert granted(ledger.claim(duel.debate_id, duel.bob, participant_secret=secret_of(duel.bob))).fencing_token == 2
     with pytest.raises(LeaseError):  # a released token stays dead
-        ledger.refresh(duel.debate_id, duel.alice, lease.lease_token)
+        ledger.refresh(duel.debate_id, duel.alice, lease.lease_token, participant_secret=secret_of(duel.alice))
 
 
 def test_nobody_releases_another_participants_lease(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
     with pytest.raises(LeaseError):
-        ledger.release(duel.debate_id, duel.bob, lease.lease_token)
+        ledger.release(duel.debate_id, duel.bob, lease.lease_token, participant_secret=secret_of(duel.bob))
     with pytest.raises(LeaseError):
-        ledger.release(duel.debate_id, duel.alice, lease.lease_token[:-1] + "x")
+        ledger.release(
+            duel.debate_id, duel.alice, lease.lease_token[:-1] + "x", participant_secret=secret_of(duel.alice)
+        )
 
     view = ledger.status(duel.debate_id).lease
     assert view is not None and view.holder_participant_id == duel.alice
 
 
 def test_closing_stores_the_outcome_and_ends_the_debate(ledger: Ledger, duel: Duel, clock: FakeClock) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
     released = ledger.release(
-        duel.debate_id, duel.alice, lease.lease_token, close=True, outcome="DISSENT", reason="blocking items"
+        duel.debate_id,
+        duel.alice,
+        lease.lease_token,
+        close=True,
+        outcome="DISSENT",
+        reason="blocking items",
+        participant_secret=secret_of(duel.alice),
     )
 
     assert released.closed and released.outcome == "DISSENT"
@@ -213,39 +245,73 @@ def test_closing_stores_the_outcome_and_ends_the_debate(ledger: Ledger, duel: Du
     )
     assert ledger.status(duel.debate_id).lease is None
     with pytest.raises(DebateClosedError, match="closed with outcome DISSENT; start a new debate"):
-        ledger.claim(duel.debate_id, duel.bob)
+        ledger.claim(duel.debate_id, duel.bob, participant_secret=secret_of(duel.bob))
 
 
 def test_closing_needs_the_token_and_an_outcome(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
     with pytest.raises(LeaseError):
-        ledger.release(duel.debate_id, duel.alice, "not-the-token", close=True, outcome="DISSENT")
+        ledger.release(
+            duel.debate_id,
+            duel.alice,
+            "not-the-token",
+            close=True,
+            outcome="DISSENT",
+            participant_secret=secret_of(duel.alice),
+        )
     with pytest.raises(InvalidInputError, match="needs its outcome"):
-        ledger.release(duel.debate_id, duel.alice, lease.lease_token, close=True)
+        ledger.release(
+            duel.debate_id, duel.alice, lease.lease_token, close=True, participant_secret=secret_of(duel.alice)
+        )
     with pytest.raises(InvalidInputError, match="pass close=True"):
-        ledger.release(duel.debate_id, duel.alice, lease.lease_token, outcome="DISSENT")
+        ledger.release(
+            duel.debate_id, duel.alice, lease.lease_token, outcome="DISSENT", participant_secret=secret_of(duel.alice)
+        )
     with pytest.raises(InvalidInputError, match="UPPER_SNAKE"):
-        ledger.release(duel.debate_id, duel.alice, lease.lease_token, close=True, outcome="dissent")
+        ledger.release(
+            duel.debate_id,
+            duel.alice,
+            lease.lease_token,
+            close=True,
+            outcome="dissent",
+            participant_secret=secret_of(duel.alice),
+        )
 
     assert ledger.get_debate(duel.debate_id).status is DebateState.DEBATING
     assert ledger.conclusion(duel.debate_id) is None
 
 
 def test_closing_with_another_outcome_than_the_recorded_conclusion_is_refused(ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
-    with ledger.guarded_write(duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token) as guard:
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
+    with ledger.guarded_write(
+        duel.debate_id, duel.alice, lease.lease_token, lease.fencing_token, participant_secret=secret_of(duel.alice)
+    ) as guard:
         guard.conclude("MAX_TURNS", summary="six turns")
 
     with pytest.raises(ConflictError, match="already concluded with MAX_TURNS; an outcome cannot change"):
-        ledger.release(duel.debate_id, duel.alice, lease.lease_token, close=True, outcome="DISSENT")
+        ledger.release(
+            duel.debate_id,
+            duel.alice,
+            lease.lease_token,
+            close=True,
+            outcome="DISSENT",
+            participant_secret=secret_of(duel.alice),
+        )
 
-    ledger.release(duel.debate_id, duel.alice, lease.lease_token, close=True, outcome="MAX_TURNS")
+    ledger.release(
+        duel.debate_id,
+        duel.alice,
+        lease.lease_token,
+        close=True,
+        outcome="MAX_TURNS",
+        participant_secret=secret_of(duel.alice),
+    )
     assert ledger.get_debate(duel.debate_id).outcome == "MAX_TURNS"
 
 
 def test_status_never_reveals_a_token(store: Store, ledger: Ledger, duel: Duel, clock: FakeClock) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
     other = store.open(clock)  # another connection, as another process would have
 
     status = other.status(duel.debate_id)
@@ -257,7 +323,7 @@ def test_status_never_reveals_a_token(store: Store, ledger: Ledger, duel: Duel, 
 
 
 def test_the_store_keeps_only_a_digest_of_the_token(store: Store, ledger: Ledger, duel: Duel) -> None:
-    lease = granted(ledger.claim(duel.debate_id, duel.alice))
+    lease = granted(ledger.claim(duel.debate_id, duel.alice, participant_secret=secret_of(duel.alice)))
 
     with raw_transaction(store) as tx:
         rows = tx.all("SELECT * FROM leases")
@@ -267,7 +333,7 @@ def test_the_store_keeps_only_a_digest_of_the_token(store: Store, ledger: Ledger
 
 
 def test_status_marks_an_expired_lease_until_it_is_taken_over(ledger: Ledger, duel: Duel, clock: FakeClock) -> None:
-    granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=5))
+    granted(ledger.claim(duel.debate_id, duel.alice, ttl_seconds=5, participant_secret=secret_of(duel.alice)))
     clock.advance(5)
 
     view = ledger.status(duel.debate_id).lease

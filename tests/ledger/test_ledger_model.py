@@ -15,7 +15,7 @@ from pathlib import Path
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
-from ledger_helpers import FakeClock, join
+from ledger_helpers import FakeClock, join, secret_of
 
 from moot.ledger import DebateClosedError, Lease, LeaseError, Ledger, Refusal
 from moot.ledger.models import from_iso
@@ -65,11 +65,23 @@ def test_lease_calls_agree_with_the_reference_model(ledger: Ledger, clock: FakeC
         def claim(self, who: int, ttl: int, for_timeout: bool) -> None:
             if self.closed:
                 try:
-                    ledger.claim(self.debate, self.people[who], ttl_seconds=ttl, for_timeout=for_timeout)
+                    ledger.claim(
+                        self.debate,
+                        self.people[who],
+                        ttl_seconds=ttl,
+                        for_timeout=for_timeout,
+                        participant_secret=secret_of(self.people[who]),
+                    )
                 except DebateClosedError:
                     return
                 raise AssertionError("a closed debate granted or refused a claim instead of raising")
-            result = ledger.claim(self.debate, self.people[who], ttl_seconds=ttl, for_timeout=for_timeout)
+            result = ledger.claim(
+                self.debate,
+                self.people[who],
+                ttl_seconds=ttl,
+                for_timeout=for_timeout,
+                participant_secret=secret_of(self.people[who]),
+            )
             live = self.live()
             if live is not None:
                 assert isinstance(result, Refusal) and result.holder_participant_id == live.holder
@@ -87,7 +99,11 @@ def test_lease_calls_agree_with_the_reference_model(ledger: Ledger, clock: FakeC
             allowed = self.may_write(who, token, None)
             try:
                 refreshed = ledger.refresh(
-                    self.debate, self.people[who], self.tokens[token % len(self.tokens)], ttl_seconds=ttl
+                    self.debate,
+                    self.people[who],
+                    self.tokens[token % len(self.tokens)],
+                    ttl_seconds=ttl,
+                    participant_secret=secret_of(self.people[who]),
                 )
             except LeaseError:
                 assert not allowed
@@ -105,6 +121,7 @@ def test_lease_calls_agree_with_the_reference_model(ledger: Ledger, clock: FakeC
                     self.tokens[token % len(self.tokens)],
                     close=close,
                     outcome="DISSENT" if close else None,
+                    participant_secret=secret_of(self.people[who]),
                 )
             except LeaseError:
                 assert not allowed
@@ -118,7 +135,11 @@ def test_lease_calls_agree_with_the_reference_model(ledger: Ledger, clock: FakeC
             allowed = self.may_write(who, token, fencing)
             try:
                 with ledger.guarded_write(
-                    self.debate, self.people[who], self.tokens[token % len(self.tokens)], fencing
+                    self.debate,
+                    self.people[who],
+                    self.tokens[token % len(self.tokens)],
+                    fencing,
+                    participant_secret=secret_of(self.people[who]),
                 ) as guard:
                     guard.record_turn(self.turns + 1, f"{self.turns + 1:064x}", "0" * 64)
             except LeaseError:

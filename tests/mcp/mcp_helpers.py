@@ -4,17 +4,23 @@ SDK's client (``stdio_client`` + ``ClientSession``)."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx2
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 from tools_helpers import ALICE, BOB, TOPIC, example_turns, write_source
 
@@ -22,31 +28,126 @@ __all__ = [
     "ALICE",
     "BOB",
     "REPLIES",
+    "TOKEN",
     "TOPIC",
     "PacedModelServer",
     "call",
     "connect",
     "critique_reply",
+    "environment",
     "example_turns",
+    "free_port",
+    "http_session",
     "join",
+    "moot_mcp",
     "refused",
+    "serving_http",
+    "session_over",
     "tool_error",
     "tree",
     "write_source",
 ]
 
 
-@asynccontextmanager
-async def connect(root: Path, env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
-    """An initialized session with ``python -m moot mcp --root ROOT`` over stdio (its own process).
+TOKEN = "s3cret-test-token"
 
-    The SDK passes the server only a minimal environment (PATH, HOME, …) and ``env``, so no MOOT_* variable
-    of the test run leaks into it.
+
+def _source_path() -> dict[str, str]:
+    """The PYTHONPATH of the test run (a worktree's sources first), which a server process must import too."""
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+
+
+@asynccontextmanager
+async def connect(root: Path, *flags: str, env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+    """An initialized session with ``python -m moot mcp --root ROOT FLAGS…`` over stdio (its own process).
+
+    The SDK passes the server only a minimal environment (PATH, HOME, …), the test run's PYTHONPATH and
+    ``env``, so no MOOT_* variable or key of the test run leaks into it.
     """
-    params = StdioServerParameters(command=sys.executable, args=["-m", "moot", "mcp", "--root", str(root)], env=env)
+    args = ["-m", "moot", "mcp", "--root", str(root), *flags]
+    params = StdioServerParameters(command=sys.executable, args=args, env={**_source_path(), **(env or {})})
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """The test run's environment without moot's variables or an OpenAI key, plus ``extra``."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("MOOT_", "OPENAI_"))}
+    return {**kept, **extra}
+
+
+def moot_mcp(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m moot mcp ARGS…`` run to its end (stdin closed), for what it refuses before serving."""
+    return subprocess.run(
+        [sys.executable, "-m", "moot", "mcp", *args],
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Served:
+    """A ``moot mcp --transport http`` process: where it listens, what it printed once listening, its pid."""
+
+    url: str
+    said: str
+    pid: int
+
+
+@contextmanager
+def serving_http(root: Path, *flags: str, env: dict[str, str] | None = None) -> Iterator[Served]:
+    """``moot mcp --transport http`` on a free loopback port, as its own process. Without --token or
+    $MOOT_MCP_TOKEN in ``flags``/``env`` it draws its own token."""
+    port = free_port()
+    command = [sys.executable, "-m", "moot", "mcp", "--root", str(root), "--transport", "http", "--port", str(port)]
+    process = subprocess.Popen(
+        [*command, *flags], env=env if env is not None else environment(), stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stderr is not None
+        said = process.stderr.readline()  # printed once the port is bound
+        assert "serving" in said, f"moot mcp did not start: {said}{process.stderr.read() if not said else ''}"
+        yield Served(f"http://127.0.0.1:{port}/mcp", said, process.pid)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@asynccontextmanager
+async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
+    """An initialized session of the SDK's streamable HTTP client, sending ``token`` as the bearer token."""
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def session_over(
+    transport: str, root: Path, *flags: str, env: dict[str, str] | None = None
+) -> AsyncIterator[ClientSession]:
+    """A session with ``moot mcp FLAGS…`` over ``transport`` (stdio or http, with the token), ``env`` added to
+    the server's environment."""
+    if transport == "stdio":
+        async with connect(root, *flags, env=env) as session:
+            yield session
+        return
+    with serving_http(root, *flags, env=environment(MOOT_MCP_TOKEN=TOKEN, **(env or {}))) as served:
+        async with http_session(served.url, TOKEN) as session:
+            yield session
 
 
 def _first_text(result: CallToolResult) -> str:
@@ -103,14 +204,24 @@ class PacedModelServer:
         self.delay = delay
         self.hold_from = hold_from
         self.asked = 0
+        self.authorizations: list[str | None] = []  # the Authorization header of every request, in order
         self._released = threading.Event()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
     def spec(self) -> str:
-        return f"openai:paced-model@http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"openai:paced-model@{self.url}"
+
+    @property
+    def allowed(self) -> tuple[str, str]:
+        """The flags of a ``moot mcp`` whose clients may name this server."""
+        return ("--allow-server", self.url)
 
     def release(self) -> None:
         self._released.set()
@@ -130,9 +241,11 @@ class PacedModelServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                paced.authorizations.append(self.headers.get("authorization"))
                 self._send({"object": "list", "data": [{"id": "paced-model", "object": "model", "owned_by": "test"}]})
 
             def do_POST(self) -> None:
+                paced.authorizations.append(self.headers.get("authorization"))
                 self.rfile.read(int(self.headers.get("content-length", 0)))
                 with paced._lock:
                     index = paced.asked

@@ -30,7 +30,7 @@ def test_a_participant_on_another_host_joins_by_duel_id_without_the_source(
     env = {"MOOT_DATABASE_URL": postgres_schema.url}
 
     async def scenario() -> None:
-        async with connect(roots[0], env) as alice, connect(roots[1], env) as bob:
+        async with connect(roots[0], env=env) as alice, connect(roots[1], env=env) as bob:
             first = await join(alice, source, ALICE)
             who = {"participant_name": BOB["name"], "harness": BOB["harness"], "run_id": "run-bob"}
             await refused(bob, "join", "TOOLS_BAD_INPUT", **who)  # neither a source nor a duel id

@@ -38,7 +38,7 @@ def test_the_run_tools_are_listed_once_with_every_registered_protocol(root: Path
 def test_a_critique_runs_in_the_server_with_progress_then_its_result_and_record_check(root: Path) -> None:
     async def scenario() -> None:
         with PacedModelServer(REPLIES, delay=1.0) as model:
-            async with connect(root) as session:
+            async with connect(root, *model.allowed) as session:
                 started = await call(
                     session, "start_debate", protocol="critique", topic="Adopt a monorepo", agents=model.spec
                 )
@@ -87,7 +87,7 @@ def test_a_cancelled_debate_keeps_its_turns_and_records_a_durable_ending(root: P
     async def scenario() -> None:
         # The critic's first reply never comes: the debate is mid-turn when it is cancelled.
         with PacedModelServer(REPLIES, hold_from=1) as model:
-            async with connect(root) as session:
+            async with connect(root, *model.allowed) as session:
                 started = await call(
                     session, "start_debate", protocol="critique", topic="Adopt a monorepo", agents=model.spec
                 )
@@ -129,8 +129,9 @@ def test_a_cancelled_debate_keeps_its_turns_and_records_a_durable_ending(root: P
 
 def test_a_refused_start_is_one_sentence_and_writes_nothing(root: Path, tmp_path: Path) -> None:
     async def scenario() -> None:
+        closed = "http://127.0.0.1:9/v1"
         with PacedModelServer(REPLIES) as model:
-            async with connect(root) as session:
+            async with connect(root, *model.allowed, "--allow-server", closed) as session:
                 before = tree(root)
                 unknown = await tool_error(
                     session, "start_debate", protocol="critique", topic="T", agents=model.spec, options={"colour": 1}
@@ -141,8 +142,9 @@ def test_a_refused_start_is_one_sentence_and_writes_nothing(root: Path, tmp_path
                 )
                 assert "judge" in role["error"] and "proposer" in role["error"]
                 # The record is created before the agents are probed; an unreachable server removes it again.
-                closed = "openai:m@http://127.0.0.1:9/v1"
-                unreachable = await tool_error(session, "start_debate", protocol="critique", topic="T", agents=closed)
+                unreachable = await tool_error(
+                    session, "start_debate", protocol="critique", topic="T", agents=f"openai:m@{closed}"
+                )
                 assert "127.0.0.1:9" in unreachable["error"]
                 missing = await tool_error(session, "start_debate", protocol="duel", topic="T", agents=model.spec)
                 assert "source" in missing["error"]
@@ -182,7 +184,7 @@ def test_an_agora_debate_reports_its_consensus_and_conformity_metrics(root: Path
     script.write_text("".join(json.dumps(line) + "\n" for line in replies), encoding="utf-8")
 
     async def scenario() -> None:
-        async with connect(root) as session:
+        async with connect(root, "--allow-agent", "script") as session:
             started = await call(
                 session, "start_debate", protocol="agora", topic="Adopt a monorepo", agents=f"script:{script}"
             )
@@ -203,7 +205,7 @@ def test_an_agora_debate_reports_its_consensus_and_conformity_metrics(root: Path
 def test_a_sealed_phase_shows_every_role_it_asks_at_once(root: Path) -> None:
     async def scenario() -> None:
         with PacedModelServer(REPLIES, hold_from=0) as model:  # nobody answers: the openings stay open
-            async with connect(root) as session:
+            async with connect(root, *model.allowed) as session:
                 started = await call(
                     session,
                     "start_debate",

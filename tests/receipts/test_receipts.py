@@ -26,9 +26,23 @@ def reply(message: str, status: str = "AWAITING", summary: str = "") -> str:
     return json.dumps({"message": message, "status": status, "summary": summary})
 
 
-def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "XDG_CONFIG_HOME": str(cwd / "config")}
+def moot(*args: str, cwd: Path, config: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``moot ARGS`` as the user whose config directory (keys, trust list) is ``config`` (default: cwd/config)."""
+    env = {**os.environ, "XDG_CONFIG_HOME": str(config or cwd / "config")}
     return subprocess.run([*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+
+
+def other_key(tmp_path: Path) -> tuple[Path, Path]:
+    """Another signer's private key and its public half, as PEM files."""
+    key = Ed25519PrivateKey.generate()
+    private, public = tmp_path / "other.pem", tmp_path / "other.pub.pem"
+    private.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    return private, public
 
 
 @pytest.fixture
@@ -131,20 +145,60 @@ def test_an_edited_receipt_fails(tmp_path: Path, record: Path) -> None:
     assert checked.returncode == 1 and "signature does not match its contents" in checked.stderr
 
 
-def test_a_receipt_signed_by_another_key_fails_under_trust(tmp_path: Path, record: Path) -> None:
-    other = tmp_path / "other.pem"
-    other.write_bytes(
-        Ed25519PrivateKey.generate().private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
+def test_a_receipt_re_signed_by_another_key_fails_unless_that_key_is_trusted(tmp_path: Path, record: Path) -> None:
+    private, public = other_key(tmp_path)
     assert moot("receipt", str(record), cwd=tmp_path).returncode == 0  # makes the user's own key
-    assert moot("receipt", str(record), "--key", str(other), cwd=tmp_path).returncode == 0
-    receipt_file = str(record) + ".receipt.json"
-    assert moot("verify", receipt_file, cwd=tmp_path).returncode == 0  # a valid signature, by some key
     own = tmp_path / "config" / "moot" / "receipt-key.pub.pem"
-    checked = moot("verify", receipt_file, "--trust", str(own), cwd=tmp_path)
-    assert checked.returncode == 1 and "not by the trusted key" in checked.stderr
+    # Anyone can sign a receipt with a key of their own: a valid signature alone proves nothing.
+    assert moot("receipt", str(record), "--key", str(private), cwd=tmp_path).returncode == 0
+    receipt_file = str(record) + ".receipt.json"
+    checked = moot("verify", receipt_file, cwd=tmp_path)
+    assert checked.returncode == 1 and "matches" not in checked.stdout
+    assert len(checked.stderr.strip().splitlines()) == 1
+    assert "neither your own key nor in" in checked.stderr and "--trust" in checked.stderr
+    pinned = moot("verify", receipt_file, "--trust", str(own), cwd=tmp_path)
+    assert pinned.returncode == 1 and "not by the trusted key" in pinned.stderr
+    # Trusted once: with --trust, or in the user's trust list.
+    trusted = moot("verify", receipt_file, "--trust", str(public), cwd=tmp_path)
+    assert trusted.returncode == 0 and "matches" in trusted.stdout and "--trust" in trusted.stdout
+    listed = tmp_path / "config" / "moot" / "trusted-receipt-keys"
+    listed.mkdir()
+    (listed / "other.pem").write_bytes(public.read_bytes())
+    in_list = moot("verify", receipt_file, cwd=tmp_path)
+    assert in_list.returncode == 0 and "trusted in" in in_list.stdout, in_list.stderr
+    # A file in the trust list that is no key is a usage error that names it.
+    (listed / "notes.pem").write_text("not a key\n")
+    broken = moot("verify", receipt_file, cwd=tmp_path)
+    assert broken.returncode == 2 and "notes.pem" in broken.stderr and "remove it" in broken.stderr
+
+
+def test_a_verifier_with_no_key_of_its_own_trusts_only_what_it_is_given(tmp_path: Path, record: Path) -> None:
+    assert moot("receipt", str(record), cwd=tmp_path).returncode == 0
+    receipt_file = str(record) + ".receipt.json"
+    elsewhere = tmp_path / "another-user"
+    checked = moot("verify", receipt_file, cwd=tmp_path, config=elsewhere)
+    assert checked.returncode == 1 and "neither your own key" in checked.stderr
+    assert not (elsewhere / "moot").exists()  # verifying makes no key
+    own = tmp_path / "config" / "moot" / "receipt-key.pub.pem"
+    assert moot("verify", receipt_file, "--trust", str(own), cwd=tmp_path, config=elsewhere).returncode == 0
+
+
+def test_only_ed25519_and_the_signing_keys_own_key_id_are_accepted(tmp_path: Path, record: Path) -> None:
+    assert moot("receipt", str(record), cwd=tmp_path).returncode == 0
+    receipt_file = Path(str(record) + ".receipt.json")
+    signed = json.loads(receipt_file.read_text())
+    # The signature object is not itself signed: each of its fields must agree with the key that signed.
+    for field, value, said in (
+        ("algorithm", "RSA-PSS", "moot accepts only Ed25519 receipts"),
+        ("algorithm", None, "moot accepts only Ed25519 receipts"),
+        ("key_id", "0123456789abcdef", "names key_id '0123456789abcdef'"),
+        ("key_id", signed["signature"]["key_id"].upper(), "the receipt was edited"),
+    ):
+        edited = {**signed, "signature": {**signed["signature"], field: value}}
+        receipt_file.write_text(json.dumps(edited))
+        checked = moot("verify", str(receipt_file), cwd=tmp_path)
+        assert checked.returncode == 1 and said in checked.stderr, (field, value, checked.stderr)
+        assert len(checked.stderr.strip().splitlines()) == 1
 
 
 def test_usage_errors_exit_2_with_one_sentence(tmp_path: Path, record: Path) -> None:
@@ -218,8 +272,11 @@ JSON_VALUES = st.recursive(
 )
 
 
-def test_verify_answers_any_receipt_file_with_a_sentence_and_exit_1(tmp_path: Path, record: Path) -> None:
+def test_verify_answers_any_receipt_file_with_a_sentence_and_exit_1(
+    tmp_path: Path, record: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Damaged or forged receipts never crash moot verify: one sentence, exit 1."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the signer's own key is trusted
     assert moot("receipt", str(record), cwd=tmp_path).returncode == 0
     signed = json.loads(Path(str(record) + ".receipt.json").read_text())
     target = tmp_path / "fuzzed.receipt.json"

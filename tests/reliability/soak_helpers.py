@@ -58,25 +58,22 @@ def tools_duel(ws: tools.Workspace, number: int) -> tuple[Path, str | None]:
     source = ws.root / "sources" / f"source-{number}.md"
     source.parent.mkdir(exist_ok=True)
     source.write_text(SOURCE_TEXT, encoding="utf-8")
-    ids = {}
+    seats = {}
     for who in (ALICE, BOB):
         joined = duel_tools.join(
             ws, target=source, topic=f"{TOPIC} {number}", participant_name=who["name"], harness=who["harness"],
             model_id=who["model"], run_id=f"soak-{number}",
         )  # fmt: skip
-        ids[who["name"]] = joined.participant_id
+        seats[who["name"]] = {"participant_id": joined.participant_id, "participant_secret": joined.participant_secret}
     duel_id = joined.duel_id
     for turn, text in enumerate(example_turns(source), start=1):
-        me = ids["alice" if turn % 2 else "bob"]
-        lock = duel_tools.claim_lock(ws, duel_id=duel_id, participant_id=me)
-        appended = duel_tools.append(
-            ws, duel_id=duel_id, participant_id=me, lease_token=lock.lease_token, turn_markdown=text
-        )
+        me = seats["alice" if turn % 2 else "bob"]
+        lock = duel_tools.claim_lock(ws, duel_id=duel_id, **me)
+        appended = duel_tools.append(ws, duel_id=duel_id, **me, lease_token=lock.lease_token, turn_markdown=text)
         ending = appended.terminal_outcome
         duel_tools.release_lock(
-            ws, duel_id=duel_id, participant_id=me, lease_token=lock.lease_token, close=ending is not None,
-            outcome=ending,
-        )  # fmt: skip
+            ws, duel_id=duel_id, **me, lease_token=lock.lease_token, close=ending is not None, outcome=ending
+        )
     status = duel_tools.status(ws, duel_id=duel_id)
     return Path(status.debate_path), status.outcome
 

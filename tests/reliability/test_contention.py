@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from contention_helpers import postgres_schema, store  # noqa: F401 (fixtures; puts tests/ledger on sys.path)
-from ledger_helpers import Store, join
+from ledger_helpers import Store, join, secret_of
 from ledger_stress import contention_problems, run_contention, takeovers
 from reliability_helpers import record_result, scale
 
@@ -35,7 +35,11 @@ def test_sixteen_contending_processes_never_overlap_and_fencing_strictly_increas
 
     started = time.perf_counter()
     reports = run_contention(
-        store.target, debate_id, [j.participant.id for j in joined], operations=OPERATIONS, timeout=scale(300, 3600)
+        store.target,
+        debate_id,
+        [(j.participant.id, secret_of(j.participant.id)) for j in joined],
+        operations=OPERATIONS,
+        timeout=scale(300, 3600),
     )
     elapsed = time.perf_counter() - started
 

@@ -41,23 +41,23 @@ def test_invoke_gives_the_payload_and_exit_code_a_transport_sends(root: Path) ->
 def test_a_turn_without_its_leading_rule_line_is_accepted_and_problems_point_into_it(root: Path) -> None:
     source = write_source(root)
     with tools.open_workspace(root) as ws:
-        ids = {}
+        ids, secrets = {}, {}
         for who in (ALICE, BOB):
             joined = duel.join(
                 ws, target=source, topic=None, participant_name=who["name"], harness=who["harness"],
                 model_id=who["model"], run_id="r",
             )  # fmt: skip
             ids[who["name"]] = joined.participant_id
-        lock = duel.claim_lock(ws, duel_id=joined.duel_id, participant_id=ids["alice"])
+            secrets[who["name"]] = joined.participant_secret
+        alice = {"duel_id": joined.duel_id, "participant_id": ids["alice"], "participant_secret": secrets["alice"]}
+        lock = duel.claim_lock(ws, **alice)
         first = example_turns(source)[0].removeprefix("---\n")
-        appended = duel.append(
-            ws, duel_id=joined.duel_id, participant_id=ids["alice"], lease_token=lock.lease_token, turn_markdown=first
-        )
+        appended = duel.append(ws, **alice, lease_token=lock.lease_token, turn_markdown=first)
         assert appended.turn_number == 1 and appended.artifact_created
         try:
             duel.append(
-                ws, duel_id=joined.duel_id, participant_id=ids["alice"], lease_token=lock.lease_token,
-                turn_markdown="\n\nsome notes\n" + first, turn_file="notes.md",
+                ws, **alice, lease_token=lock.lease_token, turn_markdown="\n\nsome notes\n" + first,
+                turn_file="notes.md",
             )  # fmt: skip
         except tools.Refused as refusal:
             assert refusal.rules[0].rule == "TOOLS_TURN_FILE" and "notes.md" in refusal.message

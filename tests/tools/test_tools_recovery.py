@@ -51,13 +51,15 @@ CRASH = textwrap.dedent(
     from moot.protocols.duel import record
     from moot.tools import open_workspace
     from moot.protocols.duel.text import duel_config, parse_turn, table_participant
+    from moot.tools.seats import UserKeyring
 
     root, duel_id, participant, token, fencing, turn = sys.argv[1:7]
     ws = open_workspace(root)
     found = ws.ledger.status(duel_id)
     config, table = duel_config(found.debate), [table_participant(p) for p in found.participants]
     path = ws.root / found.debate.artifact_path
-    with ws.ledger.guarded_write(duel_id, participant, token, int(fencing)):
+    secret = UserKeyring().get(duel_id, participant)  # kept for this user when it joined
+    with ws.ledger.guarded_write(duel_id, participant, token, int(fencing), participant_secret=secret):
         if not path.exists():
             record.create(path, config, table)
         record.append_turn(path, parse_turn(open(turn).read(), config, table, file=turn))

@@ -31,7 +31,14 @@ SOURCE_TEXT = "# Shared cache across tenants\n\n## Eviction\n" + "".join(
 ALICE = {"name": "alice", "harness": "claude-code", "model": "claude-opus-4"}
 BOB = {"name": "bob", "harness": "codex", "model": "gpt-5"}
 # Variables that would point a test's moot at another ledger, root or lease.
-_PRIVATE_ENV = ("MOOT_DATABASE_URL", "MOOT_ROOT", "MOOT_LEASE_TOKEN", "MOOT_LEASE_SECONDS", "MOOT_RETRY_AFTER_SECONDS")
+_PRIVATE_ENV = (
+    "MOOT_DATABASE_URL",
+    "MOOT_ROOT",
+    "MOOT_LEASE_TOKEN",
+    "MOOT_PARTICIPANT_SECRET",
+    "MOOT_LEASE_SECONDS",
+    "MOOT_RETRY_AFTER_SECONDS",
+)
 
 
 @dataclass

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_helpers import CHROMIUM
+from web_helpers import CHROMIUM, TOKEN_COOKIE
 
 
 def _chromium_problem() -> str | None:
@@ -37,6 +37,7 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context.add_cookies([TOKEN_COOKIE])  # as after opening the URL moot serve printed
     shown = context.new_page()
     shown.set_default_timeout(15_000)
     yield shown

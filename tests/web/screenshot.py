@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
-from web_helpers import CHROMIUM, place_examples, serving
+from web_helpers import CHROMIUM, TOKEN_COOKIE, place_examples, serving
 
 
 def main(out: Path) -> None:
@@ -19,6 +19,7 @@ def main(out: Path) -> None:
         placed = place_examples(root)
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1100, "height": 720})
+        page.context.add_cookies([TOKEN_COOKIE])
         with serving(root) as url:
             page.goto(url + "r/" + placed["duel"])
             page.locator("#live.on").wait_for()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from typing import Any
 TESTS = Path(__file__).resolve().parents[1]
 MOOT = [sys.executable, "-m", "moot"]
 CHROMIUM = Path("/usr/bin/chromium")
+WEB_TOKEN = "test-viewer-token"  # what serving() gives moot serve, and the cookie a test's browser holds
+TOKEN_COOKIE = {"name": "moot_token", "value": WEB_TOKEN, "url": "http://127.0.0.1"}  # any port of 127.0.0.1
 
 # One real record per protocol, from the spec examples, and where it lives under a work root.
 EXAMPLES = {
@@ -55,12 +58,21 @@ def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @contextmanager
 def serving(root: Path, *extra: str) -> Iterator[str]:
-    """``moot serve --root ROOT --port 0`` as a real process; yields the URL it prints."""
+    """``moot serve --root ROOT --port 0`` as a real process, its token WEB_TOKEN (the cookie a test's browser
+    holds, :data:`TOKEN_COOKIE`); yields its URL without the token."""
+    with serving_printed(root, *extra, env={**os.environ, "MOOT_SERVE_TOKEN": WEB_TOKEN}) as url:
+        yield url.split("?")[0]
+
+
+@contextmanager
+def serving_printed(root: Path, *extra: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``moot serve --root ROOT --port 0`` as a real process; yields the URL it prints (with its token)."""
     proc = subprocess.Popen(
         [*MOOT, "serve", "--root", str(root), "--port", "0", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env if env is not None else {k: v for k, v in os.environ.items() if k != "MOOT_SERVE_TOKEN"},
     )
     try:
         assert proc.stdout is not None

@@ -41,10 +41,10 @@ from moot.agents.base import (
     schema_instruction,
 )
 from moot.agents.ollama import ollama_host
+from moot.agents.policy import NO_KEY, split_model_url
 from moot.agents.pricing import runs_locally, table_price_usd
 
 OPENAI_URL = "https://api.openai.com/v1"
-_PLACEHOLDER_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
 
 
 class OpenAIAgent(Agent):
@@ -71,7 +71,7 @@ class OpenAIAgent(Agent):
                 raise AgentUnavailable(
                     "OPENAI_API_KEY is not set: export your key, or pass openai:MODEL@URL to use a local server"
                 )
-            key = _PLACEHOLDER_KEY
+            key = NO_KEY  # local servers ignore the key, but the SDK insists on one
         self.retry = retry or RetryPolicy()
 
         def client() -> openai.AsyncOpenAI:
@@ -268,12 +268,13 @@ def _refuses_json_schema(exc: openai.APIStatusError) -> bool:
     return "response_format" in said or "json_schema" in said
 
 
-def from_spec(rest: str) -> OpenAIAgent:
-    """``openai:MODEL`` or ``openai:MODEL@http://HOST:PORT/v1``."""
-    model, url = _split_model_url(rest)
+def from_spec(rest: str, *, api_key: str | None = None) -> OpenAIAgent:
+    """``openai:MODEL`` or ``openai:MODEL@http://HOST:PORT/v1``; ``api_key`` (a door's policy gives it) replaces
+    $OPENAI_API_KEY."""
+    model, url = split_model_url(rest)
     if not model:
         raise UnknownAgentSpec("openai needs a model name: use openai:MODEL[@BASE_URL], e.g. openai:gpt-4o-mini")
-    return OpenAIAgent(model, base_url=url)
+    return OpenAIAgent(model, base_url=url, api_key=api_key)
 
 
 def ollama_from_spec(rest: str) -> OllamaAgent:
@@ -282,15 +283,6 @@ def ollama_from_spec(rest: str) -> OllamaAgent:
     if not model:
         raise UnknownAgentSpec("ollama needs a model name: use ollama:MODEL, e.g. ollama:llama3.2")
     return OllamaAgent(model, base_url=f"{ollama_host()}/v1", api_key="ollama")
-
-
-def _split_model_url(rest: str) -> tuple[str, str | None]:
-    """``MODEL@URL`` splits only where the part after '@' is an http(s) URL."""
-    for marker in ("@http://", "@https://"):
-        index = rest.find(marker)
-        if index >= 0:
-            return rest[:index].strip(), rest[index + 1 :].strip()
-    return rest.strip(), None
 
 
 def _has_messages(completion: ChatCompletion) -> bool:

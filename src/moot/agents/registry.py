@@ -8,6 +8,10 @@ A spec is ``NAME`` or ``NAME:REST``. Built-in backends and plugins have the same
     mybackend = "my_package.moot_plugin:make_agent"
 
 A built-in name always wins over a plugin of the same name.
+
+Each built-in declares what it reaches on the machine (:class:`~moot.agents.policy.Reach`); a plugin reaches
+whatever its code does. A door that serves clients resolves specs under an
+:class:`~moot.agents.policy.AgentPolicy`, which is asked before a backend is imported or built.
 """
 
 from __future__ import annotations
@@ -19,20 +23,41 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
+from typing import Protocol, cast
 
 from moot.agents.acp_catalog import ACP_INSTALL, KNOWN_ACP_AGENTS, installed_path
 from moot.agents.base import Agent, AgentError, AgentUnavailable, UnknownAgentSpec
 from moot.agents.local import INSTALL_HINT, default_weights
+from moot.agents.policy import Admission, AgentPolicy, Reach, split_model_url
 
 ENTRY_POINT_GROUP = "moot.agents"
 
 AgentFactory = Callable[[str], Agent]
 
 
+class _KeyedFactory(Protocol):
+    """The factory of a backend that reaches a model server its spec names: the key is the policy's to give."""
+
+    def __call__(self, rest: str, *, api_key: str) -> Agent: ...
+
+
+def _always(reach: Reach) -> Callable[[str], Reach]:
+    return lambda rest: reach
+
+
+def _local_reach(rest: str) -> Reach:
+    return Reach.FILE if rest.strip() else Reach.MODEL  # local alone is the embedded model
+
+
+def _openai_reach(rest: str) -> Reach:
+    return Reach.SERVER if split_model_url(rest)[1] else Reach.MODEL
+
+
 @dataclass(frozen=True)
 class _Builtin:
     forms: str  # how to write it, for messages and listings
     factory: str  # "module:function", imported on first use
+    reach: Callable[[str], Reach]  # what the spec's rest makes it reach on the server's machine
     install: str = ""  # what to install when its SDK is missing
 
 
@@ -40,14 +65,20 @@ _OPENAI_INSTALL = "pip install 'moot[openai]'"
 _ANTHROPIC_INSTALL = "pip install 'moot[anthropic]'"
 
 _BUILTINS: dict[str, _Builtin] = {
-    "local": _Builtin("local, local:PATH.gguf", "moot.agents.local:from_spec", INSTALL_HINT),
-    "openai": _Builtin("openai:MODEL[@BASE_URL]", "moot.agents.openai_compat:from_spec", _OPENAI_INSTALL),
-    "ollama": _Builtin("ollama:MODEL", "moot.agents.openai_compat:ollama_from_spec", _OPENAI_INSTALL),
-    "anthropic": _Builtin("anthropic:MODEL", "moot.agents.anthropic_agent:from_spec", _ANTHROPIC_INSTALL),
-    "cmd": _Builtin("cmd:COMMAND", "moot.agents.cmd:from_spec"),
-    "human": _Builtin("human", "moot.agents.human:from_spec"),
-    "script": _Builtin("script:FILE", "moot.agents.script:from_spec"),
-    "acp": _Builtin("acp:COMMAND", "moot.agents.acp:from_spec", ACP_INSTALL),
+    "local": _Builtin("local, local:PATH.gguf", "moot.agents.local:from_spec", _local_reach, INSTALL_HINT),
+    "openai": _Builtin(
+        "openai:MODEL[@BASE_URL]", "moot.agents.openai_compat:from_spec", _openai_reach, _OPENAI_INSTALL
+    ),
+    "ollama": _Builtin(
+        "ollama:MODEL", "moot.agents.openai_compat:ollama_from_spec", _always(Reach.MODEL), _OPENAI_INSTALL
+    ),
+    "anthropic": _Builtin(
+        "anthropic:MODEL", "moot.agents.anthropic_agent:from_spec", _always(Reach.MODEL), _ANTHROPIC_INSTALL
+    ),
+    "cmd": _Builtin("cmd:COMMAND", "moot.agents.cmd:from_spec", _always(Reach.PROGRAM)),
+    "human": _Builtin("human", "moot.agents.human:from_spec", _always(Reach.TERMINAL)),
+    "script": _Builtin("script:FILE", "moot.agents.script:from_spec", _always(Reach.FILE)),
+    "acp": _Builtin("acp:COMMAND", "moot.agents.acp:from_spec", _always(Reach.PROGRAM), ACP_INSTALL),
 }
 
 
@@ -62,12 +93,20 @@ class BackendStatus:
     plugin: str | None = None  # the entry point's target for plugins
 
 
-def resolve_agent(spec: str) -> Agent:
-    """The agent a spec names; UnknownAgentSpec for a spec that names nothing known."""
-    name, _, rest = spec.strip().partition(":")
-    factory = _factory(name.strip(), spec)
+def resolve_agent(spec: str, policy: AgentPolicy | None = None) -> Agent:
+    """The agent a spec names; UnknownAgentSpec for a spec that names nothing known.
+
+    Under ``policy`` (a door serving clients) a spec it does not allow is refused (AgentNotAllowed) before its
+    backend is imported, and a model server the spec names is reached as the policy admits it.
+    """
+    name, rest = _split(spec)
+    admission = admit(spec, policy) if policy is not None else None
+    factory = _factory(name, spec)
     try:
-        agent = factory(rest)
+        if admission is not None and admission.api_key is not None:
+            agent = cast(_KeyedFactory, factory)(admission.rest, api_key=admission.api_key)
+        else:
+            agent = factory(rest)
     except AgentError:
         raise
     except Exception as exc:  # a plugin's own bug must not surface as a traceback
@@ -77,6 +116,28 @@ def resolve_agent(spec: str) -> Agent:
             f"agent backend '{name}' returned {type(agent).__name__}, not an Agent: fix its moot.agents entry point"
         )
     return agent
+
+
+def admit(spec: str, policy: AgentPolicy) -> Admission | None:
+    """How ``policy`` lets ``spec`` be built, or AgentNotAllowed; None for a spec that names no backend (resolving
+    it says so). Nothing is imported, started or connected to."""
+    name, rest = _split(spec)
+    builtin = _BUILTINS.get(name)
+    if builtin is not None:
+        return policy.admit(name, rest, builtin.reach(rest))
+    if name in _plugins():
+        return policy.admit(name, rest, Reach.PLUGIN)
+    return None
+
+
+def backend_names() -> list[str]:
+    """Every backend's name, built-ins first, then plugins: what an allow-list may name."""
+    return [*_BUILTINS, *_plugins()]
+
+
+def _split(spec: str) -> tuple[str, str]:
+    name, _, rest = spec.strip().partition(":")
+    return name.strip(), rest
 
 
 def valid_forms() -> list[str]:

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
             )
             sys.exit(2)
     from moot.cli.tool_app import for_tool_command
-    from moot.errors import UserError
+    from moot.errors import DiskFault, UserError
 
     app = for_tool_command(args)
     if app is None:
@@ -68,6 +68,10 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(1)
         if debug:
             raise
+        fault = DiskFault.of(exc)  # a write below the commands that met a full disk or a read-only file system
+        if fault is not None:
+            print(f"moot: {fault}", file=sys.stderr)
+            sys.exit(2)
         print(f"moot: internal error: {exc!r}. Run again with --debug and report the traceback.", file=sys.stderr)
         sys.exit(3)
 

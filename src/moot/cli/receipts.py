@@ -1,7 +1,8 @@
 """``moot receipt RECORD`` and ``moot verify RECEIPT [RECORD]``: signed decision receipts.
 
-``moot verify`` exits 0 when the receipt and the record match, 1 when either was edited (or the
-receipt was signed by another key than ``--trust``), 2 for usage errors.
+``moot verify`` exits 0 when the receipt and the record match and a trusted key signed it (the user's own
+key or one in their trust list, else only the keys given with ``--trust``), 1 when either was edited or
+another key signed it, 2 for usage errors.
 """
 
 from __future__ import annotations
@@ -40,13 +41,18 @@ def verify_command(
         Path | None, typer.Argument(help="The record it vouches for (default: the one named beside the receipt).")
     ] = None,
     trust: Annotated[
-        Path | None, typer.Option("--trust", help="The only public key (PEM) the receipt may be signed by.")
+        list[Path] | None,
+        typer.Option(
+            "--trust",
+            help="A public key (PEM) the receipt may be signed by; repeatable. Given, only these keys are trusted "
+            "(default: your own key and the keys in ~/.config/moot/trusted-receipt-keys/).",
+        ),
     ] = None,
 ) -> None:
-    """Check a receipt offline: its signature, its signer (--trust), and that the record is unchanged."""
-    from moot.receipts import load_trusted_key, verify
+    """Check a receipt offline: its signature, that a key you trust made it, and that the record is unchanged."""
+    from moot.receipts import Trust, verify
 
-    verdict = verify(receipt, record, load_trusted_key(trust) if trust is not None else None)
+    verdict = verify(receipt, record, Trust.given(trust) if trust else None)
     typer.echo(verdict.message, err=not verdict.ok)
     for line in verdict.details:
         typer.echo(f"  {line}")

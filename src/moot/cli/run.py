@@ -41,7 +41,7 @@ from moot.engine.session import (
     resolve_agents,
     run_driver,
 )
-from moot.errors import RecordExists, UserError
+from moot.errors import DiskFault, RecordExists, UserError
 
 run_app = typer.Typer(
     help="Run a debate: moot asks every participant for its turn, enforces the protocol and writes the record.",
@@ -273,6 +273,11 @@ def execute(
     except KeyboardInterrupt:
         typer.echo(f"moot: stopped. The record is {path}; continue with: moot resume {path}", err=True)
         raise typer.Exit(130) from None
+    except (DiskFault, OSError) as exc:  # every accepted turn is durable: once the disk is fixed, the run resumes
+        fault = DiskFault.of(exc)
+        if fault is None:
+            raise
+        raise fault.then_do(f"run `moot resume {path}`") from exc
     if flags.as_json:
         from moot.conformity import conformity_json
 

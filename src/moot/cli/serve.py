@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import errno
-import ipaddress
 import os
-import secrets
 import socket
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from moot.doors import door_token, is_loopback
 from moot.errors import UserError
 
 DEFAULT_PORT = 8800
@@ -26,15 +25,6 @@ def _require_web(what: str) -> None:
         import uvicorn  # noqa: F401
     except ImportError as exc:
         raise UserError(NEEDS_WEB.format(what=what)) from exc
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -59,15 +49,15 @@ def _listen(host: str, port: int) -> socket.socket:
 def serve_command(
     root: Annotated[Path, typer.Option("--root", help="The work root whose records to show.")] = Path("."),
     port: Annotated[int, typer.Option("--port", help="The port to listen on (0: any free port).")] = DEFAULT_PORT,
-    host: Annotated[
-        str, typer.Option("--host", help="The address to bind; beyond loopback, every request needs the token.")
-    ] = "127.0.0.1",
+    host: Annotated[str, typer.Option("--host", help="The address to bind (every request needs the token).")] = (
+        "127.0.0.1"
+    ),
     token: Annotated[
         str | None,
         typer.Option(
             "--token",
             envvar="MOOT_SERVE_TOKEN",
-            help="A token every request must carry; beyond loopback one is always asked (default: a random one, printed).",
+            help="The token every request must carry, loopback included (default: a random one, in the printed URL).",
         ),
     ] = None,
 ) -> None:
@@ -81,15 +71,13 @@ def serve_command(
         raise UserError(f"{root} is not a directory; pass --root with the work root that holds the records.")
     if not 0 <= port <= 65535:
         raise UserError(f"--port {port} is not a port; pass a number from 0 to 65535.")
-    loopback = _loopback(host)
-    if not loopback and not token:
-        token = secrets.token_urlsafe(24)
+    required, _ = door_token(token)
     sock = _listen(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{bound}/" + (f"?token={token}" if token else "")
+    url = f"http://{shown}:{bound}/?token={required}"
     typer.echo(f"moot: serving the records of {root.resolve()} at {url} (Ctrl-C stops)")
-    app = create_app(root.resolve(), token=token or None, loopback=host if loopback else None)
+    app = create_app(root.resolve(), token=required, loopback=host if is_loopback(host) else None)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
     uvicorn.Server(config).run(sockets=[sock])
 

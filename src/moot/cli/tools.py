@@ -48,6 +48,15 @@ Ttl = Annotated[
     float,
     Opt("--ttl-seconds", envvar="MOOT_LEASE_SECONDS", help="How long the lease lasts (default 900 s)."),
 ]
+Secret = Annotated[
+    str | None,
+    Opt(
+        "--participant-secret",
+        envvar="MOOT_PARTICIPANT_SECRET",
+        help="Your seat's secret, which join printed once (default: the one moot kept for you when you joined, "
+        "else $MOOT_PARTICIPANT_SECRET).",
+    ),
+]
 Fencing = Annotated[
     int | None,
     Opt("--fencing-token", help="The fencing number claim-lock printed; checked with the token if given."),
@@ -78,6 +87,9 @@ def _run(root: Path | None, call: Callable[[Workspace], BaseModel], *, debate_id
             workspace = open_workspace(root)
     except ToolError as problem:
         _print(problem.payload(), problem.exit_code)
+    from moot.tools.seats import UserKeyring
+
+    workspace.keyring = UserKeyring()  # the seats this OS user joined: the seed's commands pass only the id
     with workspace:
         payload, code = invoke(lambda: call(workspace))
     _print(payload, code)
@@ -124,9 +136,10 @@ def duel_join(
     root: Root = None,
     target: Annotated[Path | None, Opt("--target", help="The Markdown source to debate.")] = None,
     duel_id: Annotated[str | None, Opt("--duel-id", help="Join this duel by its id (from another host, say).")] = None,
+    participant_secret: Secret = None,
 ) -> None:
     """Join the active duel on this source and topic (created if none), or --duel-id; prints duel_id, participant_id,
-    debate_path."""
+    debate_path, and once the participant_secret (kept for you)."""
     if debate_dir is not None:
         from moot.protocols.duel import PLUGIN as DUEL
         from moot.tools import BadInput, Refused
@@ -160,6 +173,7 @@ def duel_join(
             model_id=model_id,
             run_id=run_id,
             duel_id=duel_id,
+            participant_secret=participant_secret,
         )
         if joined.created or duel_id is not None:
             remember(joined.duel_id, ws.root)  # so that later commands find the root without --root
@@ -187,6 +201,7 @@ def duel_claim_lock(
     retry_after_seconds: Annotated[
         int, Opt("--retry-after-seconds", envvar="MOOT_RETRY_AFTER_SECONDS", help="Wait guidance on refusal.")
     ] = DEFAULT_RETRY_AFTER_SECONDS,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
     """Take the duel's lock: prints lease_token, lease_expires_at, fencing_token (exit 1 with wait guidance if not)."""
@@ -201,6 +216,7 @@ def duel_claim_lock(
             for_timeout=for_timeout,
             ttl_seconds=ttl_seconds,
             retry_after_seconds=retry_after_seconds,
+            participant_secret=participant_secret,
         ),
         debate_id=duel_id,
     )
@@ -212,6 +228,7 @@ def duel_refresh_lock(
     participant_id: Annotated[str, Opt("--participant-id")],
     lease_token: LeaseToken = None,
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
     """Extend your unexpired lease."""
@@ -220,7 +237,12 @@ def duel_refresh_lock(
     _run(
         root,
         lambda ws: duel.refresh_lock(
-            ws, duel_id=duel_id, participant_id=participant_id, lease_token=lease_token, ttl_seconds=ttl_seconds
+            ws,
+            duel_id=duel_id,
+            participant_id=participant_id,
+            lease_token=lease_token,
+            ttl_seconds=ttl_seconds,
+            participant_secret=participant_secret,
         ),
         debate_id=duel_id,
     )
@@ -237,6 +259,7 @@ def duel_release_lock(
     ] = None,
     reason: Annotated[str | None, Opt("--reason", help="Why the duel ended (needed for INVALIDATED).")] = None,
     fencing_token: Fencing = None,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
     """Give the lock back; with --close --outcome O, write the conclusion (it must agree with the turns) and close."""
@@ -253,6 +276,7 @@ def duel_release_lock(
             outcome=outcome,
             reason=reason,
             fencing_token=fencing_token,
+            participant_secret=participant_secret,
         ),
         debate_id=duel_id,
     )
@@ -265,6 +289,7 @@ def duel_append(
     file: Annotated[str, Opt("--file", help="TURN.md: one turn in §TURN_MARKDOWN form ('-' for stdin).")],
     lease_token: LeaseToken = None,
     fencing_token: Fencing = None,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
     """Validate one turn with the protocol and append it to the debate artifact under your lease."""
@@ -281,6 +306,7 @@ def duel_append(
             turn_markdown=text,
             turn_file=name,
             fencing_token=fencing_token,
+            participant_secret=participant_secret,
         )
 
     _run(root, call, debate_id=duel_id)
@@ -342,15 +368,24 @@ def roundtable_take_floor(
     model_id: ModelId = UNKNOWN_MODEL,
     run_id: Annotated[str, Opt("--run-id")] = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
-    """Claim the floor when turn.json says it is your turn; prints lease_token."""
+    """Claim the floor when turn.json says it is your turn; prints lease_token (and, the first time, your
+    participant_secret)."""
     from moot.protocols.roundtable import tools as roundtable
 
     _run(
         root,
         lambda ws: roundtable.take_floor(
-            ws, name=name, role=role, harness=harness, model_id=model_id, run_id=run_id, ttl_seconds=ttl_seconds
+            ws,
+            name=name,
+            role=role,
+            harness=harness,
+            model_id=model_id,
+            run_id=run_id,
+            ttl_seconds=ttl_seconds,
+            participant_secret=participant_secret,
         ),
     )
 
@@ -364,6 +399,7 @@ def roundtable_speak(
     consensus: Annotated[bool, Opt("--consensus", help="Declare that every participant now agrees.")] = False,
     lease_token: LeaseToken = None,
     fencing_token: Fencing = None,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
     """Commit your speech and the next turn.json together, then give the floor back."""
@@ -381,6 +417,7 @@ def roundtable_speak(
             prompt_next=prompt_next,
             consensus=consensus,
             fencing_token=fencing_token,
+            participant_secret=participant_secret,
         )
 
     _run(root, call)
@@ -393,6 +430,7 @@ def roundtable_minutes(
     lease_token: LeaseToken = None,
     language: Annotated[str, Opt("--language", help="Headings to write: en or zh.")] = "en",
     fencing_token: Fencing = None,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
     """The moderator's minutes: MINUTES.md and turn.json closed; closes the meeting."""
@@ -412,17 +450,25 @@ def roundtable_minutes(
             language="zh" if language == "zh" else "en",
             minutes_file=name_,
             fencing_token=fencing_token,
+            participant_secret=participant_secret,
         )
 
     _run(root, call)
 
 
 @roundtable_tools.command("release")
-def roundtable_release(name: Meeting, role: Role, lease_token: LeaseToken = None, root: Root = None) -> None:
+def roundtable_release(
+    name: Meeting, role: Role, lease_token: LeaseToken = None, participant_secret: Secret = None, root: Root = None
+) -> None:
     """Give the floor back without speaking."""
     from moot.protocols.roundtable import tools as roundtable
 
-    _run(root, lambda ws: roundtable.release_floor(ws, name=name, role=role, lease_token=lease_token))
+    _run(
+        root,
+        lambda ws: roundtable.release_floor(
+            ws, name=name, role=role, lease_token=lease_token, participant_secret=participant_secret
+        ),
+    )
 
 
 # --- moot critique ------------------------------------------------------------------------------
@@ -438,6 +484,7 @@ def critique_append(
     turn_file: Annotated[str, Opt("--turn-file", help="TURN.md in the Rule 2 form ('-' for stdin).")],
     lease_token: LeaseToken = None,
     fencing_token: Fencing = None,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
     """Validate one turn (format, status, alternation, rounds) and append it; a lease is optional."""
@@ -454,6 +501,7 @@ def critique_append(
             turn_file=name,
             lease_token=lease_token,
             fencing_token=fencing_token,
+            participant_secret=participant_secret,
         )
 
     _run(root, call)
@@ -467,15 +515,24 @@ def critique_claim(
     model_id: ModelId = UNKNOWN_MODEL,
     run_id: Annotated[str, Opt("--run-id")] = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
-    """Coordinate the dialogue through leases from now on and take the lease for your role."""
+    """Coordinate the dialogue through leases from now on and take the lease for your role (the first claim also
+    prints your participant_secret)."""
     from moot.protocols.critique import tools as critique
 
     _run(
         root,
         lambda ws: critique.claim(
-            ws, file=file, role=role, harness=harness, model_id=model_id, run_id=run_id, ttl_seconds=ttl_seconds
+            ws,
+            file=file,
+            role=role,
+            harness=harness,
+            model_id=model_id,
+            run_id=run_id,
+            ttl_seconds=ttl_seconds,
+            participant_secret=participant_secret,
         ),
     )
 
@@ -486,12 +543,18 @@ def critique_release(
     role: Annotated[str, Opt("--role")],
     lease_token: LeaseToken = None,
     close: Annotated[bool, Opt("--close", help="Store the outcome the record reached.")] = False,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
     """Give the lease back (with --close, store the record's outcome: DONE, STUCK or MAX_ROUNDS)."""
     from moot.protocols.critique import tools as critique
 
-    _run(root, lambda ws: critique.release(ws, file=file, role=role, lease_token=lease_token, close=close))
+    _run(
+        root,
+        lambda ws: critique.release(
+            ws, file=file, role=role, lease_token=lease_token, close=close, participant_secret=participant_secret
+        ),
+    )
 
 
 @critique_tools.command("extend")
@@ -500,13 +563,24 @@ def critique_extend(
     role: Annotated[str, Opt("--role")],
     lease_token: LeaseToken = None,
     rounds: Annotated[int | None, Opt("--rounds", help="How many more rounds (default: as moot run offers).")] = None,
+    participant_secret: Secret = None,
     root: Root = None,
 ) -> None:
     """Raise the round limit (on a claimed dialogue under your lease, for every host)."""
     from moot.protocols.critique import tools as critique
+    from moot.protocols.critique.machine import EXTENSION_ROUNDS
 
-    more = {} if rounds is None else {"rounds": rounds}
-    _run(root, lambda ws: critique.extend(ws, file=file, role=role, lease_token=lease_token, **more))
+    _run(
+        root,
+        lambda ws: critique.extend(
+            ws,
+            file=file,
+            role=role,
+            lease_token=lease_token,
+            rounds=EXTENSION_ROUNDS if rounds is None else rounds,
+            participant_secret=participant_secret,
+        ),
+    )
 
 
 @critique_tools.command("status")

@@ -7,6 +7,11 @@ the directory), so a killed process leaves either the old bytes or the new bytes
 record is one append and one fsync (:func:`append_record`), guarded by the :class:`FileStamp` its
 writer took when it last read or wrote the record, so an outside edit in between is noticed without
 reading the record again.
+
+A write that fails leaves the file as it was: an append that fails part-way (a full disk cuts it short)
+is truncated back to the file's previous length and modification time, and fsync'd; a rewrite's temp
+file is removed. A full disk or a read-only file system is then raised as :class:`moot.errors.DiskFault`,
+one sentence that names the fix; any other failure is raised as it came.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import os
 import re
 import secrets
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -25,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from moot.core.machine import ProtocolViolationError, Replay, Rule, RuleBook, Severity, Summary, Violation
+from moot.errors import DiskFault
 
 # Larger records are refused before reading: a debate is text written by people and models.
 MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
@@ -217,6 +224,11 @@ def create_record(path: Path, header: str, exists: str) -> None:
         atomic_write_text(path, header)
         return
     data = _checked_bytes(path, header)
+    with disk_faults(path, kept=True):  # nothing is left behind: the temp files are removed
+        _create_pair(path, data, chain)
+
+
+def _create_pair(path: Path, data: bytes, chain: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     empty = _temp_copy(chain, b"", sync=False)
     try:
@@ -232,6 +244,21 @@ def create_record(path: Path, header: str, exists: str) -> None:
             Path(tmp).unlink(missing_ok=True)
         raise
     fsync_directory(path.parent)
+
+
+@contextmanager
+def disk_faults(path: Path, *, kept: bool) -> Iterator[None]:
+    """Raise a full disk or a read-only file system met while writing ``path`` as :class:`DiskFault`.
+
+    ``kept``: the write left ``path`` as it was (the caller removed or cut back what it wrote).
+    """
+    try:
+        yield
+    except OSError as exc:
+        fault = DiskFault.of(exc, path, kept=kept)
+        if fault is None:
+            raise
+        raise fault from exc
 
 
 def _checked_bytes(path: Path, text: str) -> bytes:
@@ -272,6 +299,11 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     atomic); only a power cut may lose the new one.
     """
     data = _checked_bytes(path, text)
+    with disk_faults(path, kept=True):  # a failed write removed its temp file; the old file is untouched
+        _replace(path, data, durable=durable)
+
+
+def _replace(path: Path, data: bytes, *, durable: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_copy(path, data, sync=durable)
     try:
@@ -283,6 +315,18 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
         fsync_directory(path.parent)
 
 
+def rewrite_log(path: Path, lines: Sequence[str]) -> None:
+    """Replace a log's lines at once (temp file + rename, no fsync: a log is advisory).
+
+    For the rare correction of a log that appends cannot make; unlike :func:`atomic_write_text`, not
+    limited to a record's size, as a log is not a record.
+    """
+    refuse_symlink(path)
+    data = "".join(line.rstrip("\n") + "\n" for line in lines).encode("utf-8")
+    with disk_faults(path, kept=True):
+        _replace(path, data, durable=False)
+
+
 def append_raw(path: Path, data: bytes) -> None:
     """Append ``data`` to an existing file and fsync it, leaving every byte before it as it was.
 
@@ -290,12 +334,47 @@ def append_raw(path: Path, data: bytes) -> None:
     moot parsed goes through :func:`append_record`, which also checks that nobody else wrote the record.
     """
     refuse_symlink(path)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    with disk_faults(path, kept=True):  # nothing written yet
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
+        before = os.fstat(fd)
+        _append_or_restore(fd, path, data, before.st_size, before.st_mtime_ns, durable=True)
     finally:
         os.close(fd)
+
+
+def _append_or_restore(fd: int, path: Path, data: bytes, size: int, mtime_ns: int, *, durable: bool) -> None:
+    """Append ``data`` at the end of ``fd`` (of ``size`` bytes, last modified at ``mtime_ns``), fsync'd when
+    ``durable``; when that fails, or is interrupted, cut the file back to what it was before raising."""
+    try:
+        view = memoryview(data)
+        while view:  # a regular file takes it in one write; a short write just continues (and a full disk fails)
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
+    except BaseException as exc:
+        kept = _restore(fd, size, mtime_ns)
+        fault = DiskFault.of(exc, path, kept=kept)
+        if fault is None:
+            raise
+        raise fault from exc
+
+
+def _restore(fd: int, size: int, mtime_ns: int) -> bool:
+    """Cut ``fd`` back to ``size`` bytes and ``mtime_ns``, durably; whether the file is now as it was.
+
+    Cutting a file back needs no free space, so it works on the full disk that failed the append. With the
+    old modification time too, the file's :class:`FileStamp` is again the one its writer holds.
+    """
+    try:
+        info = os.fstat(fd)
+        if info.st_size != size:
+            os.ftruncate(fd, size)
+            os.utime(fd, ns=(info.st_atime_ns, mtime_ns))
+            os.fsync(fd)
+    except OSError:
+        return False
+    return True
 
 
 def append_log_line(path: Path, line: str, *, durable: bool = True) -> None:
@@ -307,30 +386,36 @@ def append_log_line(path: Path, line: str, *, durable: bool = True) -> None:
     for a log that is advisory: a killed process still leaves the line (it is in the kernel's cache); only a
     power cut may lose it.
     """
-    created = False
-    try:  # the usual case, an existing log: one open, no look-ups first
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        refuse_symlink(path)  # a dangling link
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o666)
-        created = True
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            refuse_symlink(path)
-        raise
+    with disk_faults(path, kept=True):  # nothing written yet
+        fd, created = _open_log(path)
     try:
         data = line.rstrip("\n").encode("utf-8") + b"\n"
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        info = os.fstat(fd)
+        if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
             data = b"\n" + data  # the last append was torn by a crash: keep this line whole
-        os.write(fd, data)
-        if durable:
-            os.fsync(fd)
+        _append_or_restore(fd, path, data, info.st_size, info.st_mtime_ns, durable=durable)
+    except BaseException:
+        if created:  # as it was: no log at all
+            path.unlink(missing_ok=True)
+        raise
     finally:
         os.close(fd)
     if created and durable:
         fsync_directory(path.parent)
+
+
+def _open_log(path: Path) -> tuple[int, bool]:
+    """``path`` open for appending, created if need be; and whether it was created."""
+    try:  # the usual case, an existing log: one open, no look-ups first
+        return os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW), False
+    except FileNotFoundError:
+        refuse_symlink(path)  # a dangling link
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o666), True
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            refuse_symlink(path)
+        raise
 
 
 # How much of a record's end the stamp hashes: an edit there (where people and agents add text) is caught
@@ -377,20 +462,20 @@ def append_record(path: Path, data: bytes, expected: FileStamp) -> FileStamp:
 
     Raises :class:`RecordChangedError` (writing nothing) when the record's stamp differs, and
     ``ProtocolViolationError`` (``FILE_TOO_LARGE``, writing nothing) when the record would pass the size
-    limit. Returns the record's new stamp. A crash can cut only the appended bytes, never the earlier ones;
-    the digest chain (moot.core.chain) records where each accepted turn ends.
+    limit. Returns the record's new stamp. A write that fails (:class:`DiskFault` for a full disk or a
+    read-only file system) leaves the record exactly as ``expected`` says, so the writer can append again
+    once the disk is fixed. A crash can cut only the appended bytes, never the earlier ones; the digest
+    chain (moot.core.chain) records where each accepted turn ends.
     """
     refuse_symlink(path)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    with disk_faults(path, kept=True):  # nothing written yet
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
     try:
         if FileStamp.of_fd(fd) != expected:
             raise RecordChangedError(f"{path} changed since moot last wrote it")
         if expected.size + len(data) > MAX_ARTIFACT_BYTES:
             raise ProtocolViolationError([too_large(str(path), expected.size + len(data), writing=True)])
-        view = memoryview(data)
-        while view:  # a regular file takes it in one write; a short write just continues
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        _append_or_restore(fd, path, data, expected.size, expected.mtime_ns, durable=True)
         return FileStamp.of_fd(fd)
     finally:
         os.close(fd)

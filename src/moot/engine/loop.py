@@ -7,6 +7,11 @@ protocol outcome (an agent failed, repairs ran out, a budget was spent, Ctrl-C),
 what its format allows and the halt goes to the run sidecar (moot.core.run_state), where
 ``moot check`` and ``moot show`` report it. Every attempt (raw reply, violations, tokens, latency,
 model, agent spec) goes to the attempt log beside the record, which ``moot log`` shows.
+
+An accepted attempt's row is written to the log *before* its turn is committed, so a run killed at any
+moment never leaves an accepted turn without its row. A kill between the two leaves a row that claims a
+turn the record does not hold; the next run of the record marks that row not accepted before it asks for
+the turn again (:meth:`Engine.settle_log`).
 """
 
 from __future__ import annotations
@@ -23,11 +28,11 @@ from typing import Any
 
 from moot.agents.base import Agent, AgentContextExceeded, AgentError, AgentReply, AgentRequest, TurnBounds
 from moot.agents.pricing import total_usd, usd_text
-from moot.core.files import append_log_line
+from moot.core.files import append_log_line, rewrite_log
 from moot.core.machine import Outcome, ProtocolViolationError, Summary
 from moot.core.run_state import read_run_state, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, reply_format_violation
-from moot.engine.sealed import open_phase, run_phase
+from moot.engine.sealed import open_phase, read_commitments, run_phase
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,10 @@ def usage_path(record: Path) -> Path:
     return record.with_name(f".{record.name}.usage.jsonl")
 
 
+# Why a row that claimed a turn is no longer accepted: the run stopped before the turn reached the record.
+NOT_WRITTEN = "the run stopped before this turn was written to the record; a later run asked for it again"
+
+
 def local_timestamp() -> str:
     return datetime.now().strftime("%Y-%m-%d %H:%M")
 
@@ -144,6 +153,7 @@ class Engine:
     async def run(self) -> RunResult:
         started = time.monotonic()
         result = RunResult(self.driver.protocol, self.driver.record_path, self.driver.summary())
+        self.settle_log()
         self._write_state(None)
         try:
             while True:
@@ -270,9 +280,9 @@ class Engine:
                 return False
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
-            result.costs.append(self.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens))
-            candidate = await self._accept(role, reply.text)
-            self._log_attempt(result, self._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
+            cost = self.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens)
+            result.costs.append(cost)
+            candidate = await self._accept(result, number, role, reply, attempt, cost)
             if not candidate.errors:
                 result.turns += 1
                 tokens = reply.prompt_tokens + reply.completion_tokens
@@ -287,17 +297,26 @@ class Engine:
         self._halt("repairs_exhausted", role, reason)
         return False
 
-    async def _accept(self, role: str, text: str) -> Candidate:
-        """Read the reply as a turn and commit it when legal; the candidate's errors say why not."""
-        candidate = self.driver.read_reply(role, text, self.clock())
-        if candidate.turn is None or candidate.errors:
-            return (
-                candidate if candidate.errors else Candidate(None, [reply_format_violation("the reply held no turn.")])
-            )
+    async def _accept(
+        self, result: RunResult, number: int, role: str, reply: AgentReply, attempt: int, cost: float | None
+    ) -> Candidate:
+        """Read the reply as a turn, commit it when legal and log the attempt; the candidate's errors say why it
+        was not accepted."""
+        candidate = self.driver.read_reply(role, reply.text, self.clock())
+        if candidate.turn is None and not candidate.errors:
+            candidate = Candidate(None, [reply_format_violation("the reply held no turn.")])
+        row = self._reply_row(number, role, reply, attempt, candidate, cost)
+        if candidate.errors:
+            self._log_attempt(result, row)
+            return candidate
+        self._write_row(row)  # before the turn: once the turn is in the record, its row is in the log
         try:
             await self._commit(candidate.turn)
-        except ProtocolViolationError as exc:  # the record changed between reading and writing
-            return Candidate(None, exc.violations)
+        except ProtocolViolationError as exc:  # the record changed between reading and writing: nothing written
+            candidate = Candidate(None, exc.violations)
+            row = self._reply_row(number, role, reply, attempt, candidate, cost)
+            self._correct_last_row(row)
+        self._announce_row(result, row)
         return candidate
 
     async def _commit(self, turn: Any) -> None:
@@ -360,9 +379,61 @@ class Engine:
         return row
 
     def _log_attempt(self, result: RunResult, row: dict[str, Any]) -> None:
+        self._write_row(row)
+        self._announce_row(result, row)
+
+    def _write_row(self, row: dict[str, Any]) -> None:
         if "latency_s" in row:
             row["latency_s"] = round(row["latency_s"], 4)
-        result.usage.append(row)
         # Advisory, so not fsync'd: a killed run still leaves the line; only a power cut may lose the latest.
         append_log_line(self.usage_log, json.dumps(row, ensure_ascii=False), durable=False)
+
+    def _announce_row(self, result: RunResult, row: dict[str, Any]) -> None:
+        result.usage.append(row)
         self.emit("attempt", row["role"], **{key: value for key, value in row.items() if key != "role"})
+
+    def _read_log(self) -> list[str]:
+        """The log's lines; a line a kill tore mid-character reads with a replacement character (no reader takes a
+        torn line), and a log that cannot be read is left to ``moot log`` to report."""
+        try:
+            return self.usage_log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:  # none yet, or unreadable
+            return []
+
+    def _correct_last_row(self, row: dict[str, Any]) -> None:
+        """Replace the row this run wrote last (an attempt whose commit was refused) with ``row``."""
+        lines = self._read_log()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        rewrite_log(self.usage_log, [*lines[:-1], json.dumps(row, ensure_ascii=False)])
+
+    def settle_log(self) -> None:
+        """Mark not accepted the rows that claim a turn the record does not hold (a kill fell between a row and its
+        turn), so that each turn the record holds has exactly one accepted row once this run asks again.
+
+        A row of a sealed phase (``phase``) holds while the phase's sidecar holds that role's answer.
+        """
+        turns = self.driver.summary().turns
+        lines = self._read_log()
+        answered: dict[str, set[str]] = {}
+        changed = False
+        for index, line in enumerate(lines):
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(row, dict) or row.get("accepted") is not True:
+                continue
+            turn, phase = row.get("turn"), row.get("phase")
+            if not isinstance(turn, int) or turn <= turns:
+                continue
+            if isinstance(phase, str):
+                if phase not in answered:
+                    entries = read_commitments(self.driver.record_path, phase)
+                    answered[phase] = {role for role, entry in entries.items() if entry.failure is None}
+                if row.get("role") in answered[phase]:
+                    continue
+            lines[index] = json.dumps({**row, "accepted": False, "error": NOT_WRITTEN}, ensure_ascii=False)
+            changed = True
+        if changed:
+            rewrite_log(self.usage_log, lines)

@@ -17,13 +17,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from moot.agents import Agent
+from moot.agents import Agent, AgentError
+from moot.agents.policy import AgentPolicy
+from moot.agents.registry import admit
 from moot.config import load_settings
 from moot.core.run_state import remove_record
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, Limits, RunResult, local_timestamp
 from moot.engine.session import AgentChoice, limits_from, probe_agents, require_prices, resolve_agents, run_driver
-from moot.engine.specs import build_driver, caller_keys
+from moot.engine.specs import build_driver, caller_keys, named_specs
 from moot.errors import RecordExists, UserError
 
 CANCELLED_REASON = "cancelled with cancel_debate"
@@ -40,19 +42,33 @@ class Prepared:
     specs: dict[str, str]
 
 
-async def prepare(spec: Mapping[str, Any], root: Path, started: str, **budgets: float | int | None) -> Prepared:
+async def prepare(
+    spec: Mapping[str, Any],
+    root: Path,
+    started: str,
+    *,
+    policy: AgentPolicy | None = None,
+    **budgets: float | int | None,
+) -> Prepared:
     """Create the record ``spec`` describes (a ``--batch`` line's keys) under ``root`` and ready its agents.
 
     ``budgets`` override the settings' limits (``max_tokens=…``; ``None`` keeps the setting). A start that
     fails after the record was created (an unknown agent, a missing key, an unreachable server) removes it.
+    Under ``policy`` (a door serving clients) a spec the policy refuses is refused before anything is written.
     """
     keys = caller_keys(spec)
+    if policy is not None:
+        try:
+            for named in named_specs(spec):
+                admit(named, policy)
+        except AgentError as refused:
+            raise UserError(f"{refused}.") from None
     settings = load_settings(root)
     asked = AgentChoice(keys.get("agent", {}), keys.get("agents"))
     driver = build_driver(spec, root, started, lambda role: asked.spec_for(role, settings))
     choice = AgentChoice.for_driver(driver, asked.per_role, asked.every_role)
     try:
-        agents = resolve_agents(driver.roles(), choice, settings)
+        agents = resolve_agents(driver.roles(), choice, settings, policy)
         given = {name: value for name, value in budgets.items() if value is not None}
         limits = limits_from(settings, **{"repairs": keys.get("repairs"), **given})
         if limits.max_cost_usd is not None:
@@ -136,8 +152,9 @@ class DebateRun:
 class Runner:
     """The debates of one work root that this process runs, by id (see the module docstring)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, policy: AgentPolicy | None = None) -> None:
         self.root = root.resolve()
+        self.policy = policy  # what the agent specs of a client's debate may reach (None: the operator's own)
         self._runs: dict[str, DebateRun] = {}
 
     def id_of(self, record: Path) -> str:
@@ -155,7 +172,7 @@ class Runner:
         An existing record of the same name is replaced only with ``force``, and never while it runs here.
         """
         try:
-            prepared = await prepare(spec, self.root, local_timestamp(), **budgets)
+            prepared = await prepare(spec, self.root, local_timestamp(), policy=self.policy, **budgets)
         except RecordExists as exists:
             running = self.get(self.id_of(exists.path))
             if running is not None and running.active:
@@ -165,7 +182,7 @@ class Runner:
             if not force:
                 raise UserError(f"{exists} To start it afresh, pass force: true.") from None
             remove_record(exists.path, stop_at=exists.path.parent)
-            prepared = await prepare(spec, self.root, local_timestamp(), **budgets)
+            prepared = await prepare(spec, self.root, local_timestamp(), policy=self.policy, **budgets)
         driver = prepared.driver
         run = DebateRun(
             id=self.id_of(driver.record_path),

@@ -191,7 +191,9 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
         now = engine.clock()
         candidate = _read(engine, role, reply.text, now)
         accepted = not candidate.errors and candidate.turn is not None
-        engine._log_attempt(result, engine._reply_row(number, role, reply, attempt, candidate, result.costs[-1]))
+        # The phase names the row: it stands while the sidecar holds the answer (see Engine.settle_log).
+        row = {**engine._reply_row(number, role, reply, attempt, candidate, result.costs[-1]), "phase": phase.name}
+        engine._log_attempt(result, row)
         if accepted:
             digest = sealed_digest(driver.sealed_text(candidate.turn))
             await _commit(record, Commitment(phase.name, role, now, reply=reply.text, digest=digest))

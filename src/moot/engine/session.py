@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from moot.agents import Agent, AgentError, resolve_agent
+from moot.agents.policy import AgentPolicy
 from moot.config import Settings, check_roles
 from moot.engine.driver import Driver
 from moot.engine.loop import Engine, Limits, RunResult, Subscriber
@@ -44,8 +45,11 @@ def parse_agent_options(values: list[str]) -> dict[str, str]:
     return chosen
 
 
-def resolve_agents(roles: list[str], choice: AgentChoice, settings: Settings) -> dict[str, Agent]:
-    """One agent per distinct spec, shared by the roles that use it (one model load, one script)."""
+def resolve_agents(
+    roles: list[str], choice: AgentChoice, settings: Settings, policy: AgentPolicy | None = None
+) -> dict[str, Agent]:
+    """One agent per distinct spec, shared by the roles that use it (one model load, one script); under
+    ``policy`` (a door serving clients) every spec, moot.toml's too, must be one it allows."""
     unknown = sorted(set(choice.per_role) - set(roles))
     if unknown:
         raise UserError(
@@ -58,7 +62,7 @@ def resolve_agents(roles: list[str], choice: AgentChoice, settings: Settings) ->
         spec = choice.spec_for(role, settings)
         if spec not in by_spec:
             try:
-                by_spec[spec] = resolve_agent(spec)
+                by_spec[spec] = resolve_agent(spec, policy)
             except AgentError as exc:
                 raise UserError(str(exc)) from exc
         agents[role] = by_spec[spec]

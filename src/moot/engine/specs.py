@@ -63,10 +63,31 @@ def caller_keys(spec: Mapping[str, Any]) -> CallerKeys:
     return keys
 
 
+def named_specs(spec: Mapping[str, Any]) -> list[str]:
+    """Every agent spec ``spec`` names itself — ``agents``, ``agent`` and the options' own (options whose fields
+    name agents, such as a council's members, say which with ``agent_specs()``) — found without writing anything,
+    so that a door can check them all before a record exists."""
+    keys = caller_keys(spec)
+    named = [keys["agents"]] if "agents" in keys else []
+    named += keys.get("agent", {}).values()
+    options = _options(spec)[1]
+    named += getattr(options, "agent_specs", dict)().values()
+    return named
+
+
 def build_driver(
     spec: Mapping[str, Any], root: Path, started: str, spec_for: Callable[[str], str] | None = None
 ) -> Driver:
     """Start the record ``spec`` describes; ``spec_for(role)`` names each role's agent where the record keeps it."""
+    cls, options = _options(spec)
+    # Options whose record names each participant's model (the duel's, the Agora's) take the chosen specs.
+    if spec_for is not None and "models" not in spec and hasattr(options, "with_models"):
+        options = options.with_models(spec_for)
+    return cls.start(root, options, started)
+
+
+def _options(spec: Mapping[str, Any]) -> tuple[type[Driver], Any]:
+    """The driver class of ``spec``'s protocol and its options, validated; nothing is written."""
     protocol = caller_keys(spec).get("protocol")
     cls = registry.get(protocol).driver.load()
     options_type = cls.options_type
@@ -81,7 +102,4 @@ def build_driver(
         options = _options_adapter(options_type).validate_python(given)
     except ValidationError as exc:
         raise _spec_error(exc, f"the {protocol} option ") from None
-    # Options whose record names each participant's model (the duel's, the Agora's) take the chosen specs.
-    if spec_for is not None and "models" not in spec and hasattr(options, "with_models"):
-        options = options.with_models(spec_for)
-    return cls.start(root, options, started)
+    return cls, options

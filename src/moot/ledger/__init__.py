@@ -4,14 +4,15 @@ digests, conclusions and workflow events — on SQLite (default, ``<work root>/.
     with open_ledger(work_root_or_url) as ledger:
         joined = ledger.join(source_path=..., topic=..., topic_slug=..., participant_name=..., harness=...,
                              model=..., run_id=..., artifact_dir=...)
-        lease = ledger.claim(joined.debate.id, joined.participant.id)
+        secret = joined.secret          # returned once; keep it to rejoin, claim and write
+        lease = ledger.claim(joined.debate.id, joined.participant.id, participant_secret=secret)
         if isinstance(lease, Lease):
             with ledger.guarded_write(lease.debate_id, lease.participant_id, lease.lease_token,
-                                      lease.fencing_token) as guard:
+                                      lease.fencing_token, participant_secret=secret) as guard:
                 guard.record_turn(1, digest, chain)
-            ledger.release(lease.debate_id, lease.participant_id, lease.lease_token)
+            ledger.release(lease.debate_id, lease.participant_id, lease.lease_token, participant_secret=secret)
 
-See ``moot.ledger.base`` for the lease rules and ``moot.ledger.errors`` for the error tree.
+See ``moot.ledger.base`` for the lease and seat rules and ``moot.ledger.errors`` for the error tree.
 """
 
 from moot.core.ledger_place import DEFAULT_DB
@@ -25,6 +26,7 @@ from moot.ledger.errors import (
     LedgerError,
     LedgerUnavailableError,
     NotFoundError,
+    SeatError,
     SourceMismatchError,
 )
 from moot.ledger.factory import ledger_path, open_ledger
@@ -82,6 +84,7 @@ __all__ = [
     "Participant",
     "Refusal",
     "Released",
+    "SeatError",
     "SourceMismatchError",
     "TurnDigest",
     "ledger_path",

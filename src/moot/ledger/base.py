@@ -17,6 +17,12 @@ Lease rules (the rp1 ``socratic-duel`` lock commands):
   outcome and closes the debate. A released or expired token never becomes valid again.
 - The store keeps only a SHA-256 of each token, and nothing but ``claim``/``refresh`` returns one.
 
+Seat rules: participant ids are public, so each seat has a secret. The join that seats a participant returns
+it once (``JoinResult.secret``) and the store keeps only its SHA-256. Rejoining under a taken name needs it
+(``SeatError`` otherwise), and so do ``claim`` and every write under the lease (``refresh``, ``release``,
+``guarded_write``), checked in the same transaction. A seat an older moot gave out without a secret is given
+one by the next rejoin under its name, and cannot claim or write until then.
+
 Time comes from the injected clock (default: the system clock, UTC). Expiry is judged by the clock of the
 process that writes; the fencing check keeps the ledger itself safe whatever the clocks say, but clients
 sharing a PostgreSQL ledger from several machines should keep their clocks in sync.
@@ -137,6 +143,7 @@ class Ledger(ABC):
         source_digest: str | None = None,
         source_text: str | None = None,
         opening: str | None = None,
+        participant_secret: str | None = None,
     ) -> JoinResult:
         """Join the active debate of ``protocol`` on (source identity, topic slug), creating it if there is none.
 
@@ -145,8 +152,9 @@ class Ledger(ABC):
         the debate is created, so that a later join can tell whether its copy of the source is the same;
         ``opening`` too (a record kept as several files: JSON ``{name: text}`` of its files before any turn).
 
-        The same name joining again gets its existing participant back; a new name joining a full debate is
-        refused with ``DebateFullError``. ``artifact_dir``, ``seats`` and ``artifact_taken`` are used only when
+        The same name joining again with ``participant_secret`` gets its existing participant back (without it,
+        ``SeatError``); a new name gets a new seat and its secret (``JoinResult.secret``), or ``DebateFullError``
+        when the debate is full. ``artifact_dir``, ``seats`` and ``artifact_taken`` are used only when
         the debate is created: its artifact path is ``artifact_dir/YYYY-MM-DD-<topic_slug>.md`` (the local
         date), with a suffix ``-2``, ``-3``, … only when another debate has that path or ``artifact_taken``
         says a file is already there.
@@ -154,7 +162,14 @@ class Ledger(ABC):
 
     @abstractmethod
     def join_debate(
-        self, debate_id: str, *, participant_name: str, harness: str, model: str, run_id: str
+        self,
+        debate_id: str,
+        *,
+        participant_name: str,
+        harness: str,
+        model: str,
+        run_id: str,
+        participant_secret: str | None = None,
     ) -> JoinResult:
         """Join the open debate ``debate_id`` by its id (same seat rules as ``join``)."""
 
@@ -194,15 +209,23 @@ class Ledger(ABC):
         debate_id: str,
         participant_id: str,
         *,
+        participant_secret: str,
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
         for_timeout: bool = False,
         retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS,
     ) -> Lease | Refusal:
-        """Acquire the debate's lease with the next fencing number, or say why not and when to retry."""
+        """Acquire the debate's lease with the next fencing number, or say why not and when to retry (a wrong
+        ``participant_secret`` raises ``SeatError``)."""
 
     @abstractmethod
     def refresh(
-        self, debate_id: str, participant_id: str, lease_token: str, *, ttl_seconds: float = DEFAULT_TTL_SECONDS
+        self,
+        debate_id: str,
+        participant_id: str,
+        lease_token: str,
+        *,
+        participant_secret: str,
+        ttl_seconds: float = DEFAULT_TTL_SECONDS,
     ) -> Lease:
         """Extend an unexpired lease to ``now + ttl``; same token and fencing number."""
 
@@ -213,6 +236,7 @@ class Ledger(ABC):
         participant_id: str,
         lease_token: str,
         *,
+        participant_secret: str,
         close: bool = False,
         outcome: str | None = None,
         reason: str = "",
@@ -222,10 +246,10 @@ class Ledger(ABC):
 
     @abstractmethod
     def guarded_write(
-        self, debate_id: str, participant_id: str, lease_token: str, fencing_token: int
+        self, debate_id: str, participant_id: str, lease_token: str, fencing_token: int, *, participant_secret: str
     ) -> AbstractContextManager[LeaseGuard]:
-        """A transaction that first verifies the lease (holder, token, fencing number, expiry), else raises
-        ``LeaseError``; the guard's writes commit together when the block ends and roll back on an exception."""
+        """A transaction that first verifies the holder's secret (else ``SeatError``) and the lease (holder,
+        token, fencing number, expiry), else raises ``LeaseError``; the guard's writes commit together when the block ends and roll back on an exception."""
 
     # records -----------------------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@
     ├── UserError
     │   └── LedgerError              a refusal the caller can act on
     │       ├── LeaseError           a write that needs the lease was refused (token, fencing number, expiry)
+    │       ├── SeatError            a seat was rejoined, claimed or written to without its participant secret
     │       ├── NotFoundError        unknown debate or participant
     │       ├── DebateFullError      a third participant tried to join a duel
     │       ├── DebateClosedError    the debate already has its outcome
@@ -26,6 +27,15 @@ class LedgerError(UserError):
 
 class LeaseError(LedgerError):
     """A write that needs the lease was refused: wrong token, stale fencing number, or expired lease."""
+
+
+class SeatError(LedgerError):
+    """A participant's seat was rejoined, claimed or written to without the secret its join returned."""
+
+    def __init__(self, message: str, *, debate_id: str, participant_id: str) -> None:
+        super().__init__(message)
+        self.debate_id = debate_id
+        self.participant_id = participant_id
 
 
 class NotFoundError(LedgerError):

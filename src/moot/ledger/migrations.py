@@ -156,6 +156,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE turns ADD COLUMN files TEXT",
         ),
     ),
+    Migration(
+        5,
+        "participant secrets: a SHA-256 of each seat's secret, which join returns once",
+        (
+            # NULL: a seat an older moot gave out without a secret; the next rejoin under its name takes it
+            "ALTER TABLE participants ADD COLUMN secret_sha256 TEXT",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

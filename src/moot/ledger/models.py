@@ -2,7 +2,8 @@
 
 Times are ISO-8601 UTC strings of fixed width (``2026-04-25T10:00:00.000000Z``), stored that way in both
 backends, so that they compare as text and round-trip exactly. No record except ``Lease`` — which only the
-participant that claimed or refreshed it receives — ever carries a lease token.
+participant that claimed or refreshed it receives — ever carries a lease token, and none but the
+``JoinResult`` of the join that seated a participant carries its secret.
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ class JoinResult:
     """This join created the debate."""
     rejoined: bool
     """The name had joined before; the existing participant is returned unchanged."""
+    secret: str | None = field(default=None, repr=False)
+    """The participant's secret, only from the join that seated it (a new seat, or a seat an older moot gave out
+    without one): the credential for rejoining, claiming and every write under the lease. Only its SHA-256 is
+    stored, so it is never shown again."""
 
 
 @dataclass(frozen=True, slots=True)

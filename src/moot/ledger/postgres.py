@@ -24,7 +24,6 @@ Timestamps are the ledger clock's ISO-8601 text (the same in both backends); eve
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -37,7 +36,7 @@ from moot.ledger.errors import LedgerUnavailableError
 from moot.ledger.migrations import Dialect
 from moot.ledger.models import Clock, DebateState, Lease, Refusal, to_iso
 from moot.ledger.rows import StoredLease
-from moot.ledger.sql import ClaimView, SqlLedger, token_sha256
+from moot.ledger.sql import ClaimView, SqlLedger, new_secret, token_sha256
 from moot.ledger.sqltx import Cursor, Params, Row, Tx
 
 # pg_advisory_xact_lock keys: 'moot' in ASCII, then the purpose
@@ -63,7 +62,7 @@ _CLAIM = """
 WITH snap AS (SELECT id, status, outcome FROM debates WHERE id = ?),
 live AS (SELECT holder_id, expires_at FROM leases WHERE debate_id = ? AND released_at IS NULL AND expires_at > ?),
 d AS (SELECT id, fencing, status FROM debates WHERE id = ? AND NOT EXISTS (SELECT 1 FROM live) FOR UPDATE),
-member AS (SELECT id FROM participants WHERE debate_id = ? AND id = ?),
+member AS (SELECT id FROM participants WHERE debate_id = ? AND id = ? AND secret_sha256 = ?),
 n AS (SELECT COUNT(*) AS count FROM participants WHERE debate_id = ?),
 granted AS (
     INSERT INTO leases AS l (debate_id, holder_id, token_sha256, fencing, acquired_at, expires_at, released_at)
@@ -82,8 +81,8 @@ FROM snap CROSS JOIN n
 """
 
 # One statement for a refresh (action 'refresh', new expiry) or a release (action 'release', released_at):
-# the holder, token and expiry are checked on the latest lease row, and the audit row names the expiry the
-# lease had before this write.
+# the holder, its secret, the token and the expiry are checked on the latest lease row, and the audit row names
+# the expiry the lease had before this write.
 _HELD = """
 WITH d AS (SELECT id FROM debates WHERE id = ? AND status <> 'closed' FOR UPDATE),
 before AS (SELECT l.debate_id, l.expires_at FROM leases l JOIN d ON l.debate_id = d.id),
@@ -91,6 +90,7 @@ held AS (
     UPDATE leases l SET expires_at = COALESCE(?, l.expires_at), released_at = ? FROM d
     WHERE l.debate_id = d.id AND l.released_at IS NULL AND l.holder_id = ? AND l.token_sha256 = ?
         AND l.expires_at > ?
+        AND EXISTS (SELECT 1 FROM participants p WHERE p.id = l.holder_id AND p.secret_sha256 = ?)
     RETURNING l.debate_id, l.holder_id, l.fencing, l.expires_at
 ),
 audit AS (
@@ -153,9 +153,9 @@ class PostgresLedger(SqlLedger):
                 raise self._unavailable(exc) from exc
 
     def _claim(
-        self, debate_id: str, participant_id: str, ttl: timedelta, for_timeout: bool, retry: int
+        self, debate_id: str, participant_id: str, secret: str, ttl: timedelta, for_timeout: bool, retry: int
     ) -> Lease | Refusal:
-        token = secrets.token_urlsafe(32)
+        token = new_secret()
         now = self._now()
         expires_at = to_iso(now + ttl)
         row = self._statement(
@@ -167,6 +167,7 @@ class PostgresLedger(SqlLedger):
                 debate_id,
                 debate_id,
                 participant_id,
+                token_sha256(secret),
                 debate_id,
                 token_sha256(token),
                 to_iso(now),
@@ -183,12 +184,12 @@ class PostgresLedger(SqlLedger):
             refusal = self._refusal(view, for_timeout, retry)
             if refusal is not None:
                 return refusal
-        # unknown debate or participant, a closed debate, or a lease changed while this claim waited: the
-        # shared code says which, or decides again
-        return super()._claim(debate_id, participant_id, ttl, for_timeout, retry)
+        # unknown debate or participant, a wrong secret, a closed debate, or a lease changed while this claim
+        # waited: the shared code says which, or decides again
+        return super()._claim(debate_id, participant_id, secret, ttl, for_timeout, retry)
 
     def _held_write(
-        self, debate_id: str, participant_id: str, lease_token: str, action: str, expires_at: str | None
+        self, debate_id: str, participant_id: str, lease_token: str, secret: str, action: str, expires_at: str | None
     ) -> Row | None:
         now = to_iso(self._now())
         return self._statement(
@@ -200,26 +201,31 @@ class PostgresLedger(SqlLedger):
                 participant_id,
                 token_sha256(lease_token),
                 now,
+                token_sha256(secret),
                 action,
                 now,
             ),
         )
 
-    def _refresh(self, debate_id: str, participant_id: str, lease_token: str, ttl: timedelta) -> Lease:
-        if not isinstance(participant_id, str) or not isinstance(lease_token, str):
-            return super()._refresh(debate_id, participant_id, lease_token, ttl)
+    @staticmethod
+    def _texts(*values: object) -> bool:
+        return all(isinstance(value, str) for value in values)
+
+    def _refresh(self, debate_id: str, participant_id: str, lease_token: str, secret: str, ttl: timedelta) -> Lease:
+        if not self._texts(participant_id, lease_token, secret):
+            return super()._refresh(debate_id, participant_id, lease_token, secret, ttl)
         expires_at = to_iso(self._now() + ttl)
-        row = self._held_write(debate_id, participant_id, lease_token, "refresh", expires_at)
+        row = self._held_write(debate_id, participant_id, lease_token, secret, "refresh", expires_at)
         if row is None:  # refused: the shared code names the reason
-            return super()._refresh(debate_id, participant_id, lease_token, ttl)
+            return super()._refresh(debate_id, participant_id, lease_token, secret, ttl)
         return Lease(debate_id, participant_id, lease_token, expires_at, int(row[0]), int(row[1]))
 
-    def _release(self, debate_id: str, participant_id: str, lease_token: str) -> None:
-        if not isinstance(participant_id, str) or not isinstance(lease_token, str):
-            super()._release(debate_id, participant_id, lease_token)
+    def _release(self, debate_id: str, participant_id: str, lease_token: str, secret: str) -> None:
+        if not self._texts(participant_id, lease_token, secret):
+            super()._release(debate_id, participant_id, lease_token, secret)
             return
-        if self._held_write(debate_id, participant_id, lease_token, "release", None) is None:
-            super()._release(debate_id, participant_id, lease_token)
+        if self._held_write(debate_id, participant_id, lease_token, secret, "release", None) is None:
+            super()._release(debate_id, participant_id, lease_token, secret)
 
     def _serialize(self, tx: Tx, purpose: str) -> None:
         tx.one("SELECT pg_advisory_xact_lock(?)", (_ADVISORY_KEYS[purpose],))

@@ -31,6 +31,7 @@ from moot.ledger.errors import (
     LeaseError,
     LedgerUnavailableError,
     NotFoundError,
+    SeatError,
     SourceMismatchError,
 )
 from moot.ledger.migrations import LATEST_VERSION, Dialect, apply_migrations, current_version
@@ -95,8 +96,25 @@ def _same(left: str, right: str) -> bool:
 
 
 def token_sha256(token: str) -> str:
-    """Only a digest of a lease token is stored: whoever can read the database still cannot write as the holder."""
+    """Only a digest of a lease token or a participant secret is stored: whoever can read the database still
+    cannot act as the holder."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_secret() -> str:
+    """A participant secret or a lease token: 256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class _Joiner:
+    """Who asks for a seat: the name it is known by, what it runs, and the secret it presents (if any)."""
+
+    name: str
+    harness: str
+    model: str
+    run_id: str
+    secret: str | None
 
 
 # A released lease keeps its row (``released_at`` set): a claim replaces the row, never inserts beside it.
@@ -281,8 +299,9 @@ class SqlLedger(Ledger):
         source_digest: str | None = None,
         source_text: str | None = None,
         opening: str | None = None,
+        participant_secret: str | None = None,
     ) -> JoinResult:
-        self._identity_fields(participant_name, harness, model, run_id)
+        joiner = self._joiner(participant_name, harness, model, run_id, participant_secret)
         for name, value in (("topic", topic), ("protocol", protocol)):
             require_text(name, value)
         slug = topic_slug_of(topic_slug)
@@ -326,22 +345,29 @@ class SqlLedger(Ledger):
             debate, _ = debate_from(row)
             if source_digest is not None and debate.source_digest not in (None, source_digest):
                 raise SourceMismatchError(debate.id, debate.source_digest)
-            return self._seat(tx, debate, debate.id == new_id, participant_name, harness, model, run_id)
+            return self._seat(tx, debate, debate.id == new_id, joiner)
 
     def join_debate(
-        self, debate_id: str, *, participant_name: str, harness: str, model: str, run_id: str
+        self,
+        debate_id: str,
+        *,
+        participant_name: str,
+        harness: str,
+        model: str,
+        run_id: str,
+        participant_secret: str | None = None,
     ) -> JoinResult:
-        self._identity_fields(participant_name, harness, model, run_id)
+        joiner = self._joiner(participant_name, harness, model, run_id, participant_secret)
         with self._transaction(write=True) as tx:
             debate, _ = self._get_debate(tx, debate_id, lock=True)
             if debate.status is DebateState.CLOSED:
                 raise DebateClosedError(
                     f"Debate {debate_id} is closed with outcome {debate.outcome}; start a new debate to continue."
                 )
-            return self._seat(tx, debate, False, participant_name, harness, model, run_id)
+            return self._seat(tx, debate, False, joiner)
 
     @staticmethod
-    def _identity_fields(participant_name: str, harness: str, model: str, run_id: str) -> None:
+    def _joiner(participant_name: str, harness: str, model: str, run_id: str, secret: str | None) -> _Joiner:
         for name, value in (
             ("participant_name", participant_name),
             ("harness", harness),
@@ -349,15 +375,17 @@ class SqlLedger(Ledger):
             ("run_id", run_id),
         ):
             require_text(name, value)
+        optional_text("participant_secret", secret)
+        return _Joiner(participant_name, harness, model, run_id, secret)
 
-    def _seat(
-        self, tx: Tx, debate: Debate, created: bool, participant_name: str, harness: str, model: str, run_id: str
-    ) -> JoinResult:
-        """The participant ``participant_name`` of the locked ``debate``: its existing seat, or the next free one."""
+    def _seat(self, tx: Tx, debate: Debate, created: bool, joiner: _Joiner) -> JoinResult:
+        """The participant ``joiner.name`` of the locked ``debate``: its existing seat (with its secret), or the
+        next free one (with a new secret)."""
         participants = self._participants(tx, debate.id)
         for existing in participants:
-            if existing.name == participant_name:
-                return JoinResult(debate, existing, len(participants), created=created, rejoined=True)
+            if existing.name == joiner.name:
+                secret = self._reseat(tx, debate, existing, joiner.secret)
+                return JoinResult(debate, existing, len(participants), created=created, rejoined=True, secret=secret)
         if len(participants) >= debate.seats:
             names = ", ".join(p.name for p in participants)
             raise DebateFullError(
@@ -368,15 +396,16 @@ class SqlLedger(Ledger):
             id=str(uuid.uuid4()),
             debate_id=debate.id,
             seat=len(participants) + 1,
-            name=participant_name,
-            harness=harness,
-            model=model,
-            run_id=run_id,
+            name=joiner.name,
+            harness=joiner.harness,
+            model=joiner.model,
+            run_id=joiner.run_id,
             joined_at=to_iso(self._now()),
         )
+        secret = new_secret()
         tx.run(
-            "INSERT INTO participants (id, debate_id, seat, name, harness, model, run_id, joined_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO participants (id, debate_id, seat, name, harness, model, run_id, joined_at, secret_sha256)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 participant.id,
                 participant.debate_id,
@@ -386,6 +415,7 @@ class SqlLedger(Ledger):
                 participant.model,
                 participant.run_id,
                 participant.joined_at,
+                token_sha256(secret),
             ),
         )
         count = participant.seat
@@ -393,7 +423,53 @@ class SqlLedger(Ledger):
         if status is not debate.status:
             tx.run("UPDATE debates SET status = ? WHERE id = ?", (status.value, debate.id))
             debate = replace(debate, status=status)
-        return JoinResult(debate, participant, count, created=created, rejoined=False)
+        return JoinResult(debate, participant, count, created=created, rejoined=False, secret=secret)
+
+    @staticmethod
+    def _stored_secret(tx: Tx, debate_id: str, participant_id: str) -> tuple[bool, str | None]:
+        """(whether the participant exists, the SHA-256 of its secret: ``None`` for an older moot's seat)."""
+        row = tx.one(
+            "SELECT secret_sha256 FROM participants WHERE debate_id = ? AND id = ?", (debate_id, participant_id)
+        )
+        return (row is not None, None if row is None or row[0] is None else str(row[0]))
+
+    def _reseat(self, tx: Tx, debate: Debate, existing: Participant, given: str | None) -> str | None:
+        """A rejoin: refused without the seat's secret; a seat an older moot gave out without one gets one now
+        (returned, as for a new seat)."""
+        _, stored = self._stored_secret(tx, debate.id, existing.id)
+        if stored is None:
+            secret = new_secret()
+            tx.run("UPDATE participants SET secret_sha256 = ? WHERE id = ?", (token_sha256(secret), existing.id))
+            return secret
+        if given is None or not _same(stored, token_sha256(given)):
+            raise SeatError(
+                f"The name {existing.name!r} already holds a seat in debate {debate.id}; rejoin with the participant "
+                "secret its first join returned, or join under another name.",
+                debate_id=debate.id,
+                participant_id=existing.id,
+            )
+        return None
+
+    def _check_secret(self, tx: Tx, debate_id: str, participant_id: str, secret: object) -> None:
+        """Refuse to act as ``participant_id`` without its secret (a participant that never joined is left to the
+        caller's own check, which names it)."""
+        exists, stored = self._stored_secret(tx, debate_id, participant_id)
+        if not exists:
+            return
+        if stored is None:
+            raise SeatError(
+                f"Participant {participant_id!r} joined debate {debate_id} before seats had secrets; join again under "
+                "its name to get its secret, then retry with it.",
+                debate_id=debate_id,
+                participant_id=participant_id,
+            )
+        if not isinstance(secret, str) or not _same(stored, token_sha256(secret)):
+            raise SeatError(
+                f"That is not the participant secret of {participant_id!r} in debate {debate_id}; pass the secret "
+                "its join returned.",
+                debate_id=debate_id,
+                participant_id=participant_id,
+            )
 
     def get_debate(self, debate_id: str) -> Debate:
         with self._transaction(write=False) as tx:
@@ -462,31 +538,34 @@ class SqlLedger(Ledger):
         debate_id: str,
         participant_id: str,
         *,
+        participant_secret: str,
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
         for_timeout: bool = False,
         retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS,
     ) -> Lease | Refusal:
         require_text("participant_id", participant_id)
+        require_text("participant_secret", participant_secret)
         ttl = ttl_delta(ttl_seconds)
         retry = positive_int("retry_after_seconds", retry_after_seconds)
-        return self._claim(debate_id, participant_id, ttl, for_timeout, retry)
+        return self._claim(debate_id, participant_id, participant_secret, ttl, for_timeout, retry)
 
     def _claim(
-        self, debate_id: str, participant_id: str, ttl: timedelta, for_timeout: bool, retry: int
+        self, debate_id: str, participant_id: str, secret: str, ttl: timedelta, for_timeout: bool, retry: int
     ) -> Lease | Refusal:
         # Most claims under contention are refused: decide those from a snapshot, without the write lock,
         # so that pollers never queue in front of the holder's writes. A grant is re-decided under the lock.
         with self._transaction(write=False) as tx:
-            refusal = self._refusal(self._claim_view(tx, debate_id, participant_id, lock=False), for_timeout, retry)
+            view = self._claim_view(tx, debate_id, participant_id, secret, lock=False)
+            refusal = self._refusal(view, for_timeout, retry)
         if refusal is not None:
             return refusal
         with self._transaction(write=True) as tx:
-            view = self._claim_view(tx, debate_id, participant_id, lock=True)
+            view = self._claim_view(tx, debate_id, participant_id, secret, lock=True)
             refusal = self._refusal(view, for_timeout, retry)
             if refusal is not None:
                 return refusal
             fencing = view.fencing + 1
-            token = secrets.token_urlsafe(32)
+            token = new_secret()
             expires_at = to_iso(view.now + ttl)
             tx.run("UPDATE debates SET fencing = ? WHERE id = ?", (fencing, debate_id))
             tx.run(
@@ -495,7 +574,7 @@ class SqlLedger(Ledger):
             )
             return Lease(debate_id, view.participant_id, token, expires_at, fencing, view.participant_count)
 
-    def _claim_view(self, tx: Tx, debate_id: str, participant_id: str, *, lock: bool) -> ClaimView:
+    def _claim_view(self, tx: Tx, debate_id: str, participant_id: str, secret: str, *, lock: bool) -> ClaimView:
         debate, fencing = self._get_debate(tx, debate_id, lock=lock)
         now = self._now()
         if debate.status is DebateState.CLOSED:
@@ -504,6 +583,7 @@ class SqlLedger(Ledger):
             )
         participants = self._participants(tx, debate_id)
         me = self._member(participants, debate_id, participant_id)
+        self._check_secret(tx, debate_id, me.id, secret)
         return ClaimView(debate_id, me.id, len(participants), fencing, self._lease(tx, debate_id), now)
 
     @staticmethod
@@ -526,9 +606,9 @@ class SqlLedger(Ledger):
         return None
 
     def _check_lease(
-        self, tx: Tx, debate_id: str, participant_id: str, lease_token: str, fencing_token: int | None
+        self, tx: Tx, debate_id: str, participant_id: str, lease_token: str, secret: str, fencing_token: int | None
     ) -> _Held:
-        """The fencing check: run first in every transaction that writes under a lease."""
+        """The fencing check (and the holder's secret): run first in every transaction that writes under a lease."""
         if not isinstance(participant_id, str) or not isinstance(lease_token, str):
             raise LeaseError("Pass the participant id and lease token as the strings that join and claim returned.")
         debate, last_fencing = self._get_debate(tx, debate_id, lock=True)
@@ -538,6 +618,7 @@ class SqlLedger(Ledger):
                 f"Debate {debate_id} is closed with outcome {debate.outcome}, so no lease can write to it; "
                 "start a new debate to continue."
             )
+        self._check_secret(tx, debate_id, participant_id, secret)
         lease = self._lease(tx, debate_id)
         if lease is None:
             raise LeaseError(f"Debate {debate_id} has no active lease; claim the lock before writing.")
@@ -566,13 +647,19 @@ class SqlLedger(Ledger):
         )
 
     def refresh(
-        self, debate_id: str, participant_id: str, lease_token: str, *, ttl_seconds: float = DEFAULT_TTL_SECONDS
+        self,
+        debate_id: str,
+        participant_id: str,
+        lease_token: str,
+        *,
+        participant_secret: str,
+        ttl_seconds: float = DEFAULT_TTL_SECONDS,
     ) -> Lease:
-        return self._refresh(debate_id, participant_id, lease_token, ttl_delta(ttl_seconds))
+        return self._refresh(debate_id, participant_id, lease_token, participant_secret, ttl_delta(ttl_seconds))
 
-    def _refresh(self, debate_id: str, participant_id: str, lease_token: str, ttl: timedelta) -> Lease:
+    def _refresh(self, debate_id: str, participant_id: str, lease_token: str, secret: str, ttl: timedelta) -> Lease:
         with self._transaction(write=True) as tx:
-            held = self._check_lease(tx, debate_id, participant_id, lease_token, None)
+            held = self._check_lease(tx, debate_id, participant_id, lease_token, secret, None)
             expires_at = to_iso(held.now + ttl)
             self._audit(tx, held, "refresh")
             tx.run("UPDATE leases SET expires_at = ? WHERE debate_id = ?", (expires_at, debate_id))
@@ -585,6 +672,7 @@ class SqlLedger(Ledger):
         participant_id: str,
         lease_token: str,
         *,
+        participant_secret: str,
         close: bool = False,
         outcome: str | None = None,
         reason: str = "",
@@ -595,10 +683,10 @@ class SqlLedger(Ledger):
         if not close and outcome is not None:
             raise InvalidInputError("An outcome is stored only when closing; pass close=True with it.")
         if not close:
-            self._release(debate_id, participant_id, lease_token)
+            self._release(debate_id, participant_id, lease_token, participant_secret)
             return Released(debate_id, False, None)
         with self._transaction(write=True) as tx:
-            held = self._check_lease(tx, debate_id, participant_id, lease_token, None)
+            held = self._check_lease(tx, debate_id, participant_id, lease_token, participant_secret, None)
             if outcome is not None:
                 self._conclude(tx, held, outcome, reason, summary)
                 tx.run(
@@ -609,29 +697,30 @@ class SqlLedger(Ledger):
             self._audit(tx, held, "close")
         return Released(debate_id, close, outcome)
 
-    def _release(self, debate_id: str, participant_id: str, lease_token: str) -> None:
+    def _release(self, debate_id: str, participant_id: str, lease_token: str, secret: str) -> None:
         with self._transaction(write=True) as tx:
-            held = self._check_lease(tx, debate_id, participant_id, lease_token, None)
+            held = self._check_lease(tx, debate_id, participant_id, lease_token, secret, None)
             tx.run("UPDATE leases SET released_at = ? WHERE debate_id = ?", (to_iso(held.now), debate_id))
             self._audit(tx, held, "release")
 
     @contextmanager
     def _guarded(
-        self, debate_id: str, participant_id: str, lease_token: str, fencing_token: int
+        self, debate_id: str, participant_id: str, lease_token: str, secret: str, fencing_token: int
     ) -> Iterator[LeaseGuard]:
         if isinstance(fencing_token, bool) or not isinstance(fencing_token, int):
             raise InvalidInputError("fencing_token must be the integer that claim returned; pass it unchanged.")
         with self._transaction(write=True) as tx:
-            guard = _Guard(self, tx, self._check_lease(tx, debate_id, participant_id, lease_token, fencing_token))
+            held = self._check_lease(tx, debate_id, participant_id, lease_token, secret, fencing_token)
+            guard = _Guard(self, tx, held)
             try:
                 yield guard
             finally:
                 guard.end()
 
     def guarded_write(
-        self, debate_id: str, participant_id: str, lease_token: str, fencing_token: int
+        self, debate_id: str, participant_id: str, lease_token: str, fencing_token: int, *, participant_secret: str
     ) -> AbstractContextManager[LeaseGuard]:
-        return self._guarded(debate_id, participant_id, lease_token, fencing_token)
+        return self._guarded(debate_id, participant_id, lease_token, participant_secret, fencing_token)
 
     def _conclude(
         self, tx: Tx, held: _Held, outcome: str, reason: str, summary: str, body: str | None = None

@@ -32,7 +32,7 @@ def mcp_command(
         Transport, typer.Option("--transport", help="stdio (for an agent host) or http (streamable HTTP).")
     ] = Transport.stdio,
     host: Annotated[
-        str, typer.Option("--host", help="HTTP only: the address to bind; anything but loopback needs --token.")
+        str, typer.Option("--host", help="HTTP only: the address to bind (every request needs the token).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="HTTP only: the port to listen on.")] = DEFAULT_PORT,
     token: Annotated[
@@ -40,20 +40,40 @@ def mcp_command(
         typer.Option(
             "--token",
             envvar="MOOT_MCP_TOKEN",
-            help="HTTP only: require 'Authorization: Bearer <token>' (or $MOOT_MCP_TOKEN, which keeps it out of ps).",
+            help="HTTP only: the token every request must carry as 'Authorization: Bearer <token>' "
+            "($MOOT_MCP_TOKEN keeps it out of ps; default: a random one, printed at start).",
+        ),
+    ] = None,
+    allow_agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-agent",
+            metavar="BACKEND",
+            help="Let clients name agents of this backend, which run a program, read a file or the terminal, or "
+            "are a plugin: cmd, acp, script, local (a GGUF path), human, a plugin's name (repeatable; also "
+            "allow_agents in moot.toml).",
+        ),
+    ] = None,
+    allow_server: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-server",
+            metavar="URL[=ENV]",
+            help="Let clients name this model server (openai:MODEL@URL); with =ENV it gets $ENV as its key, "
+            "else no key of this machine (repeatable; also allow_servers in moot.toml).",
         ),
     ] = None,
 ) -> None:
-    """Serve moot over MCP: start and follow deliberations, and take part in duels, critiques and roundtables."""
+    """Serve moot over MCP: start and follow deliberations, and take part in duels, critiques and roundtables.
+
+    Clients' debates may use the configured models only, unless --allow-agent or --allow-server says more.
+    """
     from moot import tools
+    from moot.doors import agent_policy, door_token
 
     http = transport is Transport.http
-    if http:
-        from moot.mcp.http import require_token_off_loopback
-
-        require_token_off_loopback(host, token)
-        if not 0 < port < 65536:
-            raise UserError(f"--port {port} is not a TCP port; pass one from 1 to 65535.")
+    if http and not 0 < port < 65536:
+        raise UserError(f"--port {port} is not a TCP port; pass one from 1 to 65535.")
     where = root if root is not None else Path.cwd()
     try:
         tools.open_workspace(where).close()  # a bad root or an unreachable ledger is reported before serving
@@ -62,16 +82,18 @@ def mcp_command(
         raise typer.Exit(problem.exit_code) from None
 
     try:
-        from moot.mcp.server import build_server
+        from moot.mcp.server import DOOR, build_server
     except ModuleNotFoundError as missing:
         if (missing.name or "").split(".")[0] not in {"mcp", "mcp_types"}:
             raise
         raise UserError("moot mcp needs the MCP SDK; install it with: pip install 'moot[mcp]'.") from None
 
+    policy = agent_policy(DOOR, where.resolve(), agents=allow_agent or (), servers=allow_server or ())
     if not http:
-        build_server(where).run("stdio")
+        build_server(where, policy=policy).run("stdio")
         return
     from moot.mcp.http import serve_http, url_of
 
-    server = build_server(where, bearer_token=token, url=url_of(host, port))
-    serve_http(server, host, port, token=token)
+    required, drawn = door_token(token)
+    server = build_server(where, bearer_token=required, url=url_of(host, port), policy=policy)
+    serve_http(server, host, port, drawn_token=required if drawn else None)

@@ -1,10 +1,9 @@
-"""``moot mcp --transport http``: streamable HTTP, on loopback unless told otherwise, and then only with a
-bearer token."""
+"""``moot mcp --transport http``: streamable HTTP, on loopback unless told otherwise, and always with a bearer
+token (:mod:`moot.doors`)."""
 
 from __future__ import annotations
 
 import functools
-import ipaddress
 import socket
 import sys
 from typing import TYPE_CHECKING
@@ -17,30 +16,13 @@ if TYPE_CHECKING:
 PATH = "/mcp"
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def require_token_off_loopback(host: str, token: str | None) -> None:
-    """Refuse to serve beyond this machine without a bearer token."""
-    if not token and not is_loopback(host):
-        raise UserError(
-            f"--host {host} would serve the debates beyond this machine, so it needs a bearer token; pass --token "
-            "or set $MOOT_MCP_TOKEN, or bind 127.0.0.1."
-        )
-
-
 def url_of(host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
     return f"http://{shown}:{port}{PATH}"
 
 
-def serve_http(server: MootServer, host: str, port: int, *, token: str | None) -> None:
+def serve_http(server: MootServer, host: str, port: int, *, drawn_token: str | None) -> None:
+    """Serve ``server`` (built with its bearer token); ``drawn_token``, a token drawn at start, is printed."""
     import anyio
     import uvicorn
 
@@ -48,8 +30,11 @@ def serve_http(server: MootServer, host: str, port: int, *, token: str | None) -
     app = server.streamable_http_app(streamable_http_path=PATH, host=host)
     config = uvicorn.Config(app, host=host.strip("[]"), port=port, log_level="warning", lifespan="on")
     listening = _listen(host, port)  # before "serving" is printed: a busy port is the one sentence
-    guard = "a bearer token is required" if token else "no token: loopback only"
-    print(f"moot mcp: serving {url_of(host, port)} ({guard})", file=sys.stderr, flush=True)
+    if drawn_token:
+        guard = f"every request needs 'Authorization: Bearer {drawn_token}' (--token or $MOOT_MCP_TOKEN sets it)"
+    else:
+        guard = "every request needs 'Authorization: Bearer <the token you gave>'"
+    print(f"moot mcp: serving {url_of(host, port)}; {guard}", file=sys.stderr, flush=True)
     anyio.run(functools.partial(uvicorn.Server(config).serve, sockets=[listening]))
 
 
@@ -61,6 +46,7 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listening.bind((bare, port))
+        listening.listen(128)  # a client that connects once "serving" is printed waits for uvicorn, not refused
     except OSError as exc:
         listening.close()
         raise UserError(

@@ -5,6 +5,12 @@ joined: ``join`` binds the returned id, and ``claim_lock``, ``refresh_lock``, ``
 ``append_turn`` refuse any other id (``TOOLS_IDENTITY``). One connection is one participant: its first join
 fixes its name, and a later join under another name is refused before the ledger sees it.
 
+Each seat also has a secret (:mod:`moot.tools.seats`), which the server keeps for the connection that joined
+(its :meth:`Identities.keyring`) and passes to the ledger on that connection's every claim and write, so a
+tool-following agent never handles it. Another connection joining under a taken name is refused by the
+ledger unless it presents the secret (``participant_secret``, which the first join returned once): an agent
+whose host restarted rejoins that way.
+
 The critique's and the roundtable's tools bind a seat instead: the role a connection claimed in one record
 (``critique_claim``, ``roundtable_start`` as the moderator, ``roundtable_take_floor``). The record is known
 before the call, so one connection holds one role per record, and acts only in the roles it claimed.
@@ -22,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from moot.tools import Refused
+from moot.tools.seats import Keyring
 
 STDIO = "stdio"
 SESSION_HEADER = "mcp-session-id"
@@ -42,6 +49,7 @@ class Identities:
     _names: dict[str, str] = field(default_factory=dict)
     _joined: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
     _seats: dict[str, dict[str, str]] = field(default_factory=dict)  # connection -> record -> role
+    _secrets: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)  # -> (debate, participant) -> secret
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _joins: threading.Lock = field(default_factory=threading.Lock)
 
@@ -111,6 +119,26 @@ class Identities:
                 "role first and act as that role.",
                 rule="TOOLS_IDENTITY",
             )
+
+    def keyring(self, connection: str | None) -> Keyring | None:
+        """The secrets of the seats ``connection`` took (``None`` for a sessionless request, which cannot act)."""
+        return None if connection is None else _ConnectionKeyring(self, connection)
+
+
+@dataclass(frozen=True)
+class _ConnectionKeyring:
+    """One connection's view of the secrets the server keeps."""
+
+    identities: Identities
+    connection: str
+
+    def get(self, debate_id: str, participant_id: str) -> str | None:
+        with self.identities._lock:
+            return self.identities._secrets.get(self.connection, {}).get((debate_id, participant_id))
+
+    def put(self, debate_id: str, participant_id: str, secret: str) -> None:
+        with self.identities._lock:
+            self.identities._secrets.setdefault(self.connection, {})[(debate_id, participant_id)] = secret
 
 
 def _required(connection: str | None, action: str) -> str:

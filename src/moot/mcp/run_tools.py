@@ -290,7 +290,8 @@ async def start_debate(
     at once; follow it with debate_status and fetch debate_result when it ends.
 
     A start that cannot run (an unknown option, agent or role, a missing key or script, an unreachable server)
-    is refused in one sentence and writes nothing.
+    is refused in one sentence and writes nothing. So is an agent that would run a program, read a file or the
+    terminal, or a model server this call names, unless the server's operator allowed it.
     """
     runner = _runner(ctx)
 

@@ -8,7 +8,6 @@ transactions); the run tools are async and run in the event loop, where the deba
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,6 +21,8 @@ from mcp_types import Resource
 from pydantic import ValidationError
 
 from moot import __version__, registry, tools
+from moot.agents.policy import AgentPolicy
+from moot.doors import agent_policy, same_token
 from moot.engine.runner import Runner
 from moot.mcp import resources
 from moot.mcp.run_tools import RUN_TOOLS
@@ -29,6 +30,7 @@ from moot.mcp.state import ServerState, state_of
 from moot.plugin import Ref
 
 NAME = "moot"
+DOOR = "moot mcp"  # how refusals name the server whose flags open them
 # moot's own protocols' participation tools, each a tuple of (function, ToolAnnotations).
 PARTICIPATION_TOOLS = {
     "critique": "moot.protocols.critique.mcp_tools:CRITIQUE_TOOLS",
@@ -54,7 +56,7 @@ class StaticBearer:
         self._token = token
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        if secrets.compare_digest(token.encode("utf-8"), self._token.encode("utf-8")):
+        if same_token(token, self._token):
             return AccessToken(token=token, client_id=NAME, scopes=[])
         return None
 
@@ -91,18 +93,25 @@ def schema_error(tool: str, error: ValidationError) -> str:
 
 
 def build_server(
-    root: str | Path, *, database_url: str | None = None, bearer_token: str | None = None, url: str | None = None
+    root: str | Path,
+    *,
+    database_url: str | None = None,
+    bearer_token: str | None = None,
+    url: str | None = None,
+    policy: AgentPolicy | None = None,
 ) -> MootServer:
-    """The server for the work root ``root``; with ``bearer_token`` every HTTP request must carry it.
+    """The server for the work root ``root``; with ``bearer_token`` every HTTP request must carry it. Its
+    clients' debates run under ``policy`` (default: what the work root's moot.toml allows, else models only).
 
     Nothing is opened until the server runs, so the tool list can be read without a work root.
     """
     where = Path(root).resolve()
+    allowed = policy if policy is not None else agent_policy(DOOR, where)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
         with tools.open_workspace(where, database_url=database_url) as workspace:
-            runner = Runner(where)
+            runner = Runner(where, allowed)
             try:
                 yield ServerState(workspace=workspace, runner=runner)
             finally:

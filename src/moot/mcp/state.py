@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from mcp.server.mcpserver import Context
@@ -27,6 +27,10 @@ class ServerState:
     workspace: Workspace
     runner: Runner
     identities: Identities = field(default_factory=Identities)
+
+    def acting(self, connection: str | None) -> Workspace:
+        """The workspace as ``connection`` acts in it: with the secrets of the seats that connection took."""
+        return replace(self.workspace, keyring=self.identities.keyring(connection))
 
 
 def state_of(ctx: Context) -> ServerState:
@@ -67,7 +71,7 @@ def answer_seating(
     def act() -> BaseModel:
         record, where = seat_of(state.workspace)
         with state.identities.seating(connection, record, role, where=where):
-            return action(state.workspace)
+            return action(state.acting(connection))
 
     return answer(act)
 
@@ -81,7 +85,7 @@ def answer_seated(
     def act() -> BaseModel:
         record, where = seat_of(state.workspace)
         state.identities.require_seat(connection, record, role, where=where, claim=claim)
-        return action(state.workspace)
+        return action(state.acting(connection))
 
     return answer(act)
 
@@ -93,7 +97,7 @@ async def answer_async(action: Callable[[], Awaitable[BaseModel]]) -> CallToolRe
     except ToolError as refusal:
         return tool_result(refusal.payload(), refusal.exit_code)
     except UserError as problem:
-        bad = BadInput(str(problem), rule="TOOLS_BAD_INPUT")
+        bad = translate(problem) or BadInput(str(problem), rule="TOOLS_BAD_INPUT")  # a full disk is not bad input
         return tool_result(bad.payload(), bad.exit_code)
     except Exception as exc:  # the files below (a link, a full disk) refuse as the synchronous tools' do
         error = translate(exc)

@@ -7,16 +7,20 @@
 
     with tools.open_workspace("/work/root") as ws:
         joined = duel.join(ws, target="/work/root/design.md", topic="Caching", participant_name="alice",
-                            harness="codex", run_id="run-1")
-        lock = duel.claim_lock(ws, duel_id=joined.duel_id, participant_id=joined.participant_id)
-        duel.append(ws, duel_id=..., participant_id=..., lease_token=lock.lease_token, turn_markdown=text)
+                           harness="codex", run_id="run-1")
+        me = {"duel_id": joined.duel_id, "participant_id": joined.participant_id,
+              "participant_secret": joined.participant_secret}     # the secret is returned once: keep it
+        lock = duel.claim_lock(ws, **me)
+        duel.append(ws, **me, lease_token=lock.lease_token, turn_markdown=text)
 
     payload, exit_code = tools.invoke(lambda: duel.status(ws, duel_id=...))   # what the CLI prints
 
 Modules: :mod:`moot.protocols.duel.tools` (join, status, claim_lock, refresh_lock, release_lock, append),
 :mod:`moot.protocols.roundtable.tools` (start, status, take_floor, speak, minutes, release_floor),
 :mod:`moot.protocols.critique.tools` (append, claim, release, status), :mod:`moot.tools.events` (emit, read_events).
-Exit codes: 0 ok, 1 refused (:class:`Refused`), 2 bad input (:class:`BadInput`), 3 unavailable.
+A participant's secret is passed as ``participant_secret``, else read from ``ws.keyring`` (see
+:mod:`moot.tools.seats`). Exit codes: 0 ok, 1 refused (:class:`Refused`), 2 bad input (:class:`BadInput`),
+3 unavailable.
 """
 
 from __future__ import annotations

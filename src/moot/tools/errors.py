@@ -3,7 +3,7 @@
     ToolError (moot.errors.UserError)   message, kind, exit_code, rules (located Violations), detail
     ├── Refused       exit 1   a rule, the lease or the debate's state refuses the request
     ├── BadInput      exit 2   a malformed argument, an unknown id, an unsafe name
-    └── Unavailable   exit 3   the ledger or the work root's files cannot be used; retry later
+    └── Unavailable   exit 3   the ledger or the work root's files cannot be used (a full disk too); retry later
 
 Every tool raises only these (the :func:`tool` decorator translates the ledger's errors and the protocols'
 ``ProtocolViolationError``), so the CLI and the MCP server report a refusal the same way.
@@ -18,7 +18,7 @@ from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from moot.core.files import FILE_RULES
 from moot.core.machine import ProtocolViolationError, Rule, RuleBook, Violation
-from moot.errors import UserError
+from moot.errors import DiskFault, UserError
 from moot.ledger.errors import (
     ConflictError,
     DebateClosedError,
@@ -27,6 +27,7 @@ from moot.ledger.errors import (
     LeaseError,
     LedgerUnavailableError,
     NotFoundError,
+    SeatError,
 )
 
 TOOL_RULES = RuleBook(
@@ -42,6 +43,10 @@ TOOL_RULES = RuleBook(
         Rule(
             "TOOLS_IDENTITY",
             "A participant writes only as itself: a turn's author is the participant that holds the lease.",
+        ),
+        Rule(
+            "TOOLS_SEAT",
+            "A seat is rejoined, claimed and written to only with the participant secret its join returned once.",
         ),
         Rule("TOOLS_TURN_FILE", "A turn file holds exactly one turn in the protocol's turn format."),
         Rule("TOOLS_UNRECORDED_TURNS", "At most one turn (a crash's) is in the record but not yet in the ledger."),
@@ -150,6 +155,7 @@ def refused_by(violations: Iterable[Violation], *, detail: dict[str, Any] | None
 # The ledger's errors, in the order isinstance must test them (most specific first).
 _LEDGER_ERRORS: tuple[tuple[type[Exception], type[ToolError], str], ...] = (
     (LeaseError, Refused, "TOOLS_LEASE"),
+    (SeatError, Refused, "TOOLS_SEAT"),
     (DebateFullError, Refused, "TOOLS_DEBATE_FULL"),
     (DebateClosedError, Refused, "TOOLS_DEBATE_CLOSED"),
     (ConflictError, Refused, "TOOLS_CONFLICT"),
@@ -168,6 +174,9 @@ def translate(exc: Exception) -> ToolError | None:
     for kind, error, rule in _LEDGER_ERRORS:
         if isinstance(exc, kind):
             return error(str(exc), rule=rule)
+    fault = DiskFault.of(exc)  # a full disk or a read-only file system: a person frees space, then the call is retried
+    if fault is not None:
+        return Unavailable(str(fault), rule="TOOLS_UNAVAILABLE")
     if isinstance(exc, FileExistsError):  # the record writers refuse links and existing records this way
         message = str(exc)
         rule = "FILE_SYMLINK" if "symbolic link" in message else "TOOLS_CONFLICT"

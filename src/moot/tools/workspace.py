@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from moot.core.ledger_place import DATABASE_ENV
 from moot.ledger import Clock, Ledger, open_ledger
 from moot.tools.errors import BadInput, Refused, translated
+
+if TYPE_CHECKING:
+    from moot.tools.seats import Keyring
 
 
 def _system_clock() -> datetime:
@@ -30,6 +33,8 @@ class Workspace:
     root: Path
     ledger: Ledger
     clock: Clock = field(default=_system_clock)
+    keyring: Keyring | None = None
+    """Where the caller's participant secrets are kept (see :mod:`moot.tools.seats`); ``None``: pass them."""
 
     def close(self) -> None:
         self.ledger.close()

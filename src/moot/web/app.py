@@ -1,7 +1,7 @@
 """``moot serve``: the records of a work root as a local web app (Starlette), live by server-sent events.
 
 A record's URL is its path under the root; only paths that :func:`moot.records.find_records` lists are served,
-so no URL reaches another file. Bound beyond loopback, every request needs the token.
+so no URL reaches another file. Every request needs the token, on loopback too.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from moot import registry
+from moot.doors import same_token
 from moot.errors import UserError
 from moot.records import find_records, last_change, record_row
 from moot.web.page import build, index_body, index_html, record_body, record_html
@@ -152,11 +152,6 @@ async def events(request: Request) -> Response:
     return _event_stream(request, lambda: last_change(path), lambda: record_body(build(path)))
 
 
-def _same(given: str, token: str) -> bool:
-    """A comparison that takes as long whatever ``given`` is (any text: compared as UTF-8 bytes)."""
-    return secrets.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode("utf-8", "surrogateescape"))
-
-
 class TokenMiddleware(BaseHTTPMiddleware):
     """Every request carries the token: ``?token=…`` once (kept in a cookie), or the cookie."""
 
@@ -166,18 +161,18 @@ class TokenMiddleware(BaseHTTPMiddleware):
 
     async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         given = request.query_params.get("token")
-        if given is not None and _same(given, self.token):
+        if given is not None and same_token(given, self.token):
             response = RedirectResponse(request.url.remove_query_params("token"), status_code=303)
             response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
             return response
         cookie = request.cookies.get(TOKEN_COOKIE, "")
-        if not _same(cookie, self.token):
+        if not same_token(cookie, self.token):
             return PlainTextResponse("this moot server needs its token: open the URL it printed (…?token=…).", 401)
         return await call_next(request)
 
 
-def create_app(root: Path, *, token: str | None = None, loopback: str | None = "127.0.0.1") -> Starlette:
-    """The web app over ``root``; ``token`` is required of every request when given.
+def create_app(root: Path, *, token: str, loopback: str | None = "127.0.0.1") -> Starlette:
+    """The web app over ``root``; ``token`` is required of every request.
 
     ``loopback`` is the loopback address served on, if it is one: then only requests naming a loopback host
     are answered, so that a page of another site cannot reach the records through a rebound DNS name.
@@ -186,8 +181,7 @@ def create_app(root: Path, *, token: str | None = None, loopback: str | None = "
     if loopback is not None:
         named = f"[{loopback}]" if ":" in loopback else loopback
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=[*LOOPBACK_NAMES, named]))
-    if token is not None:
-        middleware.append(Middleware(TokenMiddleware, token=token))
+    middleware.append(Middleware(TokenMiddleware, token=token))
     app = Starlette(
         routes=[
             Route("/", index),

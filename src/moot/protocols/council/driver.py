@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.agents.base import AgentRequest
-from moot.core.machine import Outcome, ProtocolViolationError, Summary, sealed_digest
+from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation, sealed_digest
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.engine.sealed import SealedPhase, SealedPhases
 from moot.errors import RecordExists, UserError
@@ -61,6 +61,11 @@ class CouncilOptions:
     members: Sequence[Sequence[str]]  # (name, agent spec) pairs
     chairman: str | None = None  # a separate chairman's agent spec; without one the first member chairs
     seed: int | None = None  # the seed of the review shuffles; drawn at random when not given
+
+    def agent_specs(self) -> dict[str, str]:
+        """Each role's agent spec as these options name it (the members', and a separate chairman's)."""
+        specs = {str(member[0]): str(member[1]) for member in self.members if len(member) == 2}
+        return {**specs, CHAIRMAN: self.chairman} if self.chairman else specs
 
 
 def parse_member(value: str) -> tuple[str, str]:
@@ -238,6 +243,14 @@ class CouncilDriver(Driver, SealedPhases):
         system = "You are a member of a council reviewing anonymous answers. Judge the answers, not their authors."
         # The system message and prompt name no member and no model: redact() took them out of the answers.
         return self._request(role, system, redact(prompt, self.config), schema, REVIEW_MAX_TOKENS)
+
+    def repair_prompt(self, request: AgentRequest, reply: str, violations: list[Violation]) -> AgentRequest:
+        """A review sent back is redacted too: the identity it named (and the rule's message that quotes it) is
+        shown as [redacted] in place, so the repair confirms no guess about who wrote what."""
+        repaired = super().repair_prompt(request, reply, violations)
+        if self.machine.stage(self.state) != 2:
+            return repaired
+        return repaired.model_copy(update={"prompt": redact(repaired.prompt, self.config)})
 
     def _synthesis_request(self, role: str) -> AgentRequest:
         aggregate = borda(self.config, self.state)

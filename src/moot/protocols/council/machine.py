@@ -25,6 +25,7 @@ import re
 import string
 from dataclasses import dataclass
 from typing import ClassVar, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -241,19 +242,79 @@ def review_order(seed: int, reviewer: str, answered: list[str]) -> list[str]:
 
 
 def identities(config: CouncilConfig) -> list[str]:
-    """What would unmask a member: every member's name and model (the spec, and its model part).
-
-    A bare backend name (``local``, ``human``) names no model and is an ordinary word, so it is not one.
-    """
+    """What would unmask a member: every member's name and what its agent spec names (:func:`spec_identities`)."""
     found: set[str] = set()
     for member in config.members:
         found.add(member.name)
-        if ":" in member.model:
-            found.add(member.model)
-            model = member.model.split(":", 1)[1].strip()
-            if len(model) >= 2:
-                found.add(model)
+        found |= spec_identities(member.model)
     return sorted(found, key=len, reverse=True)
+
+
+# A program that only runs another (``cmd:python agent.py``, ``cmd:llm -m MODEL``): what it runs is what tells.
+_LAUNCHERS = frozenset(
+    {"python", "python3", "node", "npx", "uv", "uvx", "sh", "bash", "env", "deno", "bun", "ruby", "llm"}
+)
+# What a model file's or a script's name ends with; the stem before it names the model or agent.
+_FILE_SUFFIX = re.compile(r"\.(?:gguf|bin|safetensors|py|js|mjs|ts|sh|json|jsonl|exe)$", re.IGNORECASE)
+# Parts of a host name that name no one: a generic prefix or a top-level domain.
+_GENERIC_HOST_PARTS = frozenset({"api", "www", "app", "localhost", "com", "net", "org", "io", "ai", "dev", "cloud"})
+# Where a spec's model part ends and a server's URL begins (``openai:MODEL@https://HOST/v1``).
+_URL_START = re.compile(r"@(?=[A-Za-z][A-Za-z0-9+.-]*://)")
+
+
+def spec_identities(spec: str) -> set[str]:
+    """What in an agent spec would unmask the member that answers with it, in every spec form.
+
+    ``NAME:MODEL``, ``ollama:MODEL:TAG``, ``NAME:OWNER/MODEL``, ``NAME:MODEL@URL``, ``local:PATH``,
+    ``cmd:COMMAND``, ``acp:COMMAND``, ``script:FILE`` and a plugin's ``NAME:ARGS``: the spec, its model
+    part, each name in that part (a path's file name and its stem, a model without its tag or owner, the
+    program a command runs, an argument that names a model), and the server's URL, host and the parts of
+    the host that name a provider. A bare backend name (``local``, ``human``) names no model and is an
+    ordinary word, so it is not one; neither is a word of a command that names nothing (``python``, a flag).
+    """
+    _, colon, rest = spec.strip().partition(":")
+    if not colon:
+        return set()
+    model, url = [*_URL_START.split(rest.strip(), maxsplit=1), ""][:2]
+    found = {spec.strip(), model.strip()} | _command_names(model) | _url_names(url)
+    return {name for name in found if len(name) >= 2}
+
+
+def _distinctive(name: str) -> bool:
+    """A name unlike an ordinary word (or a bare number): it has a digit, or joins words with '-', '_', '.' or '/'."""
+    has_letter = any(char.isalpha() for char in name)
+    return len(name) >= 3 and has_letter and any(char.isdigit() or char in "-_./" for char in name)
+
+
+def _command_names(model: str) -> set[str]:
+    """The names in a model part or a command: the program it runs (unless a mere launcher), and each
+    argument's path, file name, stem and untagged name that is distinctive."""
+    found: set[str] = set()
+    words = model.split()
+    for index, word in enumerate(words):
+        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        if not value or value.startswith("-"):
+            continue
+        base = re.split(r"[/\\]", value.rstrip("/\\"))[-1]
+        stem = _FILE_SUFFIX.sub("", base)
+        owner = value.split("/", 1)[0]  # OWNER/MODEL names a model family too
+        untagged = base.split(":", 1)[0]  # MODEL:TAG
+        names = {value, base, stem, owner, untagged, value.split(":", 1)[0]}
+        # The program a command runs names its agent even as a plain word (codex, gemini).
+        program = {base, stem, untagged} if index == 0 and stem.lower() not in _LAUNCHERS else set()
+        found |= {name for name in names if name in program or _distinctive(name)}
+    return found
+
+
+def _url_names(url: str) -> set[str]:
+    """A server URL, its host (with and without the port), and the parts of the host that name a provider."""
+    if not url:
+        return set()
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    labels = host.split(".")
+    named = [label for label in labels[:-1] if label not in _GENERIC_HOST_PARTS and not label.isdigit()]
+    return {url.strip(), parts.netloc, host, *(label for label in named if len(label) >= 3)}
 
 
 def _identity_pattern(names: list[str]) -> re.Pattern[str] | None:

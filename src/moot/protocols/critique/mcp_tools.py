@@ -2,7 +2,8 @@
 
 Over MCP a participant claims its role first (``critique_claim``), which binds the role to the connection
 (:mod:`moot.mcp.identity`) and makes the dialogue a leased ledger debate; ``critique_append`` and
-``critique_release`` then act only as that role, under its lease.
+``critique_release`` then act only as that role, under its lease. The role's seat secret stays with the
+connection that first claimed it; another connection claims that role only with ``participant_secret``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pydantic import Field
 
 from moot.core.participant_defaults import UNKNOWN_MODEL
 from moot.ledger import DEFAULT_TTL_SECONDS
-from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, Ttl
+from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, ParticipantSecret, Ttl
 from moot.mcp.state import answer, answer_seated, answer_seating, state_of
 from moot.protocols.critique import tools as critique
 from moot.tools.workspace import Workspace
@@ -40,16 +41,24 @@ def critique_claim(
     model_id: Annotated[str, Field(description="Your model, recorded with the lease.")] = UNKNOWN_MODEL,
     run_id: Annotated[str, Field(description="Your workflow run id.")] = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    participant_secret: ParticipantSecret = "",
 ) -> CallToolResult:
-    """Take the dialogue's lease for your role: returns lease_token and fencing_token. This connection then acts
-    only as that role in this dialogue. Refused (TOOLS_LOCK_HELD) with retry_after_seconds while the other role
-    holds it."""
+    """Take the dialogue's lease for your role: returns lease_token, fencing_token and, on the role's first claim,
+    its participant_secret (kept by this connection). This connection then acts only as that role in this
+    dialogue. Refused (TOOLS_LOCK_HELD) with retry_after_seconds while the other role holds it."""
     return answer_seating(
         ctx,
         lambda ws: _record(ws, file),
         role,
         lambda ws: critique.claim(
-            ws, file=file, role=role, harness=harness, model_id=model_id, run_id=run_id, ttl_seconds=ttl_seconds
+            ws,
+            file=file,
+            role=role,
+            harness=harness,
+            model_id=model_id,
+            run_id=run_id,
+            ttl_seconds=ttl_seconds,
+            participant_secret=participant_secret or None,
         ),
     )
 

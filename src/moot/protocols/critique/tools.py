@@ -12,7 +12,8 @@ lease is optional:
   written from the ledger (:mod:`moot.protocols.critique.sharing`) on this host, and on any other whenever a
   tool touches the dialogue there. A dialogue is known by its path under ``.dialogues/``, so hosts with
   different work roots meet in one. A dialogue that was claimed once accepts no lease-less appends (the
-  ledger would lose track of them).
+  ledger would lose track of them). Each role's seat has a secret (:mod:`moot.tools.seats`): its first
+  ``claim`` returns it once, and later claims and every leased write need it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from moot.protocols.critique import PLUGIN as CRITIQUE
 from moot.protocols.critique import record as dialogue
 from moot.protocols.critique import sharing as shared
 from moot.protocols.critique.machine import EXTENSION_ROUNDS, CritiqueProtocol, CritiqueTurn, is_turn_header
+from moot.tools import seats
 from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
 from moot.tools.models import LockView
 from moot.tools.reconcile import chain_rows, reconcile
@@ -79,6 +81,8 @@ class DialogueLock(BaseModel):
     lease_token: str
     lease_expires_at: str
     fencing_token: int
+    participant_secret: str | None
+    """Shown once: the secret of the seat this role took on its first claim (``None`` afterwards)."""
 
 
 class DialogueReleased(BaseModel):
@@ -223,14 +227,15 @@ def _sync(ws: Workspace, path: Path) -> None:
         return
 
 
-def _participant(ws: Workspace, debate: Debate, role: str) -> tuple[LedgerParticipant, int]:
+def _participant(ws: Workspace, debate: Debate, role: str, given: str | None) -> tuple[LedgerParticipant, str, int]:
+    """``role``'s participant in the claimed dialogue, its secret, and the last fencing number."""
     found = ws.ledger.status(debate.id)
     me = next((p for p in found.participants if p.name == role), None)
     if me is None:
         raise Refused(
             f"Role {role!r} has not claimed this dialogue; run moot critique claim first.", rule="TOOLS_LEASE"
         )
-    return me, found.last_fencing_token
+    return me, seats.secret_for(ws.keyring, debate.id, me.id, given), found.last_fencing_token
 
 
 # --- the tools ----------------------------------------------------------------------------------
@@ -300,6 +305,7 @@ def append(
     turn_file: str = "<turn>",
     lease_token: str | None = None,
     fencing_token: int | None = None,
+    participant_secret: str | None = None,
 ) -> DialogueTurnAppended:
     """Validate one turn written by ``role`` and append it durably (lease optional; see the module)."""
     path = _path(ws, file)
@@ -308,9 +314,13 @@ def append(
     if lease_token:
         if debate is None:
             raise Refused(f"Nobody claimed {path}; run moot critique claim first.", rule="TOOLS_LEASE")
-        me, fencing = _participant(ws, debate, role)
+        me, secret, fencing = _participant(ws, debate, role, participant_secret)
         with ws.ledger.guarded_write(
-            debate.id, me.id, lease_token, fencing if fencing_token is None else fencing_token
+            debate.id,
+            me.id,
+            lease_token,
+            fencing if fencing_token is None else fencing_token,
+            participant_secret=secret,
         ) as guard:
             turn, already, warnings, adopted, snapshot = _write_shared(guard, path, role, turn_markdown, turn_file)
         with translated():
@@ -356,8 +366,12 @@ def claim(
     model_id: str = UNKNOWN_MODEL,
     run_id: str = "",
     ttl_seconds: float = DEFAULT_TTL_SECONDS,
+    participant_secret: str | None = None,
 ) -> DialogueLock:
-    """Coordinate the dialogue through the ledger from now on and take its lease for ``role``."""
+    """Coordinate the dialogue through the ledger from now on and take its lease for ``role``.
+
+    The role's first claim seats it and returns its secret once; later claims need it (``participant_secret``,
+    else the workspace keyring's)."""
     path = _path(ws, file)
     text, found = _read(path)
     if role not in found.config.roles:
@@ -367,21 +381,28 @@ def claim(
         )
     opening = shared.cut(text).opening
     _same_header(ws, path, opening)
-    joined = ws.ledger.join(
-        source_path=path.relative_to(ws.root).as_posix(),
-        source_key=_key(ws, path),
-        opening=shared.opening_files(path.name, opening),
-        topic=found.config.topic,
-        topic_slug=TOPIC_SLUG,
-        participant_name=role,
-        harness=harness,
-        model=model_id,
-        run_id=run_id or f"critique:{path.name}:{role}",
-        artifact_dir=CRITIQUE.folder,
-        protocol=PROTOCOL,
+    joined = seats.seated(
+        ws.keyring,
+        lambda secret: ws.ledger.join(
+            source_path=path.relative_to(ws.root).as_posix(),
+            source_key=_key(ws, path),
+            opening=shared.opening_files(path.name, opening),
+            topic=found.config.topic,
+            topic_slug=TOPIC_SLUG,
+            participant_name=role,
+            harness=harness,
+            model=model_id,
+            run_id=run_id or f"critique:{path.name}:{role}",
+            artifact_dir=CRITIQUE.folder,
+            protocol=PROTOCOL,
+            participant_secret=secret,
+        ),
+        participant_secret,
     )
+    debate, me = joined.debate, joined.participant
+    secret = joined.secret or seats.secret_for(ws.keyring, debate.id, me.id, participant_secret)
     # One orchestrator runs the participants one at a time: the lease never waits for the peer to join.
-    lease = ws.ledger.claim(joined.debate.id, joined.participant.id, ttl_seconds=ttl_seconds, for_timeout=True)
+    lease = ws.ledger.claim(debate.id, me.id, participant_secret=secret, ttl_seconds=ttl_seconds, for_timeout=True)
     if isinstance(lease, Refusal):
         raise Refused(
             lease.message,
@@ -400,12 +421,19 @@ def claim(
         lease_token=lease.lease_token,
         lease_expires_at=lease.lease_expires_at,
         fencing_token=lease.fencing_token,
+        participant_secret=joined.secret,
     )
 
 
 @tool
 def extend(
-    ws: Workspace, *, file: str, role: str, lease_token: str | None = None, rounds: int = EXTENSION_ROUNDS
+    ws: Workspace,
+    *,
+    file: str,
+    role: str,
+    lease_token: str | None = None,
+    rounds: int = EXTENSION_ROUNDS,
+    participant_secret: str | None = None,
 ) -> DialogueExtended:
     """Raise the dialogue's round limit by ``rounds``; a claimed dialogue's header changes in the ledger, under
     the lease, so that every host's file shows the new limit."""
@@ -422,8 +450,8 @@ def extend(
             f"{path} is coordinated through leases since it was claimed; claim it and pass --lease-token.",
             rule="TOOLS_LEASE",
         )
-    me, fencing = _participant(ws, debate, role)
-    with ws.ledger.guarded_write(debate.id, me.id, lease_token, fencing) as guard:
+    me, secret, fencing = _participant(ws, debate, role, participant_secret)
+    with ws.ledger.guarded_write(debate.id, me.id, lease_token, fencing, participant_secret=secret) as guard:
         text, _ = _read(path)
         held = shared.shared_dialogue(guard.record(), text, where=path)
         if held is None:
@@ -454,7 +482,15 @@ def _same_header(ws: Workspace, path: Path, opening: str) -> None:
 
 
 @tool
-def release(ws: Workspace, *, file: str, role: str, lease_token: str | None, close: bool = False) -> DialogueReleased:
+def release(
+    ws: Workspace,
+    *,
+    file: str,
+    role: str,
+    lease_token: str | None,
+    close: bool = False,
+    participant_secret: str | None = None,
+) -> DialogueReleased:
     """Give the lease back; with ``close``, store the outcome the record reached (DONE, STUCK, MAX_ROUNDS)."""
     path = _path(ws, file)
     debate = _debate(ws, path)
@@ -462,7 +498,7 @@ def release(ws: Workspace, *, file: str, role: str, lease_token: str | None, clo
         raise Refused(
             f"Releasing {path} needs the lease token that claim printed; pass --lease-token.", rule="TOOLS_LEASE"
         )
-    me, _ = _participant(ws, debate, role)
+    me, secret, _ = _participant(ws, debate, role, participant_secret)
     outcome = None
     if close:
         summary = dialogue.check(path).summary
@@ -472,9 +508,17 @@ def release(ws: Workspace, *, file: str, role: str, lease_token: str | None, clo
                 rule="TOOLS_BAD_INPUT",
             )
         outcome = summary.outcome.name
-        ws.ledger.release(debate.id, me.id, lease_token, close=True, outcome=outcome, reason=summary.outcome.reason)
+        ws.ledger.release(
+            debate.id,
+            me.id,
+            lease_token,
+            participant_secret=secret,
+            close=True,
+            outcome=outcome,
+            reason=summary.outcome.reason,
+        )
     else:
-        ws.ledger.release(debate.id, me.id, lease_token)
+        ws.ledger.release(debate.id, me.id, lease_token, participant_secret=secret)
     return DialogueReleased(file=str(path), closed=close, outcome=outcome)
 
 

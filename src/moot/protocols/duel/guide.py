@@ -125,7 +125,9 @@ def guide(tools: Sequence[Tool], *, harness: str, level: int = 1) -> str:
         "",
         f"1. **Join.** Call {t('join')} with `target` (the source document), `participant_name` (yours, unique), "
         f"`harness` (`{harness}`), `model_id` and `run_id`; `topic` defaults to the source's first heading. Keep "
-        "`duel_id` and `participant_id`: this connection may act only as that participant.",
+        "`duel_id` and `participant_id`: this connection may act only as that participant. The server keeps the "
+        "seat's `participant_secret` for this connection; note it only to take your seat back from a new "
+        f"connection after a restart ({t('join')} again with it; without it the name is refused, `TOOLS_SEAT`).",
         f"2. **Wait for the peer.** While `next_step` is `waiting_for_participant`, poll {t('status')} with "
         "pauses, within a bounded wait; never ask the user. When the wait runs out, call "
         f"{t('claim_lock')} with `for_timeout: true`: `next_step: closing` means close with `TIMEOUT` (step 6); "

@@ -15,7 +15,7 @@ from pydantic import Field, WithJsonSchema
 from moot.core.participant_defaults import UNKNOWN_MODEL
 from moot.ledger import DEFAULT_RETRY_AFTER_SECONDS, DEFAULT_TTL_SECONDS, EVENT_TYPES
 from moot.mcp import resources
-from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, Ttl
+from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, ParticipantSecret, Ttl
 from moot.mcp.state import answer, connection_of, state_of
 from moot.protocols.duel import tools as duel
 from moot.protocols.duel.machine import OutcomeName
@@ -50,19 +50,22 @@ def join(
     duel_id: Annotated[
         str, Field(description="Join this duel by its id (a peer on another host shares it) instead of by source.")
     ] = "",
+    participant_secret: ParticipantSecret = "",
 ) -> CallToolResult:
     """Join the active duel on this source and topic (created if none; at most two participants), or the duel
     whose duel_id a peer shared (no copy of the source needed).
 
-    Returns duel_id, participant_id, participant_count, debate_path, topic and next_step. Joining again with
-    the same name returns the same participant_id. This connection may then act only as that participant.
+    Returns duel_id, participant_id, participant_count, debate_path, topic, next_step and, once, the seat's
+    participant_secret, which this connection keeps and uses for you. Joining again on this connection returns
+    the same participant_id; from another connection only with participant_secret (TOOLS_SEAT otherwise). This
+    connection may then act only as that participant.
     """
     state, connection = state_of(ctx), connection_of(ctx)
 
     def act() -> duel.Joined:
         with state.identities.joining(connection, participant_name) as bind:
             joined = duel.join(
-                state.workspace,
+                state.acting(connection),
                 target=target or None,
                 duel_id=duel_id or None,
                 topic=topic or None,
@@ -70,6 +73,7 @@ def join(
                 harness=harness,
                 run_id=run_id,
                 model_id=model_id,
+                participant_secret=participant_secret or None,
             )
             bind(joined.duel_id, joined.participant_id)
         return joined
@@ -106,7 +110,7 @@ def claim_lock(
     def act() -> LockGranted:
         state.identities.require(connection, duel_id, participant_id)
         return duel.claim_lock(
-            state.workspace,
+            state.acting(connection),
             duel_id=duel_id,
             participant_id=participant_id,
             for_timeout=for_timeout,
@@ -130,7 +134,7 @@ def refresh_lock(
     def act() -> LockGranted:
         state.identities.require(connection, duel_id, participant_id)
         return duel.refresh_lock(
-            state.workspace,
+            state.acting(connection),
             duel_id=duel_id,
             participant_id=participant_id,
             lease_token=lease_token,
@@ -161,7 +165,7 @@ def release_lock(
     def act() -> Released:
         state.identities.require(connection, duel_id, participant_id)
         return duel.release_lock(
-            state.workspace,
+            state.acting(connection),
             duel_id=duel_id,
             participant_id=participant_id,
             lease_token=lease_token,
@@ -205,7 +209,7 @@ def append_turn(
     def act() -> duel.TurnAppended:
         state.identities.require(connection, duel_id, participant_id)
         return duel.append(
-            state.workspace,
+            state.acting(connection),
             duel_id=duel_id,
             participant_id=participant_id,
             lease_token=lease_token,

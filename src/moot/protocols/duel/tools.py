@@ -5,7 +5,9 @@ commands exist — ``join``, ``status``, ``claim_lock`` (with ``for_timeout`` an
 ``refresh_lock``, ``release_lock`` (with ``close`` and the outcome) — and two writes are added that the
 backend performs itself under the lease: ``append`` (one turn, validated by the protocol) and the
 conclusion written by ``release_lock(close=True)``. Both run in one guarded ledger transaction; see
-:mod:`moot.tools.reconcile` for the order of the writes and how a crash between them is recovered.
+:mod:`moot.tools.reconcile` for the order of the writes and how a crash between them is recovered. A seat
+has a secret (:mod:`moot.tools.seats`): ``join`` returns it once, and rejoining, claiming and every write
+under the lease need it, where rp1 let anyone who read a participant id act as that participant.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from moot.protocols.duel.machine import (
     infer_topic,
 )
 from moot.protocols.duel.text import check_names, duel_config, parse_turn, table_participant
+from moot.tools import seats
 from moot.tools.errors import BadInput, Refused, ToolError, refused_by, shown, tool, translated
 from moot.tools.models import (
     LockGranted,
@@ -85,6 +88,9 @@ class Joined(BaseModel):
     next_step: NextStep
     created: bool
     rejoined: bool
+    participant_secret: str | None
+    """Shown once: the secret of the seat this join took (``None`` on a rejoin). Rejoining, claiming and every
+    write need it; the CLI keeps it for the OS user that joined, the MCP server for the connection."""
 
 
 class ArtifactView(BaseModel):
@@ -237,6 +243,7 @@ def join(
     run_id: str,
     model_id: str = UNKNOWN_MODEL,
     duel_id: str | None = None,
+    participant_secret: str | None = None,
 ) -> Joined:
     """Join the one active duel on (source, topic slug), creating it; at most two participants.
 
@@ -244,7 +251,8 @@ def join(
     rule). A relative target is taken relative to the work root. Hosts meet in one duel when their sources
     have the same path in their repositories (see :mod:`moot.tools.source_identity`); a host whose copy
     differs is refused with the first difference. With ``duel_id`` the duel is joined by its id (the target,
-    if given, is only compared with the duel's source).
+    if given, is only compared with the duel's source). A name that holds a seat already is rejoined only with
+    its ``participant_secret`` (or the workspace keyring's); a new seat's secret is returned once.
     """
     identity = Participant(name=participant_name.strip(), harness=harness.strip(), model=model_id.strip())
     ws.area(DUEL.folder)
@@ -253,8 +261,18 @@ def join(
         if target is not None:
             _same_source(ws, debate, read_text(_source(ws, target))[0] or "")
         check_names(duel_config(debate), identity)
-        joined = ws.ledger.join_debate(
-            duel_id, participant_name=identity.name, harness=identity.harness, model=identity.model, run_id=run_id
+        known = duel_id
+        joined = seats.seated(
+            ws.keyring,
+            lambda secret: ws.ledger.join_debate(
+                known,
+                participant_name=identity.name,
+                harness=identity.harness,
+                model=identity.model,
+                run_id=run_id,
+                participant_secret=secret,
+            ),
+            participant_secret,
         )
     else:
         if target is None:
@@ -262,7 +280,10 @@ def join(
                 "Name the source to debate with --target, or join an existing duel with --duel-id.",
                 rule="TOOLS_BAD_INPUT",
             )
-        joined = _join_by_source(ws, _source(ws, target), topic, identity, run_id)
+        source = _source(ws, target)
+        joined = seats.seated(
+            ws.keyring, lambda secret: _join_by_source(ws, source, topic, identity, run_id, secret), participant_secret
+        )
     debate = joined.debate
     me = joined.participant
     if joined.rejoined and (me.harness, me.model) != (identity.harness, identity.model):
@@ -285,10 +306,13 @@ def join(
         next_step=_next_step(debate, joined.participant_count),
         created=joined.created,
         rejoined=joined.rejoined,
+        participant_secret=joined.secret,
     )
 
 
-def _join_by_source(ws: Workspace, source: Path, topic: str | None, identity: Participant, run_id: str) -> JoinResult:
+def _join_by_source(
+    ws: Workspace, source: Path, topic: str | None, identity: Participant, run_id: str, secret: str | None
+) -> JoinResult:
     text, _ = read_text(source)
     topic = infer_topic(topic, text or "", source.stem)
     slug = record.slugify(topic)
@@ -298,7 +322,12 @@ def _join_by_source(ws: Workspace, source: Path, topic: str | None, identity: Pa
     legacy = ws.ledger.find_debate(source, slug)  # opened by an older moot, which knew the source by its real path
     if legacy is not None:
         return ws.ledger.join_debate(
-            legacy.id, participant_name=identity.name, harness=identity.harness, model=identity.model, run_id=run_id
+            legacy.id,
+            participant_name=identity.name,
+            harness=identity.harness,
+            model=identity.model,
+            run_id=run_id,
+            participant_secret=secret,
         )
     try:
         return ws.ledger.join(
@@ -314,6 +343,7 @@ def _join_by_source(ws: Workspace, source: Path, topic: str | None, identity: Pa
             run_id=run_id,
             artifact_dir=DUEL.folder,
             artifact_taken=lambda relative: os.path.lexists(ws.root / relative),
+            participant_secret=secret,
         )
     except SourceMismatchError as mismatch:
         _same_source(ws, ws.ledger.get_debate(mismatch.debate_id), found.text)
@@ -425,17 +455,22 @@ def claim_lock(
     for_timeout: bool = False,
     ttl_seconds: float = DEFAULT_TTL_SECONDS,
     retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS,
+    participant_secret: str | None = None,
 ) -> LockGranted:
     """Take the duel's lock, or refuse with wait guidance (``Refused``, exit 1, ``acquired: false``).
 
     ``for_timeout`` may take the lock after the bounded wait although no peer joined; the lock is then
     re-checked at once (the seed's post-claim ``status``): ``next_step`` is ``closing`` only while fewer
-    than two participants joined, otherwise ``debating`` with the same lease.
+    than two participants joined, otherwise ``debating`` with the same lease. The participant's secret is
+    ``participant_secret``, else the workspace keyring's.
     """
-    debate = _status(ws, duel_id).debate
+    found = _status(ws, duel_id)
+    debate = found.debate
+    me = _member(found, participant_id)
     result = ws.ledger.claim(
         duel_id,
-        participant_id,
+        me.id,
+        participant_secret=seats.secret_for(ws.keyring, duel_id, me.id, participant_secret),
         ttl_seconds=ttl_seconds,
         for_timeout=for_timeout,
         retry_after_seconds=retry_after_seconds,
@@ -480,10 +515,20 @@ def refresh_lock(
     participant_id: str,
     lease_token: str | None,
     ttl_seconds: float = DEFAULT_TTL_SECONDS,
+    participant_secret: str | None = None,
 ) -> LockGranted:
     """Extend the caller's unexpired lease (same token and fencing number)."""
-    debate = _status(ws, duel_id).debate
-    lease = ws.ledger.refresh(duel_id, participant_id, _token(lease_token, "refresh the lock"), ttl_seconds=ttl_seconds)
+    token = _token(lease_token, "refresh the lock")
+    found = _status(ws, duel_id)
+    debate = found.debate
+    me = _member(found, participant_id)
+    lease = ws.ledger.refresh(
+        duel_id,
+        me.id,
+        token,
+        participant_secret=seats.secret_for(ws.keyring, duel_id, me.id, participant_secret),
+        ttl_seconds=ttl_seconds,
+    )
     _sync(ws, debate)
     return LockGranted(
         duel_id=duel_id,
@@ -511,6 +556,7 @@ def append(
     turn_markdown: str,
     turn_file: str = "<turn>",
     fencing_token: int | None = None,
+    participant_secret: str | None = None,
 ) -> TurnAppended:
     """Validate one §TURN_MARKDOWN turn with the protocol and append it to the artifact under the lease.
 
@@ -521,6 +567,7 @@ def append(
     token = _token(lease_token, "append a turn")
     found = _status(ws, duel_id)
     me = _member(found, participant_id)
+    secret = seats.secret_for(ws.keyring, duel_id, me.id, participant_secret)
     path = _artifact_path(ws, found.debate)
     config = duel_config(found.debate)
     table = _table(found)
@@ -543,7 +590,7 @@ def append(
     # Every check runs before the ledger records the turn (its text and digest, under the lease, in one
     # transaction); the record file is written from the ledger after the commit. A refusal changes
     # nothing, and a crash leaves the turn either in the ledger (every host's record catches up) or nowhere.
-    with ws.ledger.guarded_write(duel_id, me.id, token, fencing) as guard:
+    with ws.ledger.guarded_write(duel_id, me.id, token, fencing, participant_secret=secret) as guard:
         document = _document(path) if existed else None
         written = document.chain_mark.turns if document is not None and document.chain_mark is not None else None
         texts = document.turn_texts if document is not None else []
@@ -646,7 +693,7 @@ def _write_conclusion(
     ws: Workspace,
     found: DebateStatus,
     me: LedgerParticipant,
-    token: str,
+    credentials: tuple[str, str],
     outcome: str,
     reason: str | None,
     fencing: int,
@@ -659,7 +706,8 @@ def _write_conclusion(
     path = _artifact_path(ws, found.debate)
     config = duel_config(found.debate)
     table = _table(found)
-    with ws.ledger.guarded_write(found.debate.id, me.id, token, fencing) as guard:
+    token, secret = credentials
+    with ws.ledger.guarded_write(found.debate.id, me.id, token, fencing, participant_secret=secret) as guard:
         document, unreadable = _existing(path)
         if unreadable:
             if outcome != OutcomeName.INVALIDATED.value:
@@ -749,6 +797,7 @@ def release_lock(
     outcome: str | None = None,
     reason: str | None = None,
     fencing_token: int | None = None,
+    participant_secret: str | None = None,
 ) -> Released:
     """Give the lock back; with ``close`` first write the Terminal Conclusion and store ``outcome``.
 
@@ -765,13 +814,16 @@ def release_lock(
     me = _member(found, participant_id)
     path = str(ws.root / found.debate.artifact_path)
     if not close:
-        ws.ledger.release(duel_id, me.id, _token(lease_token, action))
+        token = _token(lease_token, action)
+        secret = seats.secret_for(ws.keyring, duel_id, me.id, participant_secret)
+        ws.ledger.release(duel_id, me.id, token, participant_secret=secret)
         _sync(ws, found.debate)
         return Released(duel_id=duel_id, closed=False, outcome=None, debate_path=path, next_step="debating")
     name = _outcome(outcome)
     try:
         with translated():
             token = _token(lease_token, action)
+            secret = seats.secret_for(ws.keyring, duel_id, me.id, participant_secret)
             if name == OutcomeName.TIMEOUT.value and found.participant_count >= MIN_PARTICIPANTS:
                 raise Refused(
                     f"Duel {duel_id} has {found.participant_count} participants, so it did not time out; keep the "
@@ -779,9 +831,16 @@ def release_lock(
                     rule="TOOLS_PEER_PRESENT",
                 )
             fencing = found.last_fencing_token if fencing_token is None else fencing_token
-            conclusion = _write_conclusion(ws, found, me, token, name, reason, fencing)
+            conclusion = _write_conclusion(ws, found, me, (token, secret), name, reason, fencing)
             ws.ledger.release(
-                duel_id, me.id, token, close=True, outcome=name, reason=conclusion.reason, summary=conclusion.summary
+                duel_id,
+                me.id,
+                token,
+                participant_secret=secret,
+                close=True,
+                outcome=name,
+                reason=conclusion.reason,
+                summary=conclusion.summary,
             )
         _sync(ws, found.debate)
     except ToolError as refusal:

@@ -2,7 +2,8 @@
 
 ``roundtable_start`` seats its connection as the meeting's moderator and ``roundtable_take_floor`` seats it as the
 role it speaks for (:mod:`moot.mcp.identity`); ``roundtable_speak``, ``roundtable_minutes`` and
-``roundtable_release_floor`` then act only in that seat, under the floor's lease.
+``roundtable_release_floor`` then act only in that seat, under the floor's lease. A seat's secret stays with the
+connection that took it; another connection takes that role only with ``participant_secret``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pydantic import Field
 
 from moot.core.participant_defaults import UNKNOWN_MODEL
 from moot.ledger import DEFAULT_TTL_SECONDS
-from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, Ttl
+from moot.mcp.params import READ_ONLY, WRITES, Fencing, LeaseToken, ParticipantSecret, Ttl
 from moot.mcp.state import answer, answer_seated, answer_seating, state_of
 from moot.protocols.roundtable import tools as roundtable
 from moot.protocols.roundtable.machine import MODERATOR
@@ -46,7 +47,8 @@ def roundtable_start(
     run_id: RunId = "",
 ) -> CallToolResult:
     """Create the meeting (AGENDA.md, turn.json) and seat this connection as its moderator, who writes the
-    minutes once the meeting concludes."""
+    minutes once the meeting concludes; returns, once, the moderator seat's participant_secret (kept by this
+    connection)."""
     return answer_seating(
         ctx,
         lambda _: _seat(name),
@@ -80,16 +82,25 @@ def roundtable_take_floor(
     model_id: ModelId = UNKNOWN_MODEL,
     run_id: RunId = "",
     ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    participant_secret: ParticipantSecret = "",
 ) -> CallToolResult:
     """Take the floor when turn.json says it is your turn (the moderator's once the meeting concludes): returns
-    lease_token and prompt_for_speaker. Refused (TOOLS_NOT_YOUR_TURN) otherwise. This connection then speaks only
-    as that role in this meeting."""
+    lease_token, prompt_for_speaker and, on the role's first take, its participant_secret (kept by this
+    connection). Refused (TOOLS_NOT_YOUR_TURN) otherwise. This connection then speaks only as that role in this
+    meeting."""
     return answer_seating(
         ctx,
         lambda _: _seat(name),
         unicodedata.normalize("NFC", role),
         lambda ws: roundtable.take_floor(
-            ws, name=name, role=role, harness=harness, model_id=model_id, run_id=run_id, ttl_seconds=ttl_seconds
+            ws,
+            name=name,
+            role=role,
+            harness=harness,
+            model_id=model_id,
+            run_id=run_id,
+            ttl_seconds=ttl_seconds,
+            participant_secret=participant_secret or None,
         ),
     )
 

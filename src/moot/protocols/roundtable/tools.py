@@ -12,7 +12,9 @@ guarded transaction, gives the floor back, and then writes this host's directory
 the meeting there. A meeting is known by its name (``meeting:<name>``), so hosts with different work roots
 meet in one. A crash before the commit changes nothing; one after it is finished by the next sync. A speech
 file an older moot wrote before crashing is finished (with the prompt when the same speech is re-sent) and
-adopted as :mod:`moot.tools.reconcile` describes.
+adopted as :mod:`moot.tools.reconcile` describes. Each role's seat has a secret (:mod:`moot.tools.seats`):
+the moderator's is returned by ``start``, a speaker's by its first ``take_floor``, and taking the floor
+again, speaking and the minutes need it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,16 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.core.machine import ProtocolViolationError
 from moot.core.participant_defaults import UNKNOWN_MODEL
-from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, LedgerError, Refusal
+from moot.ledger import (
+    DEFAULT_TTL_SECONDS,
+    Debate,
+    DebateRecord,
+    JoinResult,
+    LeaseGuard,
+    LedgerError,
+    Refusal,
+    SeatError,
+)
 from moot.ledger import Participant as LedgerParticipant
 from moot.protocols.roundtable import PLUGIN as ROUNDTABLE
 from moot.protocols.roundtable import record as meeting
@@ -46,6 +57,7 @@ from moot.protocols.roundtable.machine import (
     speeches_before,
     state_violations,
 )
+from moot.tools import seats
 from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
 from moot.tools.models import LockView, ParticipantView
 from moot.tools.reconcile import chain_rows, reconcile
@@ -69,6 +81,8 @@ class MeetingStarted(BaseModel):
     current_speaker: str
     prompt_for_speaker: str
     moderator_participant_id: str
+    participant_secret: str
+    """Shown once: the moderator seat's secret, which its take-floor and the minutes need."""
 
 
 class FloorGranted(BaseModel):
@@ -87,6 +101,8 @@ class FloorGranted(BaseModel):
     status: str
     round: int
     prompt_for_speaker: str
+    participant_secret: str | None
+    """Shown once: the secret of the seat this role took on its first take-floor (``None`` afterwards)."""
 
 
 class FloorReleased(BaseModel):
@@ -196,18 +212,20 @@ def _join(
     directory: Path,
     state: TurnState,
     role: str,
-    harness: str,
-    model_id: str,
-    run_id: str,
+    seat: tuple[str, str, str],
+    *,
+    secret: str | None = None,
     opening: str | None = None,
-) -> tuple[Debate, LedgerParticipant, bool]:
+) -> JoinResult:
+    """Seat ``role`` (``seat`` is its harness, model and run id) in the meeting, with its secret if it has one."""
     if role != MODERATOR and not any(same_role(role, r) for r in state.speaker_order):
         raise BadInput(
             f"Role {role!r} is not in the speaker order {list(state.speaker_order)} of meeting "
             f"{state.conference!r}; join as one of those roles or as {MODERATOR!r}.",
             rule="TOOLS_IDENTITY",
         )
-    joined = ws.ledger.join(
+    harness, model_id, run_id = seat
+    return ws.ledger.join(
         source_path=directory.relative_to(ws.root).as_posix(),
         source_key=_key(directory),
         opening=opening,
@@ -220,8 +238,8 @@ def _join(
         artifact_dir=ROUNDTABLE.folder,
         protocol=PROTOCOL,
         seats=_seats(state),
+        participant_secret=secret,
     )
-    return joined.debate, joined.participant, joined.created
 
 
 def _debate(ws: Workspace, directory: Path) -> Debate | None:
@@ -321,15 +339,22 @@ def start(
     opening = shared.opening_files(
         meeting.render_agenda(name, agenda, roles, max_rounds), meeting.render_turn_json(state)
     )
-    debate, moderator, created = _join(
-        ws, directory, state, MODERATOR, harness, model_id, run_id or f"roundtable:{name}", opening
+    raced = Refused(
+        f"Meeting {name!r} was started by another host a moment ago; take the floor in it with moot "
+        "roundtable take-floor.",
+        rule="TOOLS_CONFLICT",
     )
-    if not created:
-        raise Refused(
-            f"Meeting {name!r} was started by another host a moment ago; take the floor in it with moot "
-            "roundtable take-floor.",
-            rule="TOOLS_CONFLICT",
+    try:
+        joined = _join(
+            ws, directory, state, MODERATOR, (harness, model_id, run_id or f"roundtable:{name}"), opening=opening
         )
+    except SeatError:
+        raise raced from None
+    if not joined.created or joined.secret is None:
+        raise raced
+    debate, moderator = joined.debate, joined.participant
+    if ws.keyring is not None:
+        ws.keyring.put(debate.id, moderator.id, joined.secret)
     with translated():
         shared.sync_meeting(directory, ws.ledger.record(debate.id))
     return MeetingStarted(
@@ -341,6 +366,7 @@ def start(
         current_speaker=state.current_speaker,
         prompt_for_speaker=state.prompt_for_speaker,
         moderator_participant_id=moderator.id,
+        participant_secret=joined.secret,
     )
 
 
@@ -389,8 +415,12 @@ def take_floor(
     model_id: str = UNKNOWN_MODEL,
     run_id: str = "",
     ttl_seconds: float = DEFAULT_TTL_SECONDS,
+    participant_secret: str | None = None,
 ) -> FloorGranted:
-    """Claim the meeting's floor for ``role``: only the current speaker (the moderator while concluding)."""
+    """Claim the meeting's floor for ``role``: only the current speaker (the moderator while concluding).
+
+    The role's first take-floor seats it and returns its secret once; later ones need it (``participant_secret``,
+    else the workspace keyring's)."""
     directory = _directory(ws, name)
     role = _role(role)
     _sync(ws, directory)
@@ -404,9 +434,14 @@ def take_floor(
             rule="TOOLS_NOT_YOUR_TURN",
             detail={"acquired": False, "current_speaker": expected},
         )
-    debate, me, _ = _join(ws, directory, state, role, harness, model_id, run_id or f"roundtable:{name}:{role}")
+    seat = (harness, model_id, run_id or f"roundtable:{name}:{role}")
+    joined = seats.seated(
+        ws.keyring, lambda secret: _join(ws, directory, state, role, seat, secret=secret), participant_secret
+    )
+    debate, me = joined.debate, joined.participant
+    secret = joined.secret or seats.secret_for(ws.keyring, debate.id, me.id, participant_secret)
     # The floor never waits for other roles to join (turn.json orders the meeting): for_timeout.
-    lease = ws.ledger.claim(debate.id, me.id, ttl_seconds=ttl_seconds, for_timeout=True)
+    lease = ws.ledger.claim(debate.id, me.id, participant_secret=secret, ttl_seconds=ttl_seconds, for_timeout=True)
     if isinstance(lease, Refusal):
         holder = next(
             (p.name for p in ws.ledger.status(debate.id).participants if p.id == lease.holder_participant_id), None
@@ -432,6 +467,7 @@ def take_floor(
         status=state.status,
         round=state.round,
         prompt_for_speaker=state.prompt_for_speaker,
+        participant_secret=joined.secret,
     )
 
 
@@ -443,9 +479,9 @@ def _pending(record: meeting.MeetingRecord) -> Speech | None:
     return None
 
 
-def _release(ws: Workspace, debate: Debate, me: LedgerParticipant, token: str) -> bool:
+def _release(ws: Workspace, debate: Debate, me: LedgerParticipant, token: str, secret: str) -> bool:
     try:
-        ws.ledger.release(debate.id, me.id, token)
+        ws.ledger.release(debate.id, me.id, token, participant_secret=secret)
     except LedgerError:
         return False  # the speech is committed; an expired floor needs no release
     return True
@@ -462,16 +498,18 @@ def speak(
     prompt_next: str = "",
     consensus: bool = False,
     fencing_token: int | None = None,
+    participant_secret: str | None = None,
 ) -> SpeechCommitted:
     """Commit ``role``'s speech and the next turn.json together under the floor's lease, then give it back."""
     token = _token(lease_token)
     directory = _directory(ws, name)
     role = _role(role)
     debate, me, fencing = _holder(ws, directory, name, role)
+    secret = seats.secret_for(ws.keyring, debate.id, me.id, participant_secret)
     fencing = fencing if fencing_token is None else fencing_token
     _sync(ws, directory)
     repaired = already = False
-    with ws.ledger.guarded_write(debate.id, me.id, token, fencing) as guard:
+    with ws.ledger.guarded_write(debate.id, me.id, token, fencing, participant_secret=secret) as guard:
         found = guard.record()
         record = _record(directory)
         pending = _pending(record)
@@ -503,7 +541,7 @@ def speak(
     assert committed is not None
     with translated():
         shared.sync_meeting(directory, found)  # the meeting as this transaction committed it
-    released = _release(ws, debate, me, token)
+    released = _release(ws, debate, me, token, secret)
     return SpeechCommitted(
         meeting=name,
         sequence=committed.sequence,
@@ -570,6 +608,7 @@ def minutes(
     language: Language = "en",
     minutes_file: str = MINUTES_FILE,
     fencing_token: int | None = None,
+    participant_secret: str | None = None,
 ) -> MeetingClosed:
     """The moderator's minutes: MINUTES.md and turn.json ``closed`` under the floor's lease; closes the meeting."""
     token = _token(lease_token)
@@ -578,10 +617,11 @@ def minutes(
     if any(v.is_error for v in problems):
         raise refused_by(problems)
     debate, me, fencing = _holder(ws, directory, name, MODERATOR)
+    secret = seats.secret_for(ws.keyring, debate.id, me.id, participant_secret)
     fencing = fencing if fencing_token is None else fencing_token
     _sync(ws, directory)
     already = False
-    with ws.ledger.guarded_write(debate.id, me.id, token, fencing) as guard:
+    with ws.ledger.guarded_write(debate.id, me.id, token, fencing, participant_secret=secret) as guard:
         found = guard.record()
         record = _record(directory)
         if record.state.status == "concluding" and record.minutes is not None:
@@ -603,7 +643,7 @@ def minutes(
     consensus = bool(ended and ended.consensus)
     outcome = "CONSENSUS" if consensus else "CLOSED"
     reason = ended.reason if ended else "the moderator closed the meeting"
-    ws.ledger.release(debate.id, me.id, token, close=True, outcome=outcome, reason=reason)
+    ws.ledger.release(debate.id, me.id, token, participant_secret=secret, close=True, outcome=outcome, reason=reason)
     return MeetingClosed(
         meeting=name,
         status="closed",
@@ -616,12 +656,15 @@ def minutes(
 
 
 @tool
-def release_floor(ws: Workspace, *, name: str, role: str, lease_token: str | None) -> FloorReleased:
+def release_floor(
+    ws: Workspace, *, name: str, role: str, lease_token: str | None, participant_secret: str | None = None
+) -> FloorReleased:
     """Give the floor back without speaking."""
     token = _token(lease_token)
     directory = _directory(ws, name)
     debate, me, _ = _holder(ws, directory, name, _role(role))
-    ws.ledger.release(debate.id, me.id, token)
+    secret = seats.secret_for(ws.keyring, debate.id, me.id, participant_secret)
+    ws.ledger.release(debate.id, me.id, token, participant_secret=secret)
     return FloorReleased(meeting=name, role=me.name)
 
 
