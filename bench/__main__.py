@@ -24,6 +24,7 @@ BENCHMARKS = [
     "concurrency",
     "model_efficiency",
     "tokens",
+    "caching",
     "leases",
     "shared_append",
     "startup",

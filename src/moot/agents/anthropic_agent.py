@@ -3,6 +3,13 @@
 A schema becomes one tool whose ``input_schema`` is the turn's schema, and ``tool_choice`` forces
 the model to call it; the reply text is that call's input as JSON. The installed SDK's
 ``messages.create`` takes no temperature, so ``request.temperature`` is not sent.
+
+A prefix-stable request (see :class:`~moot.agents.base.AgentRequest`) is sent with two of the four
+``cache_control`` breakpoints the API allows: on the system block, and on the last part of the prompt's
+stable prefix. Each part is a content block of its own, so that the breakpoint of the role's previous
+request falls on a block boundary of this one, where Anthropic looks for it (up to 20 blocks back). The
+usage's ``input_tokens`` counts only what follows the last cache hit or write; the reply's prompt tokens are
+all three counts together.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from moot.agents.pricing import table_price_usd
 
 if TYPE_CHECKING:
     import httpx2
-    from anthropic.types import Message
+    from anthropic.types import Message, MessageParam, TextBlockParam
 
 TURN_TOOL = "submit_turn"
 DEFAULT_MAX_TOKENS = 1024  # the Messages API requires max_tokens
@@ -63,8 +70,17 @@ class AnthropicAgent(Agent):
         )
         self.where = str(self._clients.first.base_url).rstrip("/")
 
-    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        return table_price_usd(self.model, prompt_tokens, completion_tokens, provider="anthropic")
+    def price_usd(
+        self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float | None:
+        return table_price_usd(
+            self.model,
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens=cached_tokens,
+            cache_write_tokens=cache_write_tokens,
+            provider="anthropic",
+        )
 
     async def probe(self) -> None:
         """List one model: it costs nothing and proves both the connection and the key."""
@@ -84,10 +100,14 @@ class AnthropicAgent(Agent):
         deadline = RequestDeadline(request)
         message, attempts = await call_with_retries(lambda: self._create(request, deadline), self.retry)
         text = self._text(message, forced_tool=request.json_schema is not None)
+        usage = message.usage
+        read, written = usage.cache_read_input_tokens or 0, usage.cache_creation_input_tokens or 0
         return AgentReply(
             text=text,
-            prompt_tokens=message.usage.input_tokens,
-            completion_tokens=message.usage.output_tokens,
+            prompt_tokens=usage.input_tokens + read + written,
+            completion_tokens=usage.output_tokens,
+            cached_tokens=read,
+            cache_write_tokens=written,
             latency_s=time.perf_counter() - start,
             model=message.model,
             attempts=attempts,
@@ -101,9 +121,12 @@ class AnthropicAgent(Agent):
         waited = deadline.next_timeout(self.where)
         options: dict[str, Any] = {"timeout": waited}
         if request.system:
-            options["system"] = request.system
+            stable = request.prefix_stable
+            options["system"] = [_text_block(request.system, stable)] if stable else request.system
         if request.json_schema is not None:
-            speaker = f" as {request.role}" if request.role else ""
+            # The tool comes first in the cached prefix: a prefix-stable request's names no speaker, so that roles
+            # whose requests share a prefix share the cache too (the instruction says who speaks).
+            speaker = f" as {request.role}" if request.role and not request.prefix_stable else ""
             debate = f" in the {request.protocol} deliberation" if request.protocol else ""
             options["tools"] = [
                 {
@@ -113,11 +136,12 @@ class AnthropicAgent(Agent):
                 }
             ]
             options["tool_choice"] = {"type": "tool", "name": TURN_TOOL}
+        user: MessageParam = {"role": "user", "content": _content(request)}
         try:
             message: Message = await self._clients.get().messages.create(
                 model=self.model,
                 max_tokens=request.max_tokens or DEFAULT_MAX_TOKENS,
-                messages=[{"role": "user", "content": request.prompt}],
+                messages=[user],
                 **options,
             )
             return message
@@ -151,6 +175,22 @@ class AnthropicAgent(Agent):
                 "raise max_tokens or rephrase the prompt"
             )
         return text
+
+
+def _text_block(text: str, breakpoint: bool) -> TextBlockParam:
+    block: TextBlockParam = {"type": "text", "text": text}
+    if breakpoint:
+        block["cache_control"] = {"type": "ephemeral"}  # the default five minutes, which the table's write rate prices
+    return block
+
+
+def _content(request: AgentRequest) -> str | list[TextBlockParam]:
+    """The user message: the prompt as it is, or a prefix-stable one's parts with a breakpoint after the last."""
+    parts, instruction = request.prompt_parts()
+    if not parts:
+        return request.prompt
+    blocks = [_text_block(part, index == len(parts) - 1) for index, part in enumerate(parts)]
+    return [*blocks, _text_block(instruction, False)] if instruction else blocks
 
 
 def from_spec(rest: str) -> AnthropicAgent:

@@ -20,14 +20,16 @@ Exceptions::
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import itertools
 import json
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 T = TypeVar("T")
 
@@ -37,7 +39,32 @@ PROBE_TIMEOUT_S = 5.0
 
 
 class AgentRequest(BaseModel):
-    """What the engine asks of a participant for one turn."""
+    """What the engine asks of a participant for one turn.
+
+    **Caching.** A deliberation sends each role a growing transcript every turn, and providers read a prefix
+    they have already seen at a discount. A driver that builds its requests *prefix-stable* says so with
+    ``prefix_ends``; the contract, for every request of one ``cache_key`` (the requests that share a prefix):
+
+    - ``system`` holds the rules and the fixed context, the same text on every request;
+    - ``prompt[:prefix_ends[-1]]`` is the stable prefix: fixed context and then the transcript so far, in
+      append-only order, so that the next request's prefix starts with this one's. ``prefix_ends`` are the
+      offsets where its parts end (a turn each, say): the next request cuts its prefix at the same places
+      and adds parts after them;
+    - ``prompt[prefix_ends[-1]:]`` is the per-turn instruction (a repair appends its notes there);
+    - ``json_schema`` stays the same across the key's requests where the driver can keep it so (a hosted
+      model's schema comes before the messages in the provider's prefix).
+
+    ``prefix_ends=None`` (the default) marks nothing: such a request is sent as it always was. An empty
+    tuple marks only ``system`` as stable. Build a marked request with :meth:`with_prefix`.
+
+    What the backends do with it: Anthropic's requests carry a ``cache_control`` breakpoint on ``system`` and
+    one at the end of the prefix, whose parts become content blocks; OpenAI caches every prompt's prefix on
+    its own, and gets ``cache_key`` as its ``prompt_cache_key`` so that requests sharing a prefix meet the same
+    cache. The engine gives a request without a ``cache_key`` its role's in the debate (:func:`debate_cache_key`);
+    a driver whose roles share one prefix (the rules in ``system``, the role named in the instruction) gives
+    them one key. Anthropic reads tools, then system, then messages as one prefix, so the forced tool of a
+    prefix-stable request names no speaker.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -52,16 +79,60 @@ class AgentRequest(BaseModel):
     timeout_s: float = Field(default=120.0, gt=0)
     role: str = ""  # who is speaking, e.g. "critic"
     protocol: str = ""  # e.g. "critique"
+    prefix_ends: tuple[int, ...] | None = None  # where the stable prefix's parts end in prompt (see above)
+    cache_key: str | None = None  # the requests that meet one provider cache (default: a role of a debate)
+
+    @model_validator(mode="after")
+    def _prefix_inside_prompt(self) -> AgentRequest:
+        ends = self.prefix_ends or ()
+        if any(end <= before for before, end in zip((0, *ends), ends, strict=False)) or any(
+            end > len(self.prompt) for end in ends
+        ):
+            raise ValueError("prefix_ends must rise strictly and stay within the prompt")
+        return self
+
+    @classmethod
+    def with_prefix(cls, parts: Sequence[str], instruction: str, **fields: Any) -> AgentRequest:
+        """A prefix-stable request: ``parts`` (fixed context, then each turn of the transcript, in order) make
+        the stable prefix, ``instruction`` follows; ``fields`` are the other fields (``system`` included)."""
+        kept = [part for part in parts if part]
+        return cls(
+            prompt="".join(kept) + instruction, prefix_ends=tuple(itertools.accumulate(map(len, kept))), **fields
+        )
+
+    @property
+    def prefix_stable(self) -> bool:
+        """Whether the driver built this request to the caching contract above."""
+        return self.prefix_ends is not None
+
+    def prompt_parts(self) -> tuple[list[str], str]:
+        """The stable prefix's parts (empty when nothing is marked) and the instruction after them.
+
+        A copy whose prompt changed (``model_copy`` does not validate) keeps only the ends still inside it.
+        """
+        parts, start = [], 0
+        for end in self.prefix_ends or ():
+            if start < end <= len(self.prompt):
+                parts.append(self.prompt[start:end])
+                start = end
+        return parts, self.prompt[start:]
 
 
 class AgentReply(BaseModel):
-    """One participant's answer, with what it cost."""
+    """One participant's answer, with what it cost.
+
+    ``prompt_tokens`` counts the whole prompt, whatever the provider's cache did with it; ``cached_tokens`` of
+    them were read from the provider's cache and ``cache_write_tokens`` written to it (both priced at the
+    price table's cache rates, see :meth:`Agent.price_usd`).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     text: str
     prompt_tokens: int = 0  # 0 where the backend reports no usage (commands, people, scripts)
     completion_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens read from the provider's cache
+    cache_write_tokens: int = 0  # prompt tokens written to it (Anthropic charges these above the input price)
     latency_s: float
     model: str  # the resolved model id, e.g. "gpt-4o-mini-2024-07-18" or "local:SmolLM2-135M-Instruct.Q4_1"
     attempts: int = 1
@@ -148,9 +219,29 @@ class Agent(ABC):
         """What its turns must fit now: the backend's :attr:`turn_bounds`, or what it learnt of its model."""
         return self.turn_bounds
 
-    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        """What a call with these token counts costs in USD: 0 for local models, None when unknown."""
+    def price_usd(
+        self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float | None:
+        """What a call with these token counts costs in USD: 0 for local models, None when unknown.
+
+        ``cached_tokens`` and ``cache_write_tokens`` are parts of ``prompt_tokens`` (see :class:`AgentReply`),
+        priced at the cache rates. They are passed only for replies that report them, so a backend whose
+        replies never do may keep the two-argument form.
+        """
         return None
+
+    def reply_cost(self, reply: AgentReply) -> tuple[float | None, float | None]:
+        """What ``reply`` cost in USD, and what the same call would have cost with no provider cache."""
+        uncached = self.price_usd(reply.prompt_tokens, reply.completion_tokens)
+        if not (reply.cached_tokens or reply.cache_write_tokens):
+            return uncached, uncached
+        cost = self.price_usd(
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            cached_tokens=reply.cached_tokens,
+            cache_write_tokens=reply.cache_write_tokens,
+        )
+        return cost, uncached
 
     async def probe(self) -> None:
         """One cheap check that the participant can be reached, before a record is created.
@@ -218,6 +309,12 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPo
                     err.args = (f"{err.args[0]} (gave up after {made} attempts)", *err.args[1:])
                 raise
             await policy.sleep(policy.delay_s(made, err.retry_after_s))
+
+
+def debate_cache_key(debate: str, role: str) -> str:
+    """The provider cache key of ``role`` in ``debate`` (its record's path): stable across the debate's runs,
+    and a digest, so that it tells the provider neither."""
+    return "moot-" + hashlib.sha256(f"{debate}\n{role}".encode()).hexdigest()[:32]
 
 
 def schema_instruction(schema: dict[str, Any]) -> str:

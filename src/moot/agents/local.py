@@ -156,7 +156,9 @@ class LocalAgent(Agent):
         self.seed = seed
         self.model_id = f"local:{self.path.stem}"
 
-    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+    def price_usd(
+        self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float | None:
         return 0.0  # runs in this process
 
     async def reply(self, request: AgentRequest) -> AgentReply:

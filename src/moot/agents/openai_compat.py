@@ -6,6 +6,11 @@ form llama.cpp turns into a grammar, plus the schema in the system message. A pr
 context (a small local model) is refused with the context's size, and moot sizes its prompts and turns to
 it. Both are remembered (:mod:`moot.agents.server_memory`), so no later request, of this debate, another one
 or another run, is one the server is known to refuse.
+
+OpenAI caches every prompt's prefix on its own (1,024 tokens or more); a request to OpenAI carries the
+request's ``cache_key`` as ``prompt_cache_key``, so that requests sharing a prefix meet the cache they fill. The
+usage's ``prompt_tokens_details`` says how many prompt tokens came from the cache (OpenAI, and servers such as
+vLLM and llama.cpp that report it) and, where the provider charges for it, how many were written to it.
 """
 
 from __future__ import annotations
@@ -82,11 +87,21 @@ class OpenAIAgent(Agent):
 
         self._clients = LoopClient(client)
 
-    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+    def price_usd(
+        self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float | None:
         if runs_locally(self.base_url):
             return 0.0
         provider = "openai" if self.base_url == OPENAI_URL else None  # elsewhere the table matches by URL
-        return table_price_usd(self.model, prompt_tokens, completion_tokens, provider=provider, api_url=self.base_url)
+        return table_price_usd(
+            self.model,
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens=cached_tokens,
+            cache_write_tokens=cache_write_tokens,
+            provider=provider,
+            api_url=self.base_url,
+        )
 
     def bounds(self) -> TurnBounds:
         """Full-size turns, unless the server reported a smaller context for this model."""
@@ -120,10 +135,13 @@ class OpenAIAgent(Agent):
             filled = usage.prompt_tokens + usage.completion_tokens
             if filled < self.bounds().context_tokens:
                 server_memory.remember_context(self.base_url, self.model, filled)
+        details = usage.prompt_tokens_details if usage else None
         return AgentReply(
             text=text,
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
+            cached_tokens=_count(details, "cached_tokens"),
+            cache_write_tokens=_count(details, "cache_write_tokens"),
             latency_s=time.perf_counter() - start,
             model=completion.model or self.model,
             attempts=attempts,
@@ -171,6 +189,8 @@ class OpenAIAgent(Agent):
             body["seed"] = request.seed
         if response_format is not None:
             body["response_format"] = response_format
+        if request.cache_key is not None and self.base_url == OPENAI_URL:  # another server may refuse the field
+            body["prompt_cache_key"] = request.cache_key
         try:
             # The SDK's documented request for a body already in wire form: chat.completions.create would walk
             # the messages through its typed transform first, which costs more CPU than the rest of the request.
@@ -243,7 +263,9 @@ class OllamaAgent(OpenAIAgent):
 
     name = "ollama"
 
-    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+    def price_usd(
+        self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float | None:
         return 0.0  # a local model server
 
 
@@ -283,6 +305,12 @@ def ollama_from_spec(rest: str) -> OllamaAgent:
     if not model:
         raise UnknownAgentSpec("ollama needs a model name: use ollama:MODEL, e.g. ollama:llama3.2")
     return OllamaAgent(model, base_url=f"{ollama_host()}/v1", api_key="ollama")
+
+
+def _count(details: object, name: str) -> int:
+    """A token count of the usage's details, 0 where the server reports none (or not as a whole number)."""
+    value = getattr(details, name, None)
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def _has_messages(completion: ChatCompletion) -> bool:

@@ -1,22 +1,42 @@
 """What a model call costs in USD, from pydantic's ``genai-prices`` table.
 
 The table ships inside the package and is never fetched at run time. A model the table does not know has
-an unknown price (``None``), never a guess; models run locally cost nothing.
+an unknown price (``None``), never a guess; models run locally cost nothing. Prompt tokens the provider read
+from its cache, or wrote to it, are priced at the table's cache rates where it has them (a model without
+them pays its input price for every prompt token).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 
 def table_price_usd(
-    model: str, prompt_tokens: int, completion_tokens: int, *, provider: str | None = None, api_url: str | None = None
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    *,
+    cached_tokens: int = 0,
+    cache_write_tokens: int = 0,
+    provider: str | None = None,
+    api_url: str | None = None,
 ) -> float | None:
-    """The price of one call to ``model`` with these token counts, or None when the table lacks the model."""
+    """The price of one call to ``model`` with these token counts, or None when the table lacks the model.
+
+    ``cached_tokens`` (read from the cache) and ``cache_write_tokens`` are parts of ``prompt_tokens``.
+    """
     from genai_prices import Usage, calc_price
 
-    usage = Usage(input_tokens=prompt_tokens, output_tokens=completion_tokens)
+    cached = min(cached_tokens, prompt_tokens)  # the table refuses more cached tokens than prompt tokens
+    usage = Usage(
+        input_tokens=prompt_tokens,
+        cache_read_tokens=cached,
+        cache_write_tokens=min(cache_write_tokens, prompt_tokens - cached),
+        output_tokens=completion_tokens,
+    )
     try:
         if provider is not None:
             price = calc_price(usage, model, provider_id=provider)
@@ -48,3 +68,38 @@ def usd_text(cost: float | None) -> str:
     if cost is None:
         return "unknown"
     return "$0" if cost == 0 else f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
+
+
+def saving_usd(cost: float | None, uncached: float | None) -> float | None:
+    """What the provider's cache saved: the uncached price less the price paid (unknown if either is)."""
+    return None if cost is None or uncached is None else uncached - cost
+
+
+def cache_text(prompt_tokens: int, cached_tokens: int, saving: float | None) -> str:
+    """What caching did, for people: ``12,000 of 15,000 prompt tokens from cache, saving $0.0321``.
+
+    A negative saving is what writing the cache cost above the input price, before any read paid it back.
+    """
+    text = f"{cached_tokens:,} of {prompt_tokens:,} prompt tokens from cache"
+    if not saving:
+        return text
+    return f"{text}, saving {usd_text(saving)}" if saving > 0 else f"{text}, {usd_text(-saving)} more for cache writes"
+
+
+def logged_cache_text(rows: Iterable[Mapping[str, Any]]) -> str | None:
+    """:func:`cache_text` of attempts as the usage log holds them, or None when no prompt met the cache.
+
+    A row written before the log kept the uncached price counts as uncached.
+    """
+    prompt = cached = written = 0
+    costs: list[float | None] = []
+    uncached: list[float | None] = []
+    for row in rows:
+        prompt += int(row.get("prompt_tokens") or 0)
+        cached += int(row.get("cached_tokens") or 0)
+        written += int(row.get("cache_write_tokens") or 0)
+        costs.append(row.get("cost_usd"))
+        uncached.append(row.get("uncached_cost_usd", row.get("cost_usd")))
+    if not (cached or written):
+        return None
+    return cache_text(prompt, cached, saving_usd(total_usd(costs), total_usd(uncached)))

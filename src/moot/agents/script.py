@@ -36,7 +36,9 @@ class ScriptAgent(Agent):
 
     name = "script"
 
-    def price_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+    def price_usd(
+        self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float | None:
         return 0.0  # prepared replies: no model is called
 
     def __init__(self, replies: Iterable[str | ScriptedReply] = (), *, source: str = "script") -> None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from moot.agents.pricing import logged_cache_text
 from moot.detect import detect
 from moot.errors import UserError
 from moot.records import read_attempts
@@ -25,6 +26,9 @@ def attempt_text(row: dict[str, Any]) -> str:
         f"turn {row.get('turn', '?')} · attempt {row.get('attempt', '?')} · {who} · {verdict} · "
         f"{tokens} tokens · {float(row.get('latency_s') or 0):.1f} s"
     ]
+    cache = logged_cache_text([row])
+    if cache:
+        lines.append(f"  cache: {cache}")
     if row.get("error"):
         lines.append(f"  error: {row['error']}")
     for violation in row.get("violations") or []:
@@ -39,7 +43,8 @@ def log_command(
     path: Annotated[Path, typer.Argument(help="A record file, or a roundtable meeting directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as one JSON array.")] = False,
 ) -> None:
-    """Show every attempt a run made: raw reply, violations or error, tokens, latency, model and agent."""
+    """Show every attempt a run made: raw reply, violations or error, tokens (and those from the provider's cache),
+    latency, model and agent."""
     protocol, target, report = detect(path)
     if protocol is None:
         problem = report.violations[0].message if report is not None and report.violations else "unknown format"

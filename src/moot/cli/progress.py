@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
-from moot.agents.pricing import usd_text
+from moot.agents.pricing import cache_text, saving_usd, usd_text
 from moot.cli.log import attempt_text
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
@@ -135,3 +135,6 @@ def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
         f"  {tokens} tokens ({result.prompt_tokens} prompt, {result.completion_tokens} completion) in {result.elapsed_s:.1f} s"
         f" · cost {usd_text(result.cost_usd)}"
     )
+    if result.cached_tokens or result.cache_write_tokens:
+        saving = saving_usd(result.cost_usd, result.uncached_cost_usd)
+        out.print(f"  cache: {cache_text(result.prompt_tokens, result.cached_tokens, saving)}", markup=False)

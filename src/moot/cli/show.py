@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.rule import Rule
 
-from moot.agents.pricing import total_usd, usd_text
+from moot.agents.pricing import logged_cache_text, total_usd, usd_text
 from moot.cli.check import report_json, report_text
 from moot.conformity import record_analyses
 from moot.core.files import ExitCode, read_text
@@ -21,7 +21,8 @@ from moot.errors import UserError
 
 
 def usage_line(path: Path) -> str | None:
-    """What the runs of a record spent, from its usage log: attempts, tokens and price (unknown if any is)."""
+    """What the runs of a record spent, from its usage log: attempts, tokens and price (unknown if any is), and
+    what the provider's cache read and saved."""
     text, _ = read_text(path)
     rows = []
     for line in (text or "").splitlines():
@@ -33,7 +34,9 @@ def usage_line(path: Path) -> str | None:
         return None
     tokens = sum(int(row.get("prompt_tokens", 0)) + int(row.get("completion_tokens", 0)) for row in rows)
     cost = total_usd([row.get("cost_usd") for row in rows])
-    return f"usage: {len(rows)} attempt(s), {tokens} tokens, cost {usd_text(cost)}"
+    line = f"usage: {len(rows)} attempt(s), {tokens} tokens, cost {usd_text(cost)}"
+    cache = logged_cache_text(rows)
+    return f"{line}\ncache: {cache}" if cache else line
 
 
 def show_command(

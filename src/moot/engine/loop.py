@@ -26,8 +26,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from moot.agents.base import Agent, AgentContextExceeded, AgentError, AgentReply, AgentRequest, TurnBounds
-from moot.agents.pricing import total_usd, usd_text
+from moot.agents.base import (
+    Agent,
+    AgentContextExceeded,
+    AgentError,
+    AgentReply,
+    AgentRequest,
+    TurnBounds,
+    debate_cache_key,
+)
+from moot.agents.pricing import saving_usd, total_usd, usd_text
 from moot.core.files import append_log_line, rewrite_log
 from moot.core.machine import Outcome, ProtocolViolationError, Summary
 from moot.core.run_state import read_run_state, safe_spec, write_run_state
@@ -69,10 +77,26 @@ class RunResult:
     elapsed_s: float = 0.0
     usage: list[dict[str, Any]] = field(default_factory=list)
     costs: list[float | None] = field(default_factory=list)  # each attempt's USD price; None: unknown
+    cached_tokens: int = 0  # of prompt_tokens, read from the provider's cache
+    cache_write_tokens: int = 0  # of prompt_tokens, written to it
+    uncached_costs: list[float | None] = field(default_factory=list)  # each attempt's price without the cache
+
+    def spend(self, reply: AgentReply, cost: float | None, uncached: float | None) -> None:
+        """Count one reply's tokens and its price (``Agent.reply_cost``)."""
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        self.cached_tokens += reply.cached_tokens
+        self.cache_write_tokens += reply.cache_write_tokens
+        self.costs.append(cost)
+        self.uncached_costs.append(uncached)
 
     @property
     def cost_usd(self) -> float | None:
         return total_usd(self.costs)
+
+    @property
+    def uncached_cost_usd(self) -> float | None:
+        return total_usd(self.uncached_costs)
 
     @property
     def outcome(self) -> Outcome | None:
@@ -90,9 +114,17 @@ class RunResult:
             "turns_this_run": self.turns,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cost_usd": _rounded(self.cost_usd),
+            "uncached_cost_usd": _rounded(self.uncached_cost_usd),
+            "cache_saving_usd": _rounded(saving_usd(self.cost_usd, self.uncached_cost_usd)),
             "elapsed_s": round(self.elapsed_s, 3),
         }
+
+
+def _rounded(usd: float | None) -> float | None:
+    return None if usd is None else round(usd, 6)
 
 
 def _agent_failure(role: str, exc: Exception) -> str:
@@ -106,7 +138,8 @@ def usage_path(record: Path) -> Path:
     """The attempt log lives beside the record: ``.NAME.usage.jsonl`` (or ``DIR/.moot.usage.jsonl``).
 
     One JSON line per attempt: turn, role, agent spec, model, attempt, accepted, the raw reply, its
-    violations (rule and message) or the agent's error, tokens and latency.
+    violations (rule and message) or the agent's error, tokens (of the prompt's, those read from and written to
+    the provider's cache), the price paid and the price without the cache, and latency.
     """
     if record.is_dir():
         return record / ".moot.usage.jsonl"
@@ -144,6 +177,7 @@ class Engine:
         self.clock = clock
         self.specs = {role: safe_spec(spec) for role, spec in (specs or {}).items()}
         self.usage_log = usage_path(driver.record_path)
+        self._debate = str(driver.record_path.resolve())  # what names this debate in provider cache keys
 
     def emit(self, type_: str, role: str | None, **data: Any) -> None:
         event = Event(type_, role, data)
@@ -260,8 +294,10 @@ class Engine:
         self.emit("refitted", role, context_tokens=context_tokens)
 
     def timed(self, request: AgentRequest) -> AgentRequest:
-        """``request`` with the run's turn deadline; a driver builds requests (repairs too) without one."""
-        return request.model_copy(update={"timeout_s": self.limits.turn_timeout_s})
+        """``request`` with the run's turn deadline and the provider cache key of its role in this debate; a driver
+        builds requests (repairs too) without them."""
+        key = request.cache_key or debate_cache_key(self._debate, request.role)
+        return request.model_copy(update={"timeout_s": self.limits.turn_timeout_s, "cache_key": key})
 
     async def _take_turn(self, role: str, result: RunResult) -> bool:
         """Ask ``role`` for a turn, repairing up to ``limits.repairs`` times. False when the run ended."""
@@ -278,11 +314,8 @@ class Engine:
                 reason = self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
                 self._halt("agent_failed", role, reason)
                 return False
-            result.prompt_tokens += reply.prompt_tokens
-            result.completion_tokens += reply.completion_tokens
-            cost = self.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens)
-            result.costs.append(cost)
-            candidate = await self._accept(result, number, role, reply, attempt, cost)
+            result.spend(reply, *self.agents[role].reply_cost(reply))
+            candidate = await self._accept(result, number, role, reply, attempt)
             if not candidate.errors:
                 result.turns += 1
                 tokens = reply.prompt_tokens + reply.completion_tokens
@@ -297,15 +330,13 @@ class Engine:
         self._halt("repairs_exhausted", role, reason)
         return False
 
-    async def _accept(
-        self, result: RunResult, number: int, role: str, reply: AgentReply, attempt: int, cost: float | None
-    ) -> Candidate:
+    async def _accept(self, result: RunResult, number: int, role: str, reply: AgentReply, attempt: int) -> Candidate:
         """Read the reply as a turn, commit it when legal and log the attempt; the candidate's errors say why it
         was not accepted."""
         candidate = self.driver.read_reply(role, reply.text, self.clock())
         if candidate.turn is None and not candidate.errors:
             candidate = Candidate(None, [reply_format_violation("the reply held no turn.")])
-        row = self._reply_row(number, role, reply, attempt, candidate, cost)
+        row = self._reply_row(number, role, reply, attempt, candidate, result)
         if candidate.errors:
             self._log_attempt(result, row)
             return candidate
@@ -314,7 +345,7 @@ class Engine:
             await self._commit(candidate.turn)
         except ProtocolViolationError as exc:  # the record changed between reading and writing: nothing written
             candidate = Candidate(None, exc.violations)
-            row = self._reply_row(number, role, reply, attempt, candidate, cost)
+            row = self._reply_row(number, role, reply, attempt, candidate, result)
             self._correct_last_row(row)
         self._announce_row(result, row)
         return candidate
@@ -361,14 +392,18 @@ class Engine:
         }
 
     def _reply_row(
-        self, number: int, role: str, reply: AgentReply, attempt: int, candidate: Candidate, cost_usd: float | None
+        self, number: int, role: str, reply: AgentReply, attempt: int, candidate: Candidate, result: RunResult
     ) -> dict[str, Any]:
+        """The log row of a reply whose price ``result`` counted last."""
         row = self._attempt_row(number, role, attempt, model=reply.model, accepted=not candidate.errors)
         row.update(
             {
                 "prompt_tokens": reply.prompt_tokens,
                 "completion_tokens": reply.completion_tokens,
-                "cost_usd": cost_usd,
+                "cached_tokens": reply.cached_tokens,
+                "cache_write_tokens": reply.cache_write_tokens,
+                "cost_usd": result.costs[-1],
+                "uncached_cost_usd": result.uncached_costs[-1],
                 "latency_s": round(reply.latency_s, 4),
                 "agent_attempts": reply.attempts,
                 "finish_reason": reply.finish_reason,

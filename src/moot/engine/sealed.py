@@ -185,14 +185,12 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
             reason = engine.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
             await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
             return
-        result.prompt_tokens += reply.prompt_tokens
-        result.completion_tokens += reply.completion_tokens
-        result.costs.append(engine.agents[role].price_usd(reply.prompt_tokens, reply.completion_tokens))
+        result.spend(reply, *engine.agents[role].reply_cost(reply))
         now = engine.clock()
         candidate = _read(engine, role, reply.text, now)
         accepted = not candidate.errors and candidate.turn is not None
         # The phase names the row: it stands while the sidecar holds the answer (see Engine.settle_log).
-        row = {**engine._reply_row(number, role, reply, attempt, candidate, result.costs[-1]), "phase": phase.name}
+        row = {**engine._reply_row(number, role, reply, attempt, candidate, result), "phase": phase.name}
         engine._log_attempt(result, row)
         if accepted:
             digest = sealed_digest(driver.sealed_text(candidate.turn))

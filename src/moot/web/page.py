@@ -18,6 +18,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from moot import registry
+from moot.agents.pricing import logged_cache_text
 from moot.core.files import CheckReport, read_text
 from moot.core.machine import Summary, Violation
 from moot.detect import check_path, detect, documents
@@ -70,6 +71,11 @@ class RecordPage:
     @property
     def max_tokens(self) -> int:
         return max([_tokens(row) for row in self.attempts] or [0])
+
+    @property
+    def cache(self) -> str | None:
+        """What the provider's cache read and saved over every attempt, or None when it read nothing."""
+        return logged_cache_text(self.attempts)
 
 
 def _tokens(row: dict[str, Any]) -> int:
