@@ -172,8 +172,7 @@ def _unreadable(artifact: Path) -> Violation:
     path = chain_path(artifact)
     return FILE_RULES.violation(
         "CHAIN_UNREADABLE",
-        f"{path} is damaged, so the record's turns cannot be verified against it; restore it from a backup "
-        "(moot never rewrites a chain it cannot read).",
+        f"{path} is damaged, so the record's turns cannot be verified against it; restore it from a backup.",
     ).at(file=str(path))
 
 
