@@ -27,6 +27,8 @@
 
 Parsing is total and located. Each turn's exact text (from its heading to the end of its JSON
 block) is kept for the digest chain, so an edit to an accepted turn shows as ``PRIOR_TURN_MODIFIED``.
+Each turn moot appends is followed, in the same write, by the chain's head (moot.artifacts.chain): one
+Markdown comment line at the end of the turn's section, outside its text.
 ``parse_reply`` reads a model's raw output with the same JSON rules as the record.
 """
 
@@ -53,7 +55,7 @@ from moot.artifacts.base import (
     read_text,
     unreadable,
 )
-from moot.artifacts.chain import RecordAppender, verify_chain
+from moot.artifacts.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
 from moot.protocols.agora import (
     CONSENSUS,
     DEFAULT_DEADLOCK_WINDOW,
@@ -136,6 +138,11 @@ def render_turn(turn: AgoraTurn, marks: Sequence[str] = ()) -> str:
     evidence = "".join(f"Evidence {n}: {mark}\n" for n, mark in enumerate(marks, start=1))
     evidence += "\n" if marks else ""
     return f"## Turn {turn.number} — {turn.role}\n\n{proposal}{evidence}```json\n{reply_json(turn)}\n```\n"
+
+
+def render_marked(turn: AgoraTurn, mark: ChainMark, evidence: Sequence[str] = ()) -> str:
+    """A turn as moot appends it: :func:`render_turn`, then a blank line and the chain's head after it."""
+    return f"{render_turn(turn, evidence)}\n{mark.line()}\n"
 
 
 def render_outcome(outcome: Outcome) -> str:
@@ -325,6 +332,7 @@ class _Scan:
     turns: list[TurnSource] = field(default_factory=list)
     outcome: Outcome | None = None
     outcome_line: int | None = None
+    marks: list[ChainMark] = field(default_factory=list)  # the chain heads moot wrote after turns
 
     def report(self, rule: str, message: str, index: int | None, turn: int | None = None) -> None:
         line = index + 1 if index is not None else None
@@ -478,7 +486,8 @@ def _scan_sections(scan: _Scan, start: int) -> None:
 
 def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
     lines = scan.lines
-    last = max([i for i in range(head, end) if lines[i].strip()], default=head)
+    last = max([i for i in range(head, end) if lines[i].strip() and ChainMark.parse(lines[i]) is None], default=head)
+    scan.marks += [head_mark for i in range(last + 1, end) if (head_mark := ChainMark.parse(lines[i])) is not None]
     text = "\n".join(lines[head : last + 1]) + "\n"
     parts = {"heading": head + 1}
     position = len(scan.turns) + 1
@@ -613,23 +622,33 @@ def _outcome_problems(scan: _Scan, state: AgoraState) -> list[Violation]:
     return [RULES.violation("AGORA_OUTCOME", message).at(file=scan.file, line=scan.outcome_line)]
 
 
-def _check_scan(path: Path) -> tuple[_Scan | None, AgoraProtocol | None, AgoraState | None, list[Violation]]:
+@dataclass
+class _Checked:
+    scan: _Scan | None
+    protocol: AgoraProtocol | None
+    state: AgoraState | None
+    violations: list[Violation]
+    chain: ChainCheck = field(default_factory=ChainCheck)
+
+
+def _check_scan(path: Path) -> _Checked:
     text, problems = read_text(path)
     if text is None:
-        return None, None, None, problems
+        return _Checked(None, None, None, problems)
     scan = _scan(text, str(path))
     if scan.config is None:
-        return scan, None, None, scan.violations
+        return _Checked(scan, None, None, scan.violations)
     protocol, state, found = _replay(scan, scan.config)
-    chain = verify_chain(path, [t.text for t in scan.turns], [t.line for t in scan.turns])
-    violations = [*scan.violations, *found, *_outcome_problems(scan, state), *chain]
+    chain = inspect_chain(path, [t.text for t in scan.turns], [t.line for t in scan.turns], scan.marks)
+    violations = [*scan.violations, *found, *_outcome_problems(scan, state), *chain.violations]
     violations.sort(key=lambda v: (v.line or 0, v.turn or 0))
-    return scan, protocol, state, violations
+    return _Checked(scan, protocol, state, violations, chain)
 
 
 def check(path: Path) -> CheckReport:
     """Replay a debate record: format, protocol rules, outcome and digest chain. Never raises on bad input."""
-    scan, protocol, state, violations = _check_scan(path)
+    checked = _check_scan(path)
+    scan, protocol, state, violations = checked.scan, checked.protocol, checked.state, checked.violations
     if scan is None or protocol is None or state is None:
         return unreadable(path, violations, protocol=NAME)
     from moot.artifacts.agora_grounding import check_evidence  # reads the cited files
@@ -639,7 +658,13 @@ def check(path: Path) -> CheckReport:
     summary = protocol.summary(state)
     if grounding:
         summary = summary.model_copy(update={"detail": {**summary.detail, "grounding": grounding}})
-    return CheckReport(path=str(path), protocol=NAME, violations=violations, summary=summary)
+    return CheckReport(
+        path=str(path),
+        protocol=NAME,
+        violations=violations,
+        summary=summary,
+        repairable=checked.chain.repairs_all(violations),
+    )
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -652,11 +677,25 @@ def create(path: Path, config: AgoraConfig, started: str | None = None, sources:
 
 
 def _writable(path: Path) -> tuple[_Scan, AgoraProtocol, AgoraState]:
-    scan, protocol, state, violations = _check_scan(path)
-    errors = [v for v in violations if v.is_error]
+    """A record that can take a turn, its chain completed if a crash left it short; refused otherwise."""
+    checked = _check_scan(path)
+    scan, protocol, state = checked.scan, checked.protocol, checked.state
+    errors = checked.chain.blocking_in(checked.violations)
     if scan is None or protocol is None or state is None or errors:
         raise ProtocolViolationError(errors)
+    if checked.chain.repairable:
+        repair_chain(path, [t.text for t in scan.turns], scan.marks)
     return scan, protocol, state
+
+
+def repair(path: Path) -> bool:
+    """Complete the chain of a debate a crash left one append short (what ``moot resume`` does on opening it);
+    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
+    text, _ = read_text(path)
+    scan = _scan(text, str(path)) if text is not None else None
+    if scan is None or any(v.is_error for v in scan.violations):
+        return False
+    return repair_chain(path, [t.text for t in scan.turns], scan.marks)
 
 
 def load(path: Path) -> tuple[AgoraProtocol, AgoraState]:
@@ -703,14 +742,18 @@ class AgoraWriter:
 
     def _append(self, turn: AgoraTurn, marks: Sequence[str]) -> tuple[AgoraState, list[Violation]]:
         state, warnings = self.protocol.step(self.state, turn)
-        piece = render_turn(turn, marks) + (f"\n{render_outcome(state.outcome)}" if state.outcome is not None else "")
         # The new turn read back on its own: a turn's reading depends only on its own lines.
-        written = _scan(f"{self.header}\n{piece}", str(self.path)).turns
-        if len(written) != 1 or written[0].turn != turn:
+        alone = _scan(f"{self.header}\n{render_turn(turn, marks)}", str(self.path)).turns
+        text = alone[0].text if len(alone) == 1 and alone[0].turn == turn else ""
+        chain_mark = self.appender.mark_after([text])
+        piece = render_marked(turn, chain_mark, marks)
+        piece += f"\n{render_outcome(state.outcome)}" if state.outcome is not None else ""
+        written = _scan(f"{self.header}\n{piece}", str(self.path))
+        if not text or [t.text for t in written.turns] != [text] or written.marks != [chain_mark]:
             message = "the turn would not read back as written; remove unpaired surrogates from its text."
             raise ProtocolViolationError([RULES.violation("AGORA_TURN_JSON", message)])
         data = ("\n" if self.ends_with_newline else "\n\n") + piece
-        self.appender.append(data.encode("utf-8"), [written[0].text])
+        self.appender.append(data.encode("utf-8"), [text])
         self.state, self.ends_with_newline = state, data.endswith("\n")
         return state, warnings
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from moot.errors import DiskFault
-from moot.protocols.base import ProtocolViolationError, Replay, Rule, RuleBook, Severity, Summary, Violation
+from moot.protocols.base import ProtocolViolationError, Replay, Rule, RuleBook, Summary, Violation
 
 # Larger records are refused before reading: a debate is text written by people and models.
 MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
@@ -45,8 +45,9 @@ FILE_RULES = RuleBook(
         Rule("NOT_A_MOOT_ARTIFACT", "The path must be a record of one of moot's protocols."),
         Rule("PRIOR_TURN_MODIFIED", "A turn must never change after it was accepted."),
         Rule("PRIOR_TURN_REMOVED", "A turn must never be removed after it was accepted."),
-        Rule("CHAIN_UNREADABLE", "The digest chain beside a record must be moot's JSON lines.", Severity.WARNING),
-        Rule("CHAIN_MISSING", "A record that says moot wrote it keeps its digest chain beside it.", Severity.WARNING),
+        Rule("CHAIN_UNREADABLE", "The digest chain beside a record must be moot's JSON lines."),
+        Rule("CHAIN_MISSING", "A record moot wrote keeps its digest chain beside it."),
+        Rule("CHAIN_SHORT", "The digest chain of a record moot wrote covers every turn it holds."),
     ]
 )
 

@@ -37,7 +37,7 @@ from moot.artifacts.base import (
     unreadable,
 )
 from moot.artifacts.base import slugify as base_slugify
-from moot.artifacts.chain import ChainMark, RecordAppender, build_chain, record_chain, verify_chain
+from moot.artifacts.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, record_chain, repair_chain
 from moot.builtin_protocols import DUEL
 from moot.protocols.base import Outcome, ProtocolViolationError, Rule, RuleBook, Summary, Violation
 from moot.protocols.duel import (
@@ -134,7 +134,8 @@ class DuelDocument:
     conclusion_line: int | None = None
     statuses: list[Located] = field(default_factory=list)  # header and metadata Status
     convergence: Located | None = None  # metadata Candidate Convergence
-    chain_mark: ChainMark | None = None  # the chain head moot keeps inside the record
+    chain_mark: ChainMark | None = None  # the chain head moot keeps inside the record (the latest in it)
+    marks: list[ChainMark] = field(default_factory=list)  # every chain head in the record, in order
 
 
 # --- small text helpers -----------------------------------------------------------------------
@@ -183,8 +184,7 @@ class _Parser:
         self.raw = [line + "\n" for line in self.raw[:-1]] + [self.raw[-1]]
         self.lines = [line.rstrip("\n").rstrip("\r") for line in self.raw]
         self.found: list[Violation] = []
-        self.mark: ChainMark | None = None  # the chain mark after the turns latest in the record
-        self.mark_at = -1
+        self.marks: dict[int, ChainMark] = {}  # line index -> the chain mark there (header, after turns)
 
     def report(self, book: RuleBook, rule: str, message: str, index: int, turn: int | None = None) -> None:
         self.found.append(book.violation(rule, message, turn=turn).at(file=self.file, line=index + 1))
@@ -198,8 +198,8 @@ class _Parser:
         if not line.strip() or _RULE_LINE.match(line):
             return True
         mark = ChainMark.parse(line)
-        if mark is not None and index > self.mark_at:
-            self.mark, self.mark_at = mark, index
+        if mark is not None:
+            self.marks[index] = mark
         return mark is not None
 
     def parse(self) -> DuelDocument | None:
@@ -260,7 +260,8 @@ class _Parser:
             conclusion_line=conclusion_line,
             statuses=header.statuses,
             convergence=header.convergence,
-            chain_mark=self.mark or header.chain_mark,
+            chain_mark=self.marks[max(self.marks)] if self.marks else None,
+            marks=[self.marks[index] for index in sorted(self.marks)],
         )
 
     def _boundaries(self, begin: int) -> tuple[list[int], list[int]]:
@@ -325,7 +326,6 @@ class _Header:
         self.meta: dict[str, Located] = {}
         self.statuses: list[Located] = []
         self.convergence: Located | None = None
-        self.chain_mark: ChainMark | None = None
 
     def parse(self) -> tuple[DuelConfig, list[Participant]]:
         sections: dict[str, list[int]] = {"": []}
@@ -358,8 +358,8 @@ class _Header:
             if self.p.blank(index):
                 continue
             mark = ChainMark.parse(self.p.lines[index])
-            if mark is not None and self.chain_mark is None:
-                self.chain_mark = mark
+            if mark is not None and not self.p.marks:
+                self.p.marks[index] = mark
                 continue
             match = _KEY_LINE.match(self.p.lines[index])
             key = next((k for k in KEY_LINES if match and match.group("key").casefold() == k.casefold()), None)
@@ -869,6 +869,12 @@ class _Checked:
     protocol: DuelProtocol
     state: DuelState
     report: CheckReport
+    chain: ChainCheck
+
+    @property
+    def errors(self) -> list[Violation]:
+        """What a writer must refuse the record for (a chain a crash left short it completes instead)."""
+        return self.chain.blocking_in(self.report.violations)
 
 
 def _check_document(path: Path, document: DuelDocument, parsed: Sequence[Violation]) -> _Checked:
@@ -883,24 +889,26 @@ def _check_document(path: Path, document: DuelDocument, parsed: Sequence[Violati
         return v.at(file=file, line=line)
 
     at_conclusion = document.conclusion_line or (document.turn_lines[-1] if document.turn_lines else None)
-    chain = verify_chain(path, document.turn_texts, document.turn_lines, document.chain_mark)
+    chain = inspect_chain(path, document.turn_texts, document.turn_lines, document.marks)
     violations = [
         *parsed,
-        *chain,
+        *chain.violations,
         *(at_turn(v) for v in replay.violations),
         *(v.at(file=file, line=at_conclusion) for v in protocol.recorded_conclusion_violations(state)),
         *_status_violations(document, file),
     ]
     violations.sort(key=lambda v: (v.line is None, v.line or 0))
     summary = protocol.summary(state)
-    tampered = [v for v in chain if v.rule in TAMPER_RULES]
+    tampered = [v for v in chain.violations if v.rule in TAMPER_RULES]
     if tampered:
         # The seed: changed or removed prior turns mean INVALIDATED, whatever the turns say.
         reason = f"{tampered[0].rule}: {tampered[0].message}"
         invalid = Outcome(name=OutcomeName.INVALIDATED.value, reason=reason)
         summary = summary.model_copy(update={"outcome": invalid, "next_speaker": None})
-    report = CheckReport(path=file, protocol=PROTOCOL, violations=violations, summary=summary)
-    return _Checked(protocol=protocol, state=state, report=report)
+    report = CheckReport(
+        path=file, protocol=PROTOCOL, violations=violations, summary=summary, repairable=chain.repairs_all(violations)
+    )
+    return _Checked(protocol=protocol, state=state, report=report, chain=chain)
 
 
 def _load(path: Path) -> tuple[DuelDocument | None, _Checked | None, list[Violation]]:
@@ -932,11 +940,26 @@ def check(path: Path) -> CheckReport:
 
 
 def _open_for_write(path: Path) -> tuple[DuelDocument, _Checked]:
+    """The record read and checked, with its chain completed if a crash left it short."""
     refuse_symlink(path)
     document, checked, problems = _load(path)
     if document is None or checked is None:
         raise ProtocolViolationError(problems)
+    _repair(path, document, checked)
     return document, checked
+
+
+def _repair(path: Path, document: DuelDocument, checked: _Checked) -> None:
+    if checked.chain.repairable and not checked.errors:
+        repair_chain(path, document.turn_texts, document.marks)
+
+
+def repair(path: Path) -> bool:
+    """Complete the chain of a duel a crash left one append short (what ``moot resume`` does on opening it);
+    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
+    text, _ = read_text(path)
+    document = parse_document(text, str(path))[0] if text is not None else None
+    return document is not None and repair_chain(path, document.turn_texts, document.marks)
 
 
 def _heading_reads_back(participant: Participant) -> bool:
@@ -998,8 +1021,8 @@ def _with_participants(record: DuelRecord, joined: Sequence[Participant], file: 
 def add_participant(path: Path, participant: Participant) -> DuelRecord:
     """Add the second participant's row (the artifact may be created while only one has joined)."""
     document, checked = _open_for_write(path)
-    if checked.report.errors:
-        raise ProtocolViolationError(checked.report.errors)
+    if checked.errors:
+        raise ProtocolViolationError(checked.errors)
     updated = _with_participants(document.record, [participant], str(path))
     _write(path, updated, document.turn_texts, document.conclusion_text, rechain=True)
     return updated
@@ -1074,8 +1097,9 @@ class DuelWriter:
         if text is None or document is None:
             raise ProtocolViolationError(parsed)
         checked = _check_document(self.path, document, parsed)
-        if checked.report.errors:
-            raise ProtocolViolationError(checked.report.errors)
+        if checked.errors:
+            raise ProtocolViolationError(checked.errors)
+        _repair(self.path, document, checked)
         self.document, self.protocol, self.state = document, checked.protocol, checked.state
         self.newline = text.endswith("\n")
         self.appender = RecordAppender(self.path, stamp, document.turn_texts)
@@ -1113,8 +1137,7 @@ class DuelWriter:
 
     def _append_turn(self, updated: DuelRecord, turn_text: str) -> None:
         """Append the turn and the chain mark after it, refused unless both read back as written."""
-        row = build_chain([turn_text], self.appender.turns, self.appender.head)[-1]
-        mark = ChainMark(self.appender.turns + 1, str(row["chain"]))
+        mark = self.appender.mark_after([turn_text])
         header = render_header(updated.model_copy(update={"turns": []}))
         alone, problems = parse_document(_assemble([header, turn_text, mark.line()]), str(self.path))
         if (
@@ -1134,6 +1157,7 @@ class DuelWriter:
             record=updated,
             turn_texts=[*self.document.turn_texts, turn_text],
             chain_mark=mark,
+            marks=[*self.document.marks, mark],
         )
 
 
@@ -1151,7 +1175,7 @@ def write_conclusion(path: Path, conclusion: DuelConclusion, joined: Sequence[Pa
     already invalid (e.g. a tampered turn) can only be concluded INVALIDATED."""
     file = str(path)
     document, checked = _open_for_write(path)
-    errors = checked.report.errors
+    errors = checked.errors
     invalidated = conclusion.outcome == OutcomeName.INVALIDATED.value
     if errors and not invalidated:
         raise ProtocolViolationError(errors)
@@ -1161,9 +1185,8 @@ def write_conclusion(path: Path, conclusion: DuelConclusion, joined: Sequence[Pa
     state = checked.state.model_copy(update={"conclusion": conclusion})
     record = document.record if errors else _with_participants(document.record, joined, file)
     updated = record.model_copy(update={"conclusion": conclusion})
-    # Keep a tampered record's chain as evidence; otherwise bring the chain up to date.
-    evidence = {"CHAIN_UNREADABLE", "CHAIN_MISSING", *TAMPER_RULES}
-    intact = not any(v.rule in evidence for v in checked.report.violations)
+    # Keep the chain of a tampered record (or one moot cannot verify) as evidence; else bring it up to date.
+    intact = not checked.chain.blocking
     _write(path, updated, document.turn_texts, render_conclusion(conclusion), rechain=intact, mark=document.chain_mark)
     return checked.protocol.summary(state)
 

@@ -499,6 +499,8 @@ def resume_command(
             f"take their turns with {shared}, not moot resume."
         )
     driver = registry.get(protocol).driver_class().resume(target, context=_read_context(context))
+    if driver.repaired_chain:
+        typer.echo(f"moot: brought the digest chain of {target} up to date with its turns.", err=True)
     from moot.engine.sealed import open_phase
 
     if driver.next_speaker() is None and open_phase(driver) is None:

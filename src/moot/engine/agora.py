@@ -332,7 +332,10 @@ class AgoraDriver(Driver, SealedPhases):
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> AgoraDriver:
-        return cls(path)
+        repaired = record.repair(path)
+        driver = cls(path)
+        driver.repaired_chain = repaired
+        return driver
 
     @classmethod
     def start(cls, root: Path, options: AgoraOptions, started: str) -> AgoraDriver:

@@ -77,7 +77,10 @@ class CritiqueDriver(Driver):
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> CritiqueDriver:
-        return cls(path, context)
+        repaired = record.repair(path)
+        driver = cls(path, context)
+        driver.repaired_chain = repaired
+        return driver
 
     @classmethod
     def start(cls, root: Path, options: CritiqueOptions, started: str) -> CritiqueDriver:

@@ -224,7 +224,10 @@ class DuelDriver(Driver):
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> DuelDriver:
-        return cls(path)
+        repaired = record.repair(path)
+        driver = cls(path)
+        driver.repaired_chain = repaired
+        return driver
 
     @classmethod
     def start(cls, root: Path, options: DuelOptions, started: str) -> DuelDriver:

@@ -166,7 +166,10 @@ class RoundtableDriver(Driver, SealedPhases):
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> RoundtableDriver:
-        return cls(path)
+        repaired = record.repair(path)
+        driver = cls(path)
+        driver.repaired_chain = repaired
+        return driver
 
     @classmethod
     def start(cls, root: Path, options: RoundtableOptions, started: str) -> RoundtableDriver:
