@@ -4,6 +4,7 @@ SDK's client (``stdio_client`` + ``ClientSession``)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -41,9 +42,12 @@ async def connect(root: Path, env: dict[str, str] | None = None) -> AsyncIterato
     """An initialized session with ``python -m moot mcp --root ROOT`` over stdio (its own process).
 
     The SDK passes the server only a minimal environment (PATH, HOME, …) and ``env``, so no MOOT_* variable
-    of the test run leaks into it.
+    of the test run leaks into it; ``PYTHONPATH`` does, so that the server runs the code under test.
     """
-    params = StdioServerParameters(command=sys.executable, args=["-m", "moot", "mcp", "--root", str(root)], env=env)
+    path = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "moot", "mcp", "--root", str(root)], env={**path, **(env or {})}
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session

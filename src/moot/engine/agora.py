@@ -107,7 +107,7 @@ class AgoraOptions:
     max_turns: int = DEFAULT_MAX_TURNS
     deadlock_window: int = DEFAULT_DEADLOCK_WINDOW
     research: int = 0  # research drones asked for evidence before the debate
-    sources: Sequence[str] = ()  # --source files and directories the evidence must come from
+    sources: Sequence[Path] = ()  # --source files and directories the evidence must come from
     models: Sequence[Sequence[str]] = ()  # (role, agent spec) pairs, shown in the summary only
     sealed: bool = False  # every drone's opening proposal is asked at once, none seeing another's
 
