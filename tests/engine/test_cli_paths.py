@@ -148,3 +148,18 @@ def test_a_batch_line_naming_a_path_outside_its_root_is_refused_and_the_others_r
     assert "error" not in rows[7] and (root / "debates").is_dir()
     assert sorted(p.name for p in root.iterdir()) == ["debates", "docs"]  # only the good line wrote
     assert tree(outside) == before and "Traceback" not in done.stderr
+
+
+def test_moot_ls_leaves_out_a_record_folder_that_is_a_link_and_says_so(places: tuple[Path, Path]) -> None:
+    root, outside = places
+    examples = Path(__file__).resolve().parents[1]
+    (root / ".dialogues").mkdir()
+    shutil.copy(examples / "critique" / "examples" / "valid" / "planning-done.md", root / ".dialogues" / "real.md")
+    (outside / "agora").mkdir()
+    shutil.copy(examples / "agora" / "examples" / "valid" / "timeout.md", outside / "agora" / "elsewhere.md")
+    (root / ".agora").symlink_to(outside / "agora")
+    listed = run_moot("ls", "--json", cwd=root)
+    assert listed.returncode == 0, listed.stderr
+    assert [row["path"] for row in json.loads(listed.stdout)] == [".dialogues/real.md"]
+    note = listed.stderr.strip().splitlines()
+    assert len(note) == 1 and note[0].startswith(f"moot: skipped: {root / '.agora'} is a symbolic link;"), note

@@ -114,10 +114,14 @@ def test_join_refuses_a_target_outside_the_work_root(root: Path, outside: Path, 
     anyio.run(scenario)
 
 
-def test_list_debates_and_debate_status_answer_beside_records_that_are_links(root: Path, outside: Path) -> None:
+def test_list_debates_and_debate_status_answer_beside_records_that_are_links_or_unreadable(
+    root: Path, outside: Path
+) -> None:
     valid = EXAMPLES / "critique" / "examples" / "valid" / "planning-done.md"
     (root / ".dialogues").mkdir()
     shutil.copy(valid, root / ".dialogues" / "real.md")
+    shutil.copy(valid, root / ".dialogues" / "unreadable-log.md")
+    (root / ".dialogues" / ".unreadable-log.md.usage.jsonl").mkdir()  # its attempt log cannot be read
     shutil.copy(valid, outside / "elsewhere.md")
     (root / ".dialogues" / "linked.md").symlink_to(outside / "elsewhere.md")
     (outside / "agora").mkdir()
@@ -127,9 +131,11 @@ def test_list_debates_and_debate_status_answer_beside_records_that_are_links(roo
     async def scenario() -> None:
         async with connect(root) as session:
             listed = await call(session, "list_debates")
-            assert [(row["debate_id"], row["verdict"]) for row in listed["debates"]] == [
-                (".dialogues/real.md", "valid")
+            assert [(row["debate_id"], row["verdict"], row["problem"] is None) for row in listed["debates"]] == [
+                (".dialogues/real.md", "valid", True),
+                (".dialogues/unreadable-log.md", "valid", False),
             ]
+            assert "cannot read the attempt log" in listed["debates"][1]["problem"]
             skipped = listed["skipped"]
             assert len(skipped) == 2 and all("is a symbolic link" in note for note in skipped), skipped
             assert any(str(root / ".agora") in note for note in skipped)
