@@ -60,7 +60,13 @@ def _follow(root: Path, path: Path, what: str, *, links: bool) -> Path:
             current = current.parent
             continue
         step = current / part
-        if step.is_symlink():
+        try:
+            linked = step.is_symlink()
+        except OSError as exc:  # a name too long for the file system, say
+            raise PathRefused(
+                f"{what} cannot be used: {step} ({exc.strerror or exc}); give the path of a file inside the work root."
+            ) from None
+        if linked:
             target = Path(os.path.realpath(step))
             if _within(current, root):
                 if not links:

@@ -63,9 +63,11 @@ def test_links_above_the_root_are_followed(root: Path, tmp_path: Path) -> None:
     assert inside_root(alias, alias / "docs" / "a.md", what="the source") == root / "docs" / "a.md"
 
 
-def test_a_nul_character_is_refused(root: Path) -> None:
+def test_a_nul_character_or_an_impossible_name_is_refused(root: Path) -> None:
     with pytest.raises(PathRefused, match="NUL"):
         inside_root(root, "docs/a.md\x00.txt", what="the source", base=root)
+    with pytest.raises(PathRefused, match="File name too long"):
+        inside_root(root, "docs/" + "x" * 300 + "/a.md", what="the source", base=root)
 
 
 def test_a_record_folder_may_not_be_a_link_even_one_that_stays_inside(root: Path) -> None:
