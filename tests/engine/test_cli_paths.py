@@ -163,3 +163,26 @@ def test_moot_ls_leaves_out_a_record_folder_that_is_a_link_and_says_so(places: t
     assert [row["path"] for row in json.loads(listed.stdout)] == [".dialogues/real.md"]
     note = listed.stderr.strip().splitlines()
     assert len(note) == 1 and note[0].startswith(f"moot: skipped: {root / '.agora'} is a symbolic link;"), note
+
+
+def test_each_driver_refuses_to_start_in_a_linked_record_folder(places: tuple[Path, Path]) -> None:
+    """Also for starts that come from neither moot run nor a spec (moot review starts its drivers itself)."""
+    from moot.engine.agora import AgoraDriver, AgoraOptions
+    from moot.engine.council import CouncilDriver, CouncilOptions
+    from moot.engine.critique import CritiqueDriver, CritiqueOptions
+    from moot.paths import PathRefused
+
+    root, outside = places
+    starts = {
+        ".dialogues": lambda: CritiqueDriver.start(root, CritiqueOptions(topic="T"), "2026-01-01 10:00"),
+        ".agora": lambda: AgoraDriver.start(root, AgoraOptions(topic="T"), "2026-01-01 10:00"),
+        ".council": lambda: CouncilDriver.start(
+            root, CouncilOptions(question="Q?", members=(("alice", "local"), ("bob", "local"))), "2026-01-01 10:00"
+        ),
+    }
+    for folder, start in starts.items():
+        (outside / folder).mkdir()
+        (root / folder).symlink_to(outside / folder)
+        with pytest.raises(PathRefused, match="is a symbolic link"):
+            start()
+        assert list((outside / folder).iterdir()) == []

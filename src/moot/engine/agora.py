@@ -38,6 +38,7 @@ from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.engine.replies import find_object, parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
+from moot.paths import record_place
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
     DEFAULT_MAX_TURNS,
@@ -361,6 +362,7 @@ class AgoraDriver(Driver, SealedPhases):
         except ValidationError as exc:
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
         path = root / AGORA.folder / f"{slug}.md"
+        record_place(root, AGORA.folder)
         if path.exists() or path.is_symlink():
             raise RecordExists(
                 path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."
