@@ -94,10 +94,11 @@ def cited_path(path: Path, root: Path) -> str:
         return absolute.as_posix()
 
 
-def collect_sources(paths: Sequence[str | Path], root: Path) -> SourceSet:
-    """Read the text files of ``paths`` (files or directories); raises UserError for a missing path or one
-    outside the work root ``root``."""
-    given_paths = [inside_root(root, p, what="the source") for p in paths]
+def collect_sources(paths: Sequence[str | Path], root: Path, *, within: Path | None = None) -> SourceSet:
+    """Read the text files of ``paths`` (files or directories), cited relative to ``root``; raises UserError for
+    a missing path or one outside ``within`` (default: the work root ``root``)."""
+    bound = root if within is None else within
+    given_paths = [inside_root(bound, p, what="the source") for p in paths]
     sources = SourceSet(root=root, given=tuple(cited_path(p, root) for p in given_paths))
     seen: set[Path] = set()
     total = 0
@@ -107,7 +108,7 @@ def collect_sources(paths: Sequence[str | Path], root: Path) -> SourceSet:
         candidates = [path] if path.is_file() else list(_directory_files(path))
         for candidate in candidates:
             try:
-                absolute = inside_root(root, candidate, what="the source")
+                absolute = inside_root(bound, candidate, what="the source")
             except PathRefused:
                 shown = Path(os.path.relpath(candidate, real_root(root))).as_posix()
                 sources.skipped.append(Skipped(shown, "a symbolic link out of the work root"))
