@@ -38,6 +38,7 @@ from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.engine.replies import find_object, parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
+from moot.paths import record_place
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
     DEFAULT_MAX_TURNS,
@@ -107,7 +108,7 @@ class AgoraOptions:
     max_turns: int = DEFAULT_MAX_TURNS
     deadlock_window: int = DEFAULT_DEADLOCK_WINDOW
     research: int = 0  # research drones asked for evidence before the debate
-    sources: Sequence[str] = ()  # --source files and directories the evidence must come from
+    sources: Sequence[Path] = ()  # --source files and directories the evidence must come from
     models: Sequence[Sequence[str]] = ()  # (role, agent spec) pairs, shown in the summary only
     sealed: bool = False  # every drone's opening proposal is asked at once, none seeing another's
 
@@ -364,6 +365,7 @@ class AgoraDriver(Driver, SealedPhases):
         except ValidationError as exc:
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
         path = root / AGORA.folder / f"{slug}.md"
+        record_place(root, AGORA.folder)
         if path.exists() or path.is_symlink():
             raise RecordExists(
                 path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."

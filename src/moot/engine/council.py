@@ -25,6 +25,7 @@ from moot.artifacts import council as record
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.engine.sealed import SealedPhase, SealedPhases
 from moot.errors import RecordExists, UserError
+from moot.paths import record_place
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation, sealed_digest
 from moot.protocols.council import (
     CHAIRMAN,
@@ -151,6 +152,7 @@ class CouncilDriver(Driver, SealedPhases):
         if problems:
             raise UserError(f"cannot convene the council: {problems[0]}; fix the --question or --member options.")
         path = record.council_path(root, config.question)
+        record_place(root, path.parent.relative_to(root))
         try:
             record.create(path, config)
         except FileExistsError as exc:

@@ -18,6 +18,7 @@ from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
+from moot.paths import record_place
 from moot.protocols.base import Outcome, Severity, Summary, Violation
 from moot.protocols.critique import (
     RULES,
@@ -109,6 +110,7 @@ class CritiqueDriver(Driver):
         except ValueError as exc:
             raise UserError(f"cannot start the dialogue: {first_error(exc)}.") from exc
         path = record.dialogue_path(root, options.topic)
+        record_place(root, path.parent.relative_to(root))
         try:
             record.create(path, config)
         except FileExistsError as exc:

@@ -37,6 +37,7 @@ from moot.engine.grounding import Grounding, offered_items
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
 from moot.participant_defaults import UNKNOWN_MODEL
+from moot.paths import record_place
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.duel import (
     MAX_TURNS,
@@ -204,7 +205,7 @@ class DuelOptions:
     roles: tuple[str, str] = DEFAULT_ROLES
     models: tuple[str, str] = (UNKNOWN_MODEL, UNKNOWN_MODEL)  # each role's agent spec, recorded per turn
     max_turns: int = MAX_TURNS
-    supporting: tuple[str, ...] = ()  # --source files and directories whose lines evidence may quote too
+    supporting: tuple[Path, ...] = ()  # --source files and directories whose lines evidence may quote too
 
     def with_models(self, spec_for: Callable[[str], str]) -> DuelOptions:
         """These options with each role's agent spec (``spec_for(role)``) as its recorded model."""
@@ -256,8 +257,7 @@ class DuelDriver(Driver):
             for name, model in zip(options.roles, options.models, strict=True)
         ]
         path = record.debate_path(root, _day(started), config.topic_slug)
-        if path.parent.is_symlink():
-            raise UserError(f"{path.parent} is a symbolic link; moot writes debates only to a real directory.")
+        record_place(root, path.parent.relative_to(root))
         try:
             record.create(path, config, participants)
         except FileExistsError as exc:

@@ -40,6 +40,7 @@ from moot.engine.duel import clip_to_tokens, estimate_tokens
 from moot.engine.replies import parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
+from moot.paths import record_place
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.roundtable import (
     AGENDA_FILE,
@@ -187,10 +188,7 @@ class RoundtableDriver(Driver, SealedPhases):
         fallback = options.agenda.stem if options.agenda is not None else "meeting"
         name = options.name or slugify(options.topic or "", fallback)
         prompt = options.first_prompt or TEXT[language]["open"]
-        if (root / record.ROUNDTABLE_DIR).is_symlink():
-            raise UserError(
-                f"{root / record.ROUNDTABLE_DIR} is a symbolic link; moot writes meetings only to a real directory."
-            )
+        record_place(root, record.ROUNDTABLE_DIR)
         try:
             directory = record.start_meeting(root, name, agenda, speakers, options.max_rounds, prompt)
         except ValueError as exc:  # an unsafe meeting name: it would leave .roundtable/

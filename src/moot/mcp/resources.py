@@ -1,7 +1,7 @@
 """The debate artifacts as MCP resources (``moot://debates/{name}``) and the ``read_debate`` answer.
 
 Only regular Markdown files directly under ``<root>/debates/`` are listed or read; names go through
-:meth:`Workspace.inside`, which refuses ``..``, absolute paths and symbolic links.
+:meth:`Workspace.inside`, which refuses ``..``, absolute paths and symbolic links (:mod:`moot.paths`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.artifacts.base import read_text
 from moot.builtin_protocols import DUEL
+from moot.paths import PathRefused, record_place
 from moot.tools import BadInput, Workspace, duel
 from moot.tools.duel import ArtifactView
 from moot.tools.errors import refused_by
@@ -27,9 +28,13 @@ def debate_uri(path: Path) -> str:
 
 
 def debate_files(root: Path) -> list[Path]:
-    """The artifacts under ``<root>/debates/``, by name; links and directories are left out."""
-    folder = root / DUEL.folder
-    if folder.is_symlink() or not folder.is_dir():
+    """The artifacts under ``<root>/debates/``, by name; links and directories are left out, and so is all of
+    ``debates/`` when it is a link (:mod:`moot.paths`)."""
+    try:
+        folder = record_place(root, DUEL.folder)
+    except PathRefused:
+        return []
+    if not folder.is_dir():
         return []
     return sorted(p for p in folder.glob("*.md") if p.is_file() and not p.is_symlink())
 

@@ -196,8 +196,7 @@ def _next_step(debate: Debate, participant_count: int) -> NextStep:
 def _source(ws: Workspace, target: str | os.PathLike[str]) -> Path:
     if "\x00" in os.fspath(target):  # an MCP argument can hold one; no path can
         raise BadInput("The target holds a NUL character; pass the path of the Markdown source.")
-    given = Path(target)
-    source = Path(os.path.realpath(given if given.is_absolute() else ws.root / given))
+    source = ws.source(target, "the target")
     if source.suffix.lower() not in SOURCE_SUFFIXES:
         raise BadInput(f"The target {source} is not a .md or .markdown file; pass the Markdown source to debate.")
     if not source.is_file() or not os.access(source, os.R_OK):
