@@ -53,6 +53,7 @@ from moot.artifacts.base import (
     read_text,
     unreadable,
 )
+from moot.artifacts.base import slugify as base_slugify
 from moot.artifacts.chain import RecordAppender, verify_chain
 from moot.protocols.agora import (
     CONSENSUS,
@@ -723,13 +724,7 @@ def append_turn(path: Path, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple
 
 # --- file names --------------------------------------------------------------------------------
 
-_MAX_SLUG_BYTES = 120  # well under the usual 255-byte name limit, with room for '.md' and the chain's name
-
 
 def slugify(topic: str) -> str:
-    """A safe file name stem for ``topic``: lower-case letters and digits (any script) joined by '-'."""
-    text = unicodedata.normalize("NFKC", topic).casefold()
-    slug = re.sub(r"-+", "-", "".join(ch if ch.isalnum() else "-" for ch in text)).strip("-")
-    while len(slug.encode("utf-8")) > _MAX_SLUG_BYTES:
-        slug = slug[:-1].rstrip("-")
-    return slug or "debate"
+    """The debate's file name stem (see :func:`moot.artifacts.base.slugify`)."""
+    return base_slugify(topic, "debate")

@@ -28,7 +28,7 @@ from moot.engine.sealed import open_phase
 from moot.engine.specs import NOT_OPTIONS
 from moot.errors import UserError
 from moot.mcp.params import READ_ONLY
-from moot.mcp.state import answer_async, state_of
+from moot.mcp.state import answer_async, connection_of, state_of
 from moot.protocols.base import Summary
 from moot.tools import BadInput, Refused
 from moot.tools.errors import shown
@@ -290,7 +290,8 @@ async def start_debate(
     at once; follow it with debate_status and fetch debate_result when it ends.
 
     A start that cannot run (an unknown option, agent or role, a missing key or script, an unreachable server)
-    is refused in one sentence and writes nothing.
+    is refused in one sentence and writes nothing, and so is one past the server's or this session's cap on
+    debates running at once (moot.toml's max_running_debates and max_running_debates_per_session).
     """
     runner = _runner(ctx)
 
@@ -300,6 +301,7 @@ async def start_debate(
         )
         run = await runner.start(
             spec,
+            session=connection_of(ctx),
             force=force,
             max_tokens=max_tokens,
             max_wall_s=max_wall_s,
