@@ -213,18 +213,39 @@ def record_body(page: RecordPage) -> str:
     return _ENV.get_template("record_body.html").render(page=page)
 
 
-def record_html(page: RecordPage, *, events: str | None = None, index: str | None = None) -> str:
-    """The whole page: ``events`` is the live-update stream's URL (none in an export), ``index`` the way back."""
-    nonce = secrets.token_urlsafe(16)
+def content_policy(nonce: str, *, live: bool) -> str:
+    """A page's Content-Security-Policy: nothing from the network, moot's inline style, only the script carrying
+    ``nonce``, the live-update stream from this server when ``live``, and no base or form target.
+
+    The page carries it as a meta tag (an exported file has no headers); ``moot serve`` also sends it as a header,
+    with ``frame-ancestors``, which only a header can set.
+    """
+    connect = "'self'" if live else "'none'"
+    return (
+        f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'; "
+        f"connect-src {connect}; base-uri 'none'; form-action 'none'"
+    )
+
+
+def new_nonce() -> str:
+    return secrets.token_urlsafe(16)
+
+
+def record_html(
+    page: RecordPage, *, events: str | None = None, index: str | None = None, nonce: str | None = None
+) -> str:
+    """The whole page: ``events`` is the live-update stream's URL (none in an export), ``index`` the way back,
+    ``nonce`` the script's (the one in the policy a server sends with the page; a fresh one by default)."""
+    nonce = nonce or new_nonce()
     return _ENV.get_template("record.html").render(
         page=page,
         body=Markup(record_body(page)),
         events=events,
         index=index,
         nonce=nonce,
+        policy=content_policy(nonce, live=events is not None),
         style=_asset("style.css"),
         script=_asset("live.js"),
-        connect=Markup("'self'" if events else "'none'"),
     )
 
 
@@ -233,13 +254,20 @@ def index_body(root: Path, rows: Sequence[dict[str, Any]], link: Callable[[dict[
     return _ENV.get_template("index_body.html").render(root=str(root), rows=rows, link=link)
 
 
-def index_html(root: Path, rows: Sequence[dict[str, Any]], link: Callable[[dict[str, Any]], str], events: str) -> str:
+def index_html(
+    root: Path,
+    rows: Sequence[dict[str, Any]],
+    link: Callable[[dict[str, Any]], str],
+    events: str,
+    nonce: str | None = None,
+) -> str:
+    nonce = nonce or new_nonce()
     return _ENV.get_template("index.html").render(
         root=str(root),
         body=Markup(index_body(root, rows, link)),
         events=events,
-        nonce=secrets.token_urlsafe(16),
+        nonce=nonce,
+        policy=content_policy(nonce, live=True),
         style=_asset("style.css"),
         script=_asset("live.js"),
-        connect=Markup("'self'"),
     )
