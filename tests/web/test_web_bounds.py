@@ -1,18 +1,20 @@
-"""``moot serve`` under load and attack, seen from a real HTTP client: security headers on every response, and a
-cap on the live-update streams open at once."""
+"""``moot serve`` under load and attack, seen from a real HTTP client: security headers on every response, a cap
+on the live-update streams open at once, and a long record shown a page at a time."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from html import unescape
 from pathlib import Path
 
 import anyio
 import httpx2
-from web_helpers import place_examples, serving
+from web_helpers import TESTS, place_examples, serving
 
 from moot.web.app import MAX_STREAMS
+from moot.web.transcript import LINE_CHARS
 
 TOKEN = "bounds-viewer-token"
 COOKIES = {"moot_token": TOKEN}
@@ -93,3 +95,58 @@ def test_live_updates_past_the_cap_are_refused_with_a_503_until_one_closes(work_
 
     with viewer(work_root) as base:
         anyio.run(scenario, base)
+
+
+def repeated_duel(root: Path, size: int) -> tuple[Path, int]:
+    """The example duel's turns repeated (renumbered) to about ``size`` bytes; returns the record and its turns."""
+    example = (TESTS / "duel/examples/valid/consensus-six-turns.md").read_text(encoding="utf-8")
+    example = example.split("## Terminal Conclusion")[0]
+    starts = [m.start() for m in re.finditer("^## Turn ", example, re.MULTILINE)]
+    header = example[: starts[0]]
+    turns = [example[a:b] for a, b in zip(starts, [*starts[1:], len(example)], strict=True)]
+    parts = [header]
+    while sum(map(len, parts)) < size:
+        parts.append(re.sub(r"Turn \d+", f"Turn {len(parts)}", turns[(len(parts) - 1) % len(turns)], count=1))
+    record = root / "debates" / "2026-04-25-shared-cache.md"
+    record.parent.mkdir(parents=True)
+    record.write_text("".join(parts), encoding="utf-8")
+    return record, len(parts) - 1
+
+
+def test_a_long_record_is_shown_a_page_at_a_time_and_says_where_the_rest_is(work_root: Path) -> None:
+    record, written = repeated_duel(work_root, 3 * 1024 * 1024)
+    url = "r/debates/" + record.name
+    with viewer(work_root) as base, httpx2.Client(cookies=COOKIES, timeout=300) as client:
+        first = client.get(base + url)
+        assert first.status_code == 200
+        shown = unescape(first.text)
+        pages = int(re.search(r"Page 1 of ([\d,]+)", shown).group(1).replace(",", ""))  # type: ignore[union-attr]
+        assert pages > 1 and "too long for one page" in shown and "this page shows part of it" in shown
+        assert 'href="?page=2">next</a>' in first.text and f'href="?page={pages}">last</a>' in first.text
+        assert "## Turn 1 — alice" in shown and f"## Turn {written} —" not in shown
+        assert len(first.content) < 1024 * 1024  # a page, not the record
+        # The first violations are listed, each linked to where it is shown; the rest are on their own pages.
+        assert re.search(r'href="#v\d+"><code>DUEL_MAX_TURNS</code>', first.text)
+        assert f"more are shown on the transcript's pages, and <code>moot check {record.name}</code>" in shown
+        second = client.get(f"{base}{url}?page=2")
+        assert re.search(r'href="\?page=1#v\d+"><code>DUEL_MAX_TURNS</code>', second.text)
+        assert re.search(r'<div class="violation error" id="v\d+"><code>DUEL_MAX_TURNS</code>', second.text)
+
+        last = client.get(f"{base}{url}?page={pages}")
+        assert f"## Turn {written} —" in unescape(last.text) and f"Page {pages} of {pages}" in unescape(last.text)
+        assert 'href="?page=1">first</a>' in last.text and ">next</a>" not in last.text
+        beyond = client.get(f"{base}{url}?page=999999")  # past the end: the last page
+        assert f"Page {pages} of {pages}" in unescape(beyond.text)
+        # The page's live updates follow that page.
+        assert f'data-events="/events/debates/{record.name}?page={pages}"' in last.text
+
+
+def test_an_enormous_line_is_cut_and_says_how_much_is_left_out(work_root: Path) -> None:
+    record = work_root / ".dialogues" / "one-line.md"
+    record.parent.mkdir()
+    example = (TESTS / "critique/examples/valid/planning-done.md").read_text(encoding="utf-8")
+    record.write_text(example + "\n" + "x" * 2_000_000 + "\n", encoding="utf-8")
+    with viewer(work_root) as base, httpx2.Client(cookies=COOKIES, timeout=300) as client:
+        page = client.get(base + "r/.dialogues/one-line.md")
+    assert page.status_code == 200 and len(page.content) < 1024 * 1024
+    assert f"… {2_000_000 - LINE_CHARS:,} more characters on this line" in unescape(page.text)

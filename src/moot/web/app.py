@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from moot import registry
 from moot.errors import UserError
 from moot.records import find_records, last_change, record_row
+from moot.web import isolated
 from moot.web.page import build, content_policy, index_body, index_html, new_nonce, record_body, record_html
 
 # How often a watched record is looked at: a new turn shows well within a second of its commit. The index
@@ -158,7 +159,7 @@ class IndexRows:
         for name, path in _records(self.root).items():
             stamp = last_change(path)
             known = self.known.get(name)
-            fresh[name] = known if known is not None and known[0] == stamp else (stamp, record_row(path))
+            fresh[name] = known if known is not None and known[0] == stamp else (stamp, isolated.run(record_row, path))
         self.known = fresh
         return [{**row, "name": name} for name, (_, row) in fresh.items()]
 
@@ -214,16 +215,23 @@ def _event_stream(
     return _SlottedStream(slots, changes(), ping=15, shutdown_event=stop, shutdown_grace_period=0.5)
 
 
+def _page_number(request: Request) -> int:
+    """The transcript page asked for (``?page=N``); the first for anything else."""
+    asked = request.query_params.get("page", "")
+    return int(asked) if asked.isdigit() and len(asked) < 10 else 1
+
+
 async def record(request: Request) -> Response:
     try:
         path = _record(request)
     except LookupError as exc:
         return PlainTextResponse(f"no record {exc} in this work root; the index lists them.", status_code=404)
+    number = _page_number(request)
     try:
-        page = await asyncio.to_thread(build, path)
+        page = await asyncio.to_thread(isolated.run, build, path, number)
     except UserError as exc:  # e.g. removed since the index was drawn
         return PlainTextResponse(str(exc), status_code=404)
-    events = "/events/" + quote(request.path_params["record"])
+    events = f"/events/{quote(request.path_params['record'])}?page={page.window.number}"
     return _html(lambda nonce: record_html(page, events=events, index="/", nonce=nonce))
 
 
@@ -234,7 +242,8 @@ async def events(request: Request) -> Response:
     except LookupError as exc:
         return PlainTextResponse(f"no record {exc} in this work root.", status_code=404)
 
-    return _event_stream(request, lambda: last_change(path), lambda: record_body(build(path)))
+    number = _page_number(request)
+    return _event_stream(request, lambda: last_change(path), lambda: record_body(isolated.run(build, path, number)))
 
 
 def _same(given: str, token: str) -> bool:
