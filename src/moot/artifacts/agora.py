@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -55,6 +54,7 @@ from moot.artifacts.base import (
     read_text,
     unreadable,
 )
+from moot.artifacts.base import slugify as base_slugify
 from moot.artifacts.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
 from moot.protocols.agora import (
     CONSENSUS,
@@ -85,6 +85,8 @@ _EVIDENCE_MARK = re.compile(r"Evidence ([0-9]{1,4}): (.*\S)")
 _SOURCE_ITEM = re.compile(r"`([^`]+)`")
 _REPLY_FIELDS = ("signal", "message", "confidence", "target", "evidence")
 _EVIDENCE_FIELDS = ("source", "content", "confidence")
+_KEY = re.compile(rf'"({"|".join(_REPLY_FIELDS)})"\s*:')
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate (category Cs), which JSON's \\ud800 can make
 # Header keys (lower case) -> config field; 'started' and 'participants' are handled apart.
 _HEADER_FIELDS = {
     "dialogue": "dialogue_id",
@@ -240,10 +242,12 @@ def _line_of(source: str, token: str, occurrence: int = 1) -> int:
 def key_lines(source: str) -> dict[str, int]:
     """The 1-based line of each top-level reply field in a JSON text (its first occurrence)."""
     found: dict[str, int] = {}
-    for number, line in enumerate(source.split("\n"), start=1):
-        for key in _REPLY_FIELDS:
-            if key not in found and re.search(rf'"{key}"\s*:', line):
-                found[key] = number
+    line, counted = 1, 0
+    for key in _KEY.finditer(source):
+        if key.group(1) not in found:
+            line += source.count("\n", counted, key.start())
+            counted = key.start()
+            found[key.group(1)] = line
     return found
 
 
@@ -279,14 +283,17 @@ def decode_reply(source: str, *, file: str | None = None, first_line: int = 1) -
         lines = key_lines(source)
         problems = [_schema_problem(error) for error in exc.errors()]
         return [at(lines.get(key, 1), "AGORA_TURN_SCHEMA", message) for key, message in problems]
+    # A string can hold a lone surrogate only through a \\u escape or one already in ``source`` (a model's
+    # reply; a record decoded from UTF-8 has none): one pass over the source spares most texts the search.
     texts = [reply.message, reply.target or "", *(f"{e.source}{e.content}" for e in reply.evidence)]
-    if any(_has_surrogate(text) for text in texts):
+    suspect = "\\u" in source or _has_surrogate(source)
+    if suspect and any(_has_surrogate(text) for text in texts):
         return [at(1, "AGORA_TURN_JSON", "a string holds an unpaired \\ud800-\\udfff escape; remove it.")]
     return reply
 
 
 def _has_surrogate(text: str) -> bool:
-    return any(unicodedata.category(char) == "Cs" for char in text)
+    return _SURROGATE.search(text) is not None
 
 
 def parse_reply(text: str) -> AgoraReply | list[Violation]:
@@ -333,6 +340,7 @@ class _Scan:
     outcome: Outcome | None = None
     outcome_line: int | None = None
     marks: list[ChainMark] = field(default_factory=list)  # the chain heads moot wrote after turns
+    ends_with_newline: bool = False
 
     def report(self, rule: str, message: str, index: int | None, turn: int | None = None) -> None:
         line = index + 1 if index is not None else None
@@ -349,6 +357,8 @@ def _scan(text: str, file: str | None) -> _Scan:
     first_section = next((i for i in range(title + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     _scan_header(scan, title, first_section)
     _scan_sections(scan, first_section)
+    scan.ends_with_newline = lines[-1] == ""
+    scan.lines = []  # every part read holds its own text: the record's lines go before the replay
     return scan
 
 
@@ -460,12 +470,15 @@ def _scan_sections(scan: _Scan, start: int) -> None:
     heads: list[int] = []
     in_fence = False
     for index in range(start, len(lines)):
-        stripped = lines[index].strip()
-        if in_fence:
-            in_fence = stripped != "```"
-        elif lines[index].startswith("## "):
+        line = lines[index]
+        if "```" not in line:  # most lines: the fence test below needs no stripped copy of them
+            if not in_fence and line.startswith("## "):
+                heads.append(index)
+        elif in_fence:
+            in_fence = line.strip() != "```"
+        elif line.startswith("## "):
             heads.append(index)
-        elif stripped.startswith("```"):
+        elif line.lstrip().startswith("```"):
             in_fence = True
     for position, head in enumerate(heads):
         end = heads[position + 1] if position + 1 < len(heads) else len(lines)
@@ -486,7 +499,7 @@ def _scan_sections(scan: _Scan, start: int) -> None:
 
 def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
     lines = scan.lines
-    last = max([i for i in range(head, end) if lines[i].strip() and ChainMark.parse(lines[i]) is None], default=head)
+    last = next((i for i in range(end - 1, head, -1) if lines[i].strip() and ChainMark.parse(lines[i]) is None), head)
     scan.marks += [head_mark for i in range(last + 1, end) if (head_mark := ChainMark.parse(lines[i])) is not None]
     text = "\n".join(lines[head : last + 1]) + "\n"
     parts = {"heading": head + 1}
@@ -515,7 +528,9 @@ def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
         elif block is None and (mark := _EVIDENCE_MARK.fullmatch(stripped)) is not None:
             marks[int(mark.group(1))] = (index + 1, mark.group(2))
         elif block is None and stripped.startswith("```"):
-            close = next((i for i in range(index + 1, last + 1) if lines[i].strip() == "```"), None)
+            close = next(
+                (i for i in range(index + 1, last + 1) if "```" in lines[i] and lines[i].strip() == "```"), None
+            )
             if close is None:
                 report("the ```json block is not closed; end it with a line of ```.", index)
                 return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
@@ -636,6 +651,7 @@ def _check_scan(path: Path) -> _Checked:
     if text is None:
         return _Checked(None, None, None, problems)
     scan = _scan(text, str(path))
+    del text  # the scan holds each turn's text; the whole record need not stay for the replay
     if scan.config is None:
         return _Checked(scan, None, None, scan.violations)
     protocol, state, found = _replay(scan, scan.config)
@@ -723,7 +739,7 @@ class AgoraWriter:
         scan, self.protocol, self.state = _writable(self.path)
         assert scan.config is not None  # _writable refuses a record without one
         self.header = render_header(scan.config, scan.started, scan.sources)
-        self.ends_with_newline = scan.lines[-1] == ""
+        self.ends_with_newline = scan.ends_with_newline
         self.appender = RecordAppender(self.path, stamp, [t.text for t in scan.turns])
 
     def append(self, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
@@ -766,13 +782,7 @@ def append_turn(path: Path, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple
 
 # --- file names --------------------------------------------------------------------------------
 
-_MAX_SLUG_BYTES = 120  # well under the usual 255-byte name limit, with room for '.md' and the chain's name
-
 
 def slugify(topic: str) -> str:
-    """A safe file name stem for ``topic``: lower-case letters and digits (any script) joined by '-'."""
-    text = unicodedata.normalize("NFKC", topic).casefold()
-    slug = re.sub(r"-+", "-", "".join(ch if ch.isalnum() else "-" for ch in text)).strip("-")
-    while len(slug.encode("utf-8")) > _MAX_SLUG_BYTES:
-        slug = slug[:-1].rstrip("-")
-    return slug or "debate"
+    """The debate's file name stem (see :func:`moot.artifacts.base.slugify`)."""
+    return base_slugify(topic, "debate")

@@ -17,6 +17,7 @@ A turn's text, for the chain, runs from its ``---`` line to its last line that i
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
@@ -77,6 +78,7 @@ METADATA_ROWS = ("Duel ID", "Source Path", "Topic", "Topic Slug", "Max Turns", "
 PARTICIPANT_COLUMNS = ("Participant", "Harness", "Model", "Joined")
 CONCLUSION_KEYS = ("Outcome", "Closed At", "Candidate Convergence", "Reason")
 SECTIONS = ("Position", "Counterpoints", "Agreements", "Novel Argument", "Unresolved Items", "Stance Revision Support")
+_SECTION_NAMES = {section.casefold(): section for section in SECTIONS}
 
 # Status values rp1 agents use while a duel is open; a closed duel shows its outcome.
 _OPEN_SYNONYMS = frozenset(
@@ -227,7 +229,7 @@ class _Parser:
         lines: list[int] = []
         headings: list[int] = []
         for start in starts:
-            end = cuts[cuts.index(start) + 1]
+            end = cuts[bisect.bisect_right(cuts, start)]
             if conclusions and start > conclusions[0]:
                 self.report(
                     FORMAT_RULES,
@@ -235,7 +237,9 @@ class _Parser:
                     "a turn follows the Terminal Conclusion; turns go before it and nothing follows a conclusion.",
                     start,
                 )
-            turn, heading, text_end = _TurnParser(self, start, end, source, len(turns) + 1).parse()
+            # A turn past the limit is read for its place only (its heading): it must go whatever it says.
+            past = len(turns) >= config.max_turns
+            turn, heading, text_end = _TurnParser(self, start, end, source, len(turns) + 1).parse(place_only=past)
             turns.append(turn)
             texts.append("".join(self.raw[start:text_end]).rstrip())
             lines.append(start + 1)
@@ -244,7 +248,7 @@ class _Parser:
         conclusion, conclusion_text, conclusion_line = None, "", None
         if conclusions:
             begin = conclusions[0]
-            end = cuts[cuts.index(begin) + 1]
+            end = cuts[bisect.bisect_right(cuts, begin)]
             conclusion = self._conclusion(begin, end)
             conclusion_text = "".join(self.raw[begin:end]).rstrip()
             conclusion_line = begin + 1
@@ -270,6 +274,8 @@ class _Parser:
         conclusions: list[int] = []
         for index in range(begin, len(self.lines)):
             line = self.lines[index]
+            if not line.startswith("#"):  # both headings do; most lines need no regex
+                continue
             if _CONCLUSION_HEADING.match(line):
                 conclusions.append(index)
             elif _TURN_HEADING.match(line):
@@ -524,22 +530,29 @@ class _TurnParser:
     def problem(self, message: str, index: int, rule: str = "DUEL_TURN_STRUCTURE") -> None:
         self.p.report(FORMAT_RULES, rule, message, index, turn=self.position)
 
-    def parse(self) -> tuple[DuelTurn, int, int]:
-        """(turn, heading index, end of the turn's text: its last line that is not padding, plus one)."""
+    def parse(self, *, place_only: bool = False) -> tuple[DuelTurn, int, int]:
+        """(turn, heading index, end of the turn's text: its last line that is not padding, plus one); with
+        ``place_only`` the turn has its heading's fields and no sections."""
         lines = self.p.lines
         heading = next(i for i in range(self.start, self.end) if _TURN_HEADING.match(lines[i]))
         text_end = self.end
         while text_end > heading + 1 and self.p.padding(text_end - 1):
             text_end -= 1
         identity = self._heading(heading)
+        if place_only:
+            number, participant, harness, model, stance = identity
+            skeleton = DuelTurn(
+                number=number, participant=participant, harness=harness, model=model, stance=stance, position="",
+                novel_argument="",
+            )  # fmt: skip
+            return skeleton, heading, text_end
         sections: dict[str, list[str]] = {}
         first_line: dict[str, int] = {}  # index of each section's first collected line, to locate its items
         current: str | None = None
         for index in range(heading + 1, text_end):
             line = lines[index]
-            label = _KEY_LINE.match(line)
-            name = label.group("key").casefold() if label else ""
-            known = next((s for s in SECTIONS if s.casefold() == name), None)
+            label = _KEY_LINE.match(line) if line.startswith("**") else None
+            known = _SECTION_NAMES.get(label.group("key").casefold()) if label else None
             if label and known:
                 if known in sections:
                     self.problem(f"the **{known}** section appears twice; merge them.", index)
@@ -625,9 +638,10 @@ class _TurnParser:
         return items
 
     def _counterpoints(self, lines: list[str], first: int) -> list[Counterpoint]:
-        """``first`` is the index of ``lines[0]`` in the document."""
-        points: list[dict[str, str]] = []
-        supports: list[list[str]] = []
+        """``first`` is the index of ``lines[0]`` in the document. Each field and support item collects its
+        parts, joined once at the end (see :func:`_joined`)."""
+        points: list[dict[str, list[str]]] = []
+        supports: list[list[list[str]]] = []
         top: int | None = None
         key = ""
         for offset, line in enumerate(lines):
@@ -637,7 +651,7 @@ class _TurnParser:
             indent = len(bullet.group("indent")) if bullet else 0
             if bullet and (top is None or indent <= top + 1):
                 top = indent if top is None else top
-                points.append({"addresses": "", "claim": ""})
+                points.append({"addresses": [], "claim": []})
                 supports.append([])
                 key, content = "claim", bullet.group("text") or ""
             elif not points:
@@ -647,7 +661,7 @@ class _TurnParser:
                 if key != "support":
                     self.problem("a nested list item in a counterpoint must follow 'Support:'.", first + offset)
                 key = "support"
-                supports[-1].append(bullet.group("text") or "")
+                supports[-1].append([bullet.group("text") or ""])
                 continue
             else:
                 content = line.strip()
@@ -656,36 +670,45 @@ class _TurnParser:
                 key, content = named.group("key").casefold(), named.group("value")
                 if key == "support":
                     if content:
-                        supports[-1].append(content)
+                        supports[-1].append([content])
                     continue
             if key == "support":
                 if supports[-1]:
-                    supports[-1][-1] = f"{supports[-1][-1]} {content}".strip()
+                    supports[-1][-1].append(content)
                 else:
-                    supports[-1].append(content)
+                    supports[-1].append([content])
             else:
-                points[-1][key] = f"{points[-1][key]} {content}".strip()
+                points[-1][key].append(content)
         return [
-            Counterpoint(addresses=p["addresses"], claim=p["claim"], support=self._support(s))
+            Counterpoint(
+                addresses=_joined(p["addresses"]),
+                claim=_joined(p["claim"]),
+                support=self._support(_joined(item) for item in s),
+            )
             for p, s in zip(points, supports, strict=True)
         ]
 
 
 def _items(lines: Sequence[str]) -> list[tuple[str, int]]:
     """List items (``-``, ``*`` or ``+``) with their offset + 1; other lines continue the last item."""
-    items: list[tuple[str, int]] = []
+    items: list[tuple[list[str], int]] = []  # each item's parts, joined once: an item of many lines stays linear
     for offset, line in enumerate(lines, start=1):
-        if not line.strip():
+        stripped = line.strip()
+        if not stripped:
             continue
         bullet = _BULLET.match(line)
         if bullet:
-            items.append(((bullet.group("text") or "").strip(), offset))
+            items.append(([(bullet.group("text") or "").strip()], offset))
         elif items:
-            text, at = items[-1]
-            items[-1] = (f"{text} {line.strip()}".strip(), at)
+            items[-1][0].append(stripped)
         else:
-            items.append((line.strip(), offset))
-    return items
+            items.append(([stripped], offset))
+    return [(_joined(parts), at) for parts, at in items]
+
+
+def _joined(parts: Iterable[str]) -> str:
+    """Stripped parts of one item or field, joined by single spaces (empty ones dropped)."""
+    return " ".join(part for part in parts if part)
 
 
 def parse_document(text: str, file: str = "<string>") -> tuple[DuelDocument | None, list[Violation]]:

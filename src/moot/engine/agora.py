@@ -38,6 +38,7 @@ from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.engine.replies import find_object, parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.agora import (
     DEFAULT_DEADLOCK_WINDOW,
@@ -340,6 +341,7 @@ class AgoraDriver(Driver, SealedPhases):
 
     @classmethod
     def start(cls, root: Path, options: AgoraOptions, started: str) -> AgoraDriver:
+        require_subject("topic", options.topic)
         positions = _positions(options)
         if options.methodology.removeprefix(":") not in METHODOLOGIES:
             raise UserError(f"methodology {options.methodology!r} is unknown; use one of {', '.join(METHODOLOGIES)}.")

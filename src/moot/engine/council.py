@@ -25,6 +25,7 @@ from moot.artifacts import council as record
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.engine.sealed import SealedPhase, SealedPhases
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation, sealed_digest
 from moot.protocols.council import (
@@ -139,6 +140,7 @@ class CouncilDriver(Driver, SealedPhases):
 
     @classmethod
     def start(cls, root: Path, options: CouncilOptions, started: str) -> CouncilDriver:
+        require_subject("question", options.question)
         members = tuple(Member(name=name, model=spec) for name, spec in options.members)
         config = CouncilConfig(
             question=record.clean_text(options.question),

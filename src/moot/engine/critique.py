@@ -18,6 +18,7 @@ from moot.artifacts.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.base import Outcome, Severity, Summary, Violation
 from moot.protocols.critique import (
@@ -85,6 +86,7 @@ class CritiqueDriver(Driver):
 
     @classmethod
     def start(cls, root: Path, options: CritiqueOptions, started: str) -> CritiqueDriver:
+        require_subject("topic", options.topic)
         template = options.template or ("custom" if options.roles else "planning")
         if options.roles is not None and template != "custom":
             raise UserError("give either a template or two roles, not both.")

@@ -36,6 +36,7 @@ from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, r
 from moot.engine.grounding import Grounding, offered_items
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
 from moot.participant_defaults import UNKNOWN_MODEL
 from moot.paths import record_place
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
@@ -244,6 +245,7 @@ class DuelDriver(Driver):
                 f"a duel has at most {MAX_TURNS} turns."
             )
         topic = infer_topic(options.topic, text, source.stem)
+        require_subject("topic", topic)  # given, or the source's first heading
         config = DuelConfig(
             duel_id="duel-" + hashlib.sha256(f"{source}\n{topic}\n{started}".encode()).hexdigest()[:8],
             source_path=str(source),

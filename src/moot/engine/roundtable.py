@@ -40,6 +40,7 @@ from moot.engine.duel import clip_to_tokens, estimate_tokens
 from moot.engine.replies import parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.base import Outcome, ProtocolViolationError, Summary, Violation
 from moot.protocols.roundtable import (
@@ -174,6 +175,7 @@ class RoundtableDriver(Driver, SealedPhases):
 
     @classmethod
     def start(cls, root: Path, options: RoundtableOptions, started: str) -> RoundtableDriver:
+        require_subject("topic", options.topic)
         speakers = tuple(s.strip() for s in options.speakers if s.strip())
         if len(speakers) < 2 or len(set(speakers)) != len(speakers):
             raise UserError("--speakers needs at least two different roles, in speaking order, like --speakers A,B,C.")

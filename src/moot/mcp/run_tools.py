@@ -27,7 +27,7 @@ from moot.engine.sealed import open_phase
 from moot.engine.specs import NOT_OPTIONS, rooted_paths
 from moot.errors import UserError
 from moot.mcp.params import READ_ONLY
-from moot.mcp.state import answer_async, state_of
+from moot.mcp.state import answer_async, connection_of, state_of
 from moot.paths import CLIENT_FIX, record_place
 from moot.protocols.base import Summary
 from moot.records import find_records, record_row
@@ -302,7 +302,9 @@ async def start_debate(
 
     A start that cannot run (an unknown option, agent or role, a missing key or script, an unreachable server)
     is refused in one sentence and writes nothing. So is an agent that would run a program, read a file or the
-    terminal, or a model server this call names, unless the server's operator allowed it.
+    terminal, or a model server this call names, unless the server's operator allowed it, and a start past the
+    server's or this session's cap on debates running at once (moot.toml's max_running_debates and
+    max_running_debates_per_session).
     """
     runner = _runner(ctx)
 
@@ -312,6 +314,7 @@ async def start_debate(
         )
         run = await runner.start(
             spec,
+            session=connection_of(ctx),
             force=force,
             max_tokens=max_tokens,
             max_wall_s=max_wall_s,

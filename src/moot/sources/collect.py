@@ -59,17 +59,37 @@ class SourceSet:
     given: tuple[str, ...]  # the sources as named in the record
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    # (how many files it covers, exact names, path tails): a record's every citation is looked up, so a lookup
+    # must not walk every file
+    _index: tuple[int, dict[str, SourceFile], dict[str, list[SourceFile]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def find(self, cited: str) -> SourceFile | None:
         """The source file a citation names: its exact path, else the one file whose path ends with it."""
         name = cited.strip().strip("`").replace("\\", "/").removeprefix("./")
         if not name:
             return None
-        for item in self.files:
-            if item.path == name or str(item.absolute) == name:
-                return item
-        tails = [item for item in self.files if item.path.endswith("/" + name)]
-        return tails[0] if len(tails) == 1 else None
+        exact, tails = self._lookup()
+        found = exact.get(name)
+        if found is not None:
+            return found
+        ending = tails.get(name, [])
+        return ending[0] if len(ending) == 1 else None
+
+    def _lookup(self) -> tuple[dict[str, SourceFile], dict[str, list[SourceFile]]]:
+        """Each file by its path and absolute path (the first wins), and by every tail of its path after a '/'."""
+        if self._index is None or self._index[0] != len(self.files):
+            exact: dict[str, SourceFile] = {}
+            tails: dict[str, list[SourceFile]] = {}
+            for item in self.files:
+                exact.setdefault(item.path, item)
+                exact.setdefault(str(item.absolute), item)
+                for at, char in enumerate(item.path):
+                    if char == "/":
+                        tails.setdefault(item.path[at + 1 :], []).append(item)
+            self._index = (len(self.files), exact, tails)
+        return self._index[1], self._index[2]
 
     def skipped_note(self) -> str | None:
         """What was left out and why, in one phrase, or None."""

@@ -35,6 +35,7 @@ from moot.ledger import (
     SourceMismatchError,
 )
 from moot.ledger import Participant as LedgerParticipant
+from moot.limits import subject_problem
 from moot.participant_defaults import UNKNOWN_MODEL
 from moot.protocols.base import ProtocolViolationError, Violation
 from moot.protocols.duel import (
@@ -313,6 +314,9 @@ def _join_by_source(
 ) -> JoinResult:
     text, _ = read_text(source)
     topic = infer_topic(topic, text or "", source.stem)
+    too_long = subject_problem("topic", topic)
+    if too_long is not None:
+        raise BadInput(too_long[:1].upper() + too_long[1:], rule="TOOLS_BAD_INPUT")
     slug = record.slugify(topic)
     found = identify(source, ws.root, DUEL.folder, text or "")
     config = DuelConfig(duel_id="-", source_path=found.record_path, topic=topic, topic_slug=slug)
