@@ -40,11 +40,11 @@ def entry_points() -> list[EntryPoint]:
 
 
 @functools.cache
-def _registry() -> tuple[dict[str, Protocol], dict[str, str], tuple[str, ...]]:
+def _registry() -> tuple[dict[str, Protocol], dict[str, tuple[str, str]], tuple[str, ...]]:
     from moot.plugin import Protocol
 
     protocols: dict[str, Protocol] = {}
-    versions: dict[str, str] = {}
+    sources: dict[str, tuple[str, str]] = {}  # name -> (distribution, version)
     problems: list[str] = []
     for point in entry_points():
         if point.name in protocols:
@@ -61,10 +61,12 @@ def _registry() -> tuple[dict[str, Protocol], dict[str, str], tuple[str, ...]]:
             )
             continue
         protocols[point.name] = plugin
-        versions[point.name] = point.dist.version if point.dist is not None else "unknown"
+        sources[point.name] = (
+            (point.dist.name, point.dist.version) if point.dist is not None else ("unknown", "unknown")
+        )
     if not protocols:
         problems.append(NOT_INSTALLED)
-    return protocols, versions, tuple(problems)
+    return protocols, sources, tuple(problems)
 
 
 def protocols() -> dict[str, Protocol]:
@@ -74,7 +76,12 @@ def protocols() -> dict[str, Protocol]:
 
 def version(name: str) -> str:
     """The version of the distribution that provides the protocol ``name``."""
-    return _registry()[1].get(name, "unknown")
+    return _registry()[1].get(name, ("unknown", "unknown"))[1]
+
+
+def distribution(name: str) -> str:
+    """The name of the distribution (the installed package) that provides the protocol ``name``."""
+    return _registry()[1].get(name, ("unknown", "unknown"))[0]
 
 
 def problems() -> tuple[str, ...]:

@@ -134,3 +134,50 @@ def test_a_plugins_record_gets_a_page_without_a_view(tmp_path: Path, plugin_env:
     assert "<h1>Warm &lt;up&gt;</h1>" in html  # its topic, escaped
     assert "- ping: ping" in html and "<th>status</th><td>open</td>" in html  # transcript and state
     assert "<svg" not in html  # no view registered: no panels
+
+
+def test_moot_protocols_lists_every_protocol_with_its_package_and_capabilities(
+    tmp_path: Path, plugin_env: dict[str, str]
+) -> None:
+    done = moot("protocols", "--json", cwd=tmp_path, env=plugin_env)
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)["protocols"]}
+    assert list(rows) == ["agora", "council", "critique", "duel", "roundtable", "pingpong"]  # moot's own first
+    assert rows["pingpong"]["distribution"] == "pingpong" and rows["pingpong"]["version"] == "0.1"
+    assert rows["council"]["capabilities"] == ["sealed", "view"] and rows["pingpong"]["capabilities"] == []
+    assert rows["duel"]["distribution"] == "moot"
+
+
+def test_moot_protocols_check_names_a_plugin_with_a_typo_and_the_others_still_work(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    package = site / "typo"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        (PLUGIN_DIR / "pingpong" / "__init__.py")
+        .read_text(encoding="utf-8")
+        .replace('name="pingpong"', 'name="typo"')
+        .replace("pingpong.driver:PingPongDriver", "pingpong.drivr:PingPongDriver")
+        .replace("pingpong.record:FORMAT_RULES", "pingpong.record:FORMAT_RULEZ"),
+        encoding="utf-8",
+    )
+    info = site / "typo-0.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: typo\nVersion: 0.2\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[moot.protocols]\ntypo = typo:PLUGIN\n", encoding="utf-8")
+    env = {"PYTHONPATH": os.pathsep.join([str(site), str(PLUGIN_DIR)])}
+
+    listed = moot("protocols", cwd=tmp_path, env=env)
+    assert listed.returncode == 0 and "typo\ttypo 0.2" in listed.stdout  # listing imports nothing it names
+
+    checked = moot("protocols", "--check", cwd=tmp_path, env=env)
+    assert checked.returncode == 1
+    problems = [line for line in checked.stderr.splitlines() if line.startswith("moot: the protocol typo")]
+    assert len(problems) == 2 and "pingpong.record:FORMAT_RULEZ" in problems[0]
+    assert "pingpong.drivr:PingPongDriver" in problems[1] and problems[1].endswith("fix or uninstall typo.")
+    assert "the protocol duel" not in checked.stderr
+
+    rules = moot("rules", "--json", cwd=tmp_path, env=env)  # every other protocol's rules still listed
+    assert rules.returncode == 0, rules.stderr
+    assert {"duel", "critique", "council"} <= {row["protocol"] for row in json.loads(rules.stdout)}
+    assert "pingpong.record:FORMAT_RULEZ" in rules.stderr
+    assert moot("ls", cwd=tmp_path, env=env).returncode == 0

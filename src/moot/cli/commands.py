@@ -13,6 +13,7 @@ from moot.cli.check import check_command
 from moot.cli.eval import eval_command
 from moot.cli.log import log_command
 from moot.cli.ls import ls_command
+from moot.cli.protocols import protocols_command
 from moot.cli.receipts import receipt_command, verify_command
 from moot.cli.review import review_command
 from moot.cli.root import new_app
@@ -30,6 +31,7 @@ app.command("resume")(resume_command)
 app.command("show")(show_command)
 app.command("agents")(agents_command)
 app.command("rules")(rules_command)
+app.command("protocols")(protocols_command)
 app.command("receipt")(receipt_command)
 app.command("verify")(verify_command)
 app.command("review")(review_command)

@@ -11,12 +11,21 @@ from rich.table import Table
 
 from moot import registry
 from moot.core.machine import RuleBook
+from moot.errors import PluginError
 
 
 def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
     """Each protocol's rule books (all protocols, or the one named), then the rules every record shares."""
     plugins = [registry.get(protocol)] if protocol is not None else list(registry.protocols().values())
-    books = [(plugin.name, book) for plugin in plugins for book in (ref.load() for ref in plugin.rules)]
+    books: list[tuple[str, RuleBook]] = []
+    for plugin in plugins:
+        for ref in plugin.rules:
+            try:
+                books.append((plugin.name, ref.load()))
+            except PluginError as exc:  # one broken plugin leaves the others' rules listed
+                typer.echo(
+                    f"moot: the protocol {plugin.name}: {exc}; fix or uninstall the package that provides it.", err=True
+                )
     from moot.core.files import FILE_RULES
     from moot.core.grounding import RULES as GROUNDING_RULES
     from moot.engine.driver import ENGINE_RULES
