@@ -17,6 +17,7 @@ one sentence that names the fix; any other failure is raised as it came.
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import os
 import re
@@ -489,3 +490,14 @@ def append_record(path: Path, data: bytes, expected: FileStamp) -> FileStamp:
         return FileStamp.of_fd(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock of the record's folder, between the processes of one host."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

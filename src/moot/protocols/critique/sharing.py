@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from moot.core.chain import read_chain, record_chain, turn_digest
-from moot.core.files import atomic_write_text, read_text
+from moot.core.files import atomic_write_text, folder_lock, read_text
 from moot.ledger import DebateRecord
 from moot.protocols.critique import record as dialogue
-from moot.protocols.duel.sharing import folder_lock
 from moot.tools.errors import Refused
 
 Piece = tuple[str, str]

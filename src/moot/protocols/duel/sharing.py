@@ -14,15 +14,12 @@ has only its digest in the ledger; its text is then taken from the local file, c
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from moot.core.chain import ChainMark, read_chain, record_chain, turn_digest
-from moot.core.files import MAX_ARTIFACT_BYTES, atomic_write_text, read_text, too_large
+from moot.core.files import MAX_ARTIFACT_BYTES, atomic_write_text, folder_lock, read_text, too_large
 from moot.core.machine import ProtocolViolationError
 from moot.ledger import DebateRecord
 from moot.protocols.duel import record
@@ -106,17 +103,6 @@ def agrees(local: DuelDocument, ledger_texts: Sequence[str]) -> bool:
         and claimed <= len(mine)
         and all(a == b for a, b in zip(mine, ledger_texts, strict=False))
     )
-
-
-@contextlib.contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive lock of the record's folder, between the processes of one host."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def _progress(document: DuelDocument | None) -> tuple[int, bool, int]:
