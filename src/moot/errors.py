@@ -1,11 +1,18 @@
-"""moot's exception tree.
+"""moot's exception tree: every error moot raises on purpose derives from MootError.
 
 MootError
-├── UserError            bad input a user can fix; shown as one sentence, exit code 2
-│   ├── ConfigError      moot.toml / [tool.moot] is wrong
-│   ├── RecordExists     a new debate's record is already there (``--force`` replaces it)
-│   └── DiskFault        a write failed for a full disk or a read-only file system
-└── (protocol refusals are moot.core.machine.ProtocolViolationError, carrying rule ids)
+├── UserError                     bad input a user can fix; shown as one sentence, exit code 2
+│   ├── ConfigError               moot.toml / [tool.moot] is wrong
+│   ├── RecordExists              a new debate's record is already there (``--force`` replaces it)
+│   ├── DiskFault                 a write failed for a full disk or a read-only file system
+│   ├── PathRefused               a path outside the work root (moot.paths)
+│   ├── LedgerError               the ledger refused (moot.ledger.errors: leases, seats, conflicts, …)
+│   └── ToolError                 an agent tool refused (moot.tools.errors: Refused, BadInput)
+├── LedgerUnavailableError        the ledger's database cannot be reached (moot.ledger.errors)
+├── PluginError                   a protocol plugin is malformed or one of its parts cannot be imported
+├── ProtocolViolationError        a turn broke the protocol's rules, with their ids (moot.core.machine)
+├── RecordChangedError            the record changed under a writer (moot.core.files)
+└── AgentError                    an agent failed to answer (moot.agents.base)
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from moot.errors import MootError
+
 T = TypeVar("T")
 
 # A reachability probe before a run. A server that takes the connection but answers later is busy (a local
@@ -139,7 +141,7 @@ class AgentReply(BaseModel):
     finish_reason: str | None = None  # "stop", "length" (truncated by max_tokens), "tool_use", ...
 
 
-class AgentError(Exception):
+class AgentError(MootError):
     """A participant could not produce a usable reply; the message is one sentence naming the fix."""
 
     def __init__(self, message: str, *, retryable: bool = False, retry_after_s: float | None = None) -> None:

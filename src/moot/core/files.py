@@ -32,7 +32,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from moot.core.machine import ProtocolViolationError, Replay, Rule, RuleBook, Summary, Violation
-from moot.errors import DiskFault
+from moot.errors import DiskFault, MootError
 
 # Larger records are refused before reading: a debate is text written by people and models.
 MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
@@ -464,7 +464,7 @@ class FileStamp:
             os.close(fd)
 
 
-class RecordChangedError(Exception):
+class RecordChangedError(MootError):
     """The record is not as its writer last left it: someone else wrote it. Nothing was appended."""
 
 

@@ -24,6 +24,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from moot.errors import MootError
+
 
 class Severity(StrEnum):
     ERROR = "error"
@@ -125,7 +127,7 @@ class Summary(BaseModel):
         return self.outcome.name if self.outcome is not None else "open"
 
 
-class ProtocolViolationError(Exception):
+class ProtocolViolationError(MootError):
     """Raised by ``step`` when a candidate turn breaks at least one rule."""
 
     def __init__(self, violations: Sequence[Violation]) -> None:
