@@ -25,6 +25,7 @@ BENCHMARKS = [
     "model_efficiency",
     "tokens",
     "caching",
+    "bounds",
     "leases",
     "shared_append",
     "startup",
