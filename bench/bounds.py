@@ -75,7 +75,7 @@ def _drive(driver: Any, reply: Callable[[str, int], str], fill: int) -> Path:
 
 
 def long_critique(root: Path, fill: int) -> Path:
-    from moot.engine.critique import CritiqueDriver, CritiqueOptions
+    from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
     driver = CritiqueDriver.start(root, CritiqueOptions(topic="Shared cache", max_rounds=1000), STAMP)
     body = "\n\n".join(PARAGRAPH * 4 for _ in range(10))  # about 8 KB: a long model turn
@@ -87,7 +87,7 @@ def long_critique(root: Path, fill: int) -> Path:
 
 
 def long_agora(root: Path, fill: int) -> Path:
-    from moot.engine.agora import AgoraDriver, AgoraOptions
+    from moot.protocols.agora.driver import AgoraDriver, AgoraOptions
 
     options = AgoraOptions(topic="Shared cache", max_turns=100_000, deadlock_window=100_000)
     driver = AgoraDriver.start(root, options, STAMP)
@@ -107,7 +107,7 @@ def long_agora(root: Path, fill: int) -> Path:
 
 
 def long_roundtable(root: Path, fill: int) -> Path:
-    from moot.engine.roundtable import RoundtableDriver, RoundtableOptions
+    from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
 
     options = RoundtableOptions(speakers=("architect", "operator"), topic="Shared cache", max_rounds=5000)
     driver = RoundtableDriver.start(root, options, STAMP)
@@ -191,7 +191,7 @@ _CHECK = """
 import json, resource, sys, time
 from pathlib import Path
 started = time.perf_counter()
-from moot.artifacts import check_path
+from moot.detect import check_path
 report = check_path(Path(sys.argv[1]))
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"s": time.perf_counter() - started, "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss,
@@ -333,7 +333,7 @@ def quadratic_slugify(topic: str, fallback: str, max_bytes: int = 120) -> str:
 
 
 def slug_times(size: int, timeout: float) -> tuple[float, float | None]:
-    from moot.artifacts.base import slugify
+    from moot.core.files import slugify
 
     topic = ("Should every tenant share one cache, or each get its own? " * (size // 58 + 1))[:size]
     started = time.perf_counter()
