@@ -191,7 +191,10 @@ _CHECK = """
 import json, resource, sys, time
 from pathlib import Path
 started = time.perf_counter()
-from moot.detect import check_path
+try:
+    from moot.detect import check_path
+except ImportError:  # a baseline from before the protocol packages
+    from moot.artifacts import check_path
 report = check_path(Path(sys.argv[1]))
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"s": time.perf_counter() - started, "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss,
