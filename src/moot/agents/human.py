@@ -48,6 +48,11 @@ class HumanAgent(Agent):
     name = "human"
     interactive = True
 
+    def price_usd(
+        self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float | None:
+        return 0.0  # a person's turn calls no model: --max-cost counts only the models' spend
+
     def __init__(self, input_stream: TextIO | None = None, output_stream: TextIO | None = None) -> None:
         if input_stream is None:
             if not sys.stdin.isatty():
