@@ -10,8 +10,10 @@ from moot.protocols.council.machine import (
     CouncilConfig,
     CouncilProtocol,
     CouncilState,
+    Dissent,
     Member,
     Review,
+    Synthesis,
     borda,
     kendall_w,
     label,
@@ -137,3 +139,40 @@ def test_a_bad_configuration_is_named() -> None:
     )
     problems = " ".join(bad.problems())
     assert "question is empty" in problems and "'a'" in problems and "'Answer'" in problems and "zed" in problems
+
+
+def _cycle(cfg: CouncilConfig) -> CouncilState:
+    """ada prefers bo, bo prefers cy, cy prefers ada: every member ends on the same Borda points."""
+    prefer = {"ada": ["bo", "cy"], "bo": ["cy", "ada"], "cy": ["ada", "bo"]}
+    reviews = []
+    for reviewer, ranked in prefer.items():
+        shown = review_order(cfg.seed, reviewer, cfg.names)
+        ranking = tuple(label(shown.index(m)) for m in ranked)
+        reviews.append(Review(reviewer=reviewer, shown=tuple(shown), ranking=ranking, reasons=("r", "r")))
+    return CouncilState(answers=answered(cfg.names).answers, reviews=tuple(reviews))
+
+
+def _synthesized(cfg: CouncilConfig, state: CouncilState, basis: str) -> CouncilState:
+    aggregate = borda(cfg, state)
+    dissent = tuple(Dissent(member=m, position="p", why_not_adopted="w") for m, _ in aggregate[1:])
+    synthesis = Synthesis(
+        chairman=CHAIRMAN, ranking=tuple(aggregate), agreement=0.0, answer="A.", basis=basis, dissent=dissent
+    )
+    return CouncilState(answers=state.answers, reviews=state.reviews, synthesis=synthesis)
+
+
+def test_a_tie_is_reported_as_a_tie_and_the_chairman_may_build_on_any_member_tied_first() -> None:
+    cfg = config(NAMES[:3])
+    protocol = CouncilProtocol(cfg)
+    tied = _cycle(cfg)
+    on_cy = _synthesized(cfg, tied, "Built on cy's answer, tied first with the others.")
+    outcome = protocol.outcome(on_cy)
+    assert outcome is not None and "ranked first" not in outcome.reason
+    assert "no answer ranked above another (ada, bo and cy tied with 1 Borda point(s) each)" in outcome.reason
+    assert not [v for v in protocol.validate(tied, on_cy.synthesis) if v.rule == "COUNCIL_CHAIRMAN_RANKING"]
+    on_nobody = _synthesized(cfg, tied, "Built on the clearest answer.")
+    assert [v.rule for v in protocol.validate(tied, on_nobody.synthesis)] == ["COUNCIL_CHAIRMAN_RANKING"]
+
+    ordered = reviewed(cfg, NAMES[:3])  # full agreement: one member first
+    outcome = protocol.outcome(_synthesized(cfg, ordered, "ada's answer."))
+    assert outcome is not None and "; ada ranked first;" in outcome.reason

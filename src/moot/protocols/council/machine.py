@@ -79,7 +79,7 @@ RULES = RuleBook(
         ),
         Rule(
             "COUNCIL_CHAIRMAN_RANKING",
-            "The chairman's basis cites the aggregate ranking: it names the top-ranked member.",
+            "The chairman's basis cites the aggregate ranking: it names the top-ranked member (one of them, in a tie).",
         ),
         Rule(
             "COUNCIL_CHAIRMAN_DISSENT",
@@ -360,6 +360,24 @@ def borda(config: CouncilConfig, state: CouncilState) -> list[tuple[str, int]]:
     return sorted(points.items(), key=lambda item: (-item[1], order.get(item[0], len(order))))
 
 
+def ranked_first(aggregate: list[tuple[str, int]]) -> list[str]:
+    """The members the Borda count puts first: one, or several tied on the same points."""
+    return [member for member, points in aggregate if points == aggregate[0][1]] if aggregate else []
+
+
+def first_place_text(aggregate: list[tuple[str, int]]) -> str:
+    """Who the reviews ranked first, as the outcome says it; a tie is named as a tie, never as one winner."""
+    first = ranked_first(aggregate)
+    if not first:
+        return "nobody ranked first"
+    if len(first) == 1:
+        return f"{first[0]} ranked first"
+    together = ", ".join(first[:-1]) + f" and {first[-1]}"
+    if len(first) == len(aggregate):
+        return f"no answer ranked above another ({together} tied with {aggregate[0][1]} Borda point(s) each)"
+    return f"{together} tied first with {aggregate[0][1]} Borda point(s) each"
+
+
 def kendall_w(state: CouncilState) -> float | None:
     """Kendall's W of the reviews, 0 (no agreement) to 1 (all reviewers agree), or None where undefined.
 
@@ -525,11 +543,12 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
         if synthesis.agreement != agreement:
             expected = "not measurable" if agreement is None else f"{agreement:.3f}"
             found.append(RULES.violation("COUNCIL_AGGREGATE", f"Kendall's W of the reviews is {expected}."))
-        if aggregate and not mentions(synthesis.basis, aggregate[0][0]):
+        first = ranked_first(aggregate)
+        if first and not any(mentions(synthesis.basis, member) for member in first):
             found.append(
                 RULES.violation(
                     "COUNCIL_CHAIRMAN_RANKING",
-                    f"the basis does not name {aggregate[0][0]}, ranked first by the reviews.",
+                    f"the basis does not name {' or '.join(first)}, ranked first by the reviews.",
                 )
             )
         others = [member for member, _ in aggregate[1:]]
@@ -582,10 +601,9 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             aggregate = borda(self.config, state)
             agreement = rounded_w(kendall_w(state))
             measured = "not measurable" if agreement is None else f"{agreement:.3f}"
-            top = aggregate[0][0] if aggregate else "nobody"
             return Outcome(
                 name=SYNTHESIZED,
-                reason=f"{len(aggregate)} answers reviewed; {top} ranked first; Kendall's W {measured}",
+                reason=f"{len(aggregate)} answers reviewed; {first_place_text(aggregate)}; Kendall's W {measured}",
                 consensus=True,
             )
         if len(state.answers) >= len(self.config.members) and len(state.valid_answers()) < 2:
