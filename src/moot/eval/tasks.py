@@ -135,6 +135,12 @@ def normalise_letter(text: str) -> str | None:
     return None
 
 
+def known_letter(text: str) -> str | None:
+    """A known answer as files write it: 'b', '(B)', 'B.' or a sentence naming the option."""
+    bare = text.strip().strip("()[]. ").upper()
+    return bare if len(bare) == 1 and bare in "ABCDEFGHIJ" else normalise_letter(text)
+
+
 def read_letter(reply: str) -> str | None:
     """The option after the last answer line (or in the last ``\\boxed{}``), else the last bracketed option."""
     for part in (_boxed(reply), _last_answer_line(reply)):
@@ -161,7 +167,7 @@ def regex_extractor(pattern: str) -> Extractor:
 
 
 NUMBER = Extractor("number", read_number, normalise_number, "End your reply with a line 'Answer: <number>'.")
-LETTER = Extractor("letter", read_letter, normalise_letter, "End your reply with a line 'Answer: <letter>'.")
+LETTER = Extractor("letter", read_letter, known_letter, "End your reply with a line 'Answer: <letter>'.")
 AUTO = "auto"  # letter for multiple-choice tasks, number for the others
 
 
