@@ -226,13 +226,14 @@ def measure(
     try:
         client_path = asyncio.run(client_path_ms(base_url, direct))
         with tempfile.TemporaryDirectory() as work:
-            source = Path(work) / "cache-design.md"  # the duel's read-only document
-            source.write_text(DUEL_SOURCE, encoding="utf-8")
             for index in range(runs):
                 for number, (name, setup) in enumerate(setups.items()):
-                    if setup["protocol"] == "duel":
-                        setup = {**setup, "source": str(source)}
                     root = Path(work) / f"run{index}-setup{number}"
+                    if setup["protocol"] == "duel":  # the duel's read-only document, inside its work root
+                        root.mkdir()
+                        source = root / "cache-design.md"
+                        source.write_text(DUEL_SOURCE, encoding="utf-8")
+                        setup = {**setup, "source": str(source)}
                     found[name].append(asyncio.run(debate(base_url, setup, root, direct)))
     finally:
         direct.close()

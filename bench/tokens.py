@@ -89,9 +89,10 @@ class Debate:
     requests: int  # one per scripted reply: every reply must be accepted
 
 
-def debates(work: Path, roundtable: tuple[tuple[str, ...], int]) -> dict[str, Debate]:
-    source = work / "cache-design.md"
-    source.write_text(DUEL_SOURCE, encoding="utf-8")
+SOURCE_NAME = "cache-design.md"  # the duel's document, written into each run's work root (moot reads no other)
+
+
+def debates(roundtable: tuple[tuple[str, ...], int]) -> dict[str, Debate]:
     speakers, rounds = roundtable
     table_script = roundtable_script(speakers, rounds)
     return {
@@ -103,7 +104,7 @@ def debates(work: Path, roundtable: tuple[tuple[str, ...], int]) -> dict[str, De
         ),
         "duel": Debate(
             f"{len(DUEL_SCRIPT)} turns, ACCEPTED_CONSENSUS",
-            {"protocol": "duel", "source": str(source)},
+            {"protocol": "duel", "source": SOURCE_NAME},
             lambda: scripted_agent(DUEL_SCRIPT),
             len(DUEL_SCRIPT),
         ),
@@ -124,7 +125,13 @@ def debates(work: Path, roundtable: tuple[tuple[str, ...], int]) -> dict[str, De
 
 def run_debate(debate: Debate, root: Path) -> tuple[list[tuple[AgentRequest, str]], Path]:
     """Run the debate to its end and check that every turn was accepted and the record is valid."""
-    driver = build_driver(debate.spec, root, STARTED)
+    spec = dict(debate.spec)
+    if "source" in spec:
+        root.mkdir(parents=True)
+        source = root / spec["source"]
+        source.write_text(DUEL_SOURCE, encoding="utf-8")
+        spec["source"] = str(source)
+    driver = build_driver(spec, root, STARTED)
     recorder = Recorder(debate.agent())
     result = asyncio.run(run_driver(driver, {role: recorder for role in driver.roles()}, Limits(repairs=0)))
     accepted = sum(row["accepted"] for row in result.usage)
@@ -277,7 +284,7 @@ def run(quick: bool) -> BenchResult:
     deterministic = True
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for name, debate in debates(work, (speakers, rounds)).items():
+        for name, debate in debates((speakers, rounds)).items():
             runs = [run_debate(debate, work / f"{name}-{index}") for index in range(RUNS)]
             counted = [protocol_counts(exchanges, count) for exchanges, _ in runs]
             deterministic &= all(c == counted[0] for c in counted)

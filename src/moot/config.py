@@ -36,6 +36,11 @@ from moot.errors import ConfigError
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # moot mcp: how many debates the server runs (or is starting) at once, in all and per MCP session; a start
+    # past either is refused. Each debate may start agent processes or call paid APIs.
+    max_running_debates: int = Field(default=8, ge=1)
+    max_running_debates_per_session: int = Field(default=4, ge=1)
+
     agents: str = "local"
     agent: dict[str, str] = Field(default_factory=dict)
     repairs: int = Field(default=2, ge=0, le=10)

@@ -14,17 +14,35 @@ from moot.core.run_state import run_state_path
 from moot.detect import check_path
 from moot.engine.loop import usage_path
 from moot.errors import UserError
+from moot.paths import PathRefused, record_place
 
 
-def find_records(root: Path) -> list[Path]:
-    """Every record in ``root``'s protocol folders (files, or directories for a protocol with a marker)."""
+def find_records(root: Path, skipped: list[str] | None = None) -> list[Path]:
+    """Every record in ``root``'s protocol folders (files, or directories for a protocol with a marker).
+
+    A folder or a record that is a symbolic link (moot reads and writes no record through one, :mod:`moot.paths`),
+    or a folder that cannot be listed, is left out; ``skipped``, when given, gets one sentence for each.
+    """
     found: list[Path] = []
+    notes: list[str] = [] if skipped is None else skipped
     for plugin in registry.protocols().values():
         directory = root / plugin.folder
-        if not directory.is_dir():
+        try:
+            record_place(root, plugin.folder)
+            entries = sorted(directory.iterdir()) if directory.is_dir() else []
+        except PathRefused as refusal:
+            notes.append(str(refusal))
             continue
-        for path in sorted(directory.iterdir()):
+        except OSError as exc:
+            notes.append(f"cannot list {directory} ({exc.strerror or exc}); check its permissions.")
+            continue
+        for path in entries:
             if path.name.startswith("."):
+                continue
+            try:
+                record_place(root, path.relative_to(root))
+            except PathRefused as refusal:
+                notes.append(str(refusal))
                 continue
             folder_record = plugin.marker is not None and path.is_dir() and (path / plugin.marker).exists()
             file_record = plugin.title is not None and path.is_file() and path.suffix == ".md"
@@ -89,12 +107,19 @@ def record_topic(protocol: str | None, path: Path) -> str | None:
 
 
 def record_row(path: Path) -> dict[str, Any]:
-    """One record's facts: protocol, topic, verdict, status, outcome, turns, tokens and last change (UTC)."""
+    """One record's facts: protocol, topic, verdict, status, outcome, turns, tokens, last change (UTC) and, for a
+    record that cannot be read (or whose attempt log cannot), the problem; never raises for one record's files."""
     report = check_path(path)
     summary = report.summary
     outcome = summary.outcome if summary is not None else None
     halted = summary.detail.get("run_halted") if summary is not None else None
-    tokens = sum(int(r.get("prompt_tokens") or 0) + int(r.get("completion_tokens") or 0) for r in read_attempts(path))
+    try:
+        attempts, problem = read_attempts(path), None
+    except UserError as unreadable:  # one record's log never hides the others (moot ls, list_debates)
+        attempts, problem = [], str(unreadable)
+    if problem is None and summary is None and report.errors:
+        problem = report.errors[0].message
+    tokens = sum(int(r.get("prompt_tokens") or 0) + int(r.get("completion_tokens") or 0) for r in attempts)
     changed = last_change(path)
     return {
         "path": str(path),
@@ -107,4 +132,5 @@ def record_row(path: Path) -> dict[str, Any]:
         "turns": summary.turns if summary is not None else None,
         "tokens": tokens,
         "changed": datetime.fromtimestamp(changed, UTC).isoformat(timespec="seconds") if changed else None,
+        "problem": problem,
     }

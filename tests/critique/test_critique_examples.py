@@ -23,6 +23,8 @@ VALID = {
     "custom-stuck-resumed.md": ("open", "skeptic", 2, 4),
     "extended-rounds.md": ("DONE", None, 6, 12),
     "review-crlf-tolerant.md": ("open", "author", 2, 2),
+    # moot wrote turns 1, 2 and 4, each followed by its chain mark; a seed agent wrote turn 3 by hand.
+    "moot-written.md": ("DONE", None, 2, 4),
 }
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.core.chain import chain_path
+from moot.core.chain import chain_path, marks_of
 from moot.core.files import ExitCode
 from moot.core.machine import ProtocolViolationError, Violation
 from moot.detect import check_path
@@ -22,6 +22,7 @@ from moot.protocols.critique.record import (
     parse,
     render,
     render_header,
+    render_marked,
     render_turn,
     slugify,
     turn_sources,
@@ -171,7 +172,13 @@ def test_create_then_append_writes_the_rendered_record(tmp_path: Path) -> None:
     create(path, CONFIG)
     append_turn(path, P1)
     appended = append_turn(path, C1)
-    assert path.read_text(encoding="utf-8") == render(RECORD) == appended.text
+    # Each turn is followed by the chain's head after it, a comment line outside the turn.
+    marks = marks_of([source.text for source in turn_sources(render(RECORD))])
+    marked = render_header(CONFIG) + "".join(
+        f"\n{render_marked(t, m)}" for t, m in zip(RECORD.turns, marks, strict=True)
+    )
+    assert path.read_text(encoding="utf-8") == marked == appended.text
+    assert parse(marked)[0] == RECORD
     assert appended.warnings == [] and appended.state.turns == 2
     report = check_path(path)
     assert report.exit_code is ExitCode.VALID and report.summary is not None

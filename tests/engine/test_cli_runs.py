@@ -310,7 +310,9 @@ def test_a_person_takes_part_through_a_terminal_to_a_valid_record(tmp_path: Path
     assert child.exitstatus == 0, transcript
     record = (tmp_path / ".dialogues" / "adopt-a-monorepo.md").read_text()
     assert "Move every service into **one** repository.\nOne CI pipeline for all of them." in record
-    assert "Status: PROPOSING_DONE" in record and record.rstrip().endswith("Status: DONE")
+    last_turn, mark = record.rstrip().rsplit("\n\n", 1)  # the last turn, then the chain's head after it
+    assert "Status: PROPOSING_DONE" in record and last_turn.endswith("Status: DONE")
+    assert mark.startswith("<!-- moot-chain turns=")
     assert check_path(tmp_path / ".dialogues" / "adopt-a-monorepo.md").exit_code == 0
 
 
@@ -405,5 +407,6 @@ def test_a_person_writes_whole_turns_as_one_form_in_their_editor(tmp_path: Path)
     record = (tmp_path / ".dialogues" / "adopt-a-monorepo.md").read_text()
     assert "Move every service into one repository.\n\n- one CI pipeline\n- one version" in record
     assert "Build only what changed" in record and "Status: PROPOSING_DONE" in record
-    assert "<!--" not in record  # the form's hints stay out of the record
+    hints = [line for line in record.splitlines() if "<!--" in line and not line.startswith("<!-- moot-chain ")]
+    assert hints == []  # the form's hints stay out of the record (moot's chain marks are not hints)
     assert check_path(tmp_path / ".dialogues" / "adopt-a-monorepo.md").exit_code == 0

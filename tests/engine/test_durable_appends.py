@@ -122,11 +122,27 @@ def test_a_crash_between_the_record_and_its_chain_is_caught_up_by_the_next_write
         driver.commit(next_turn(driver, f"Point {minute}.", minute))
     chain = chain_path(driver.record_path)
     lines = chain.read_text().splitlines(keepends=True)
-    chain.write_text("".join(lines[:1]))  # as if killed after two records' appends, before their chain rows
-    resumed = CritiqueDriver.resume(driver.record_path)
-    resumed.commit(next_turn(resumed, "Point 4.", 4))
+    chain.write_text("".join(lines[:2]))  # as if killed after the third turn's append, before its chain row
+    report = check_path(driver.record_path)
+    assert [v.rule for v in report.violations] == ["CHAIN_SHORT"] and report.repairable
+    writer = critique_record.CritiqueWriter(driver.record_path)  # any writer completes it on opening the record
+    assert len(chain.read_text().splitlines()) == 3
+    writer.append(next_turn(driver, "Point 4.", 4))  # type: ignore[arg-type]
     assert len(chain.read_text().splitlines()) == 4
     assert check_path(driver.record_path).exit_code == 0
+
+
+def test_a_chain_more_than_one_write_behind_is_refused_not_caught_up(tmp_path: Path) -> None:
+    driver = critique(tmp_path)
+    for minute in (1, 2, 3):
+        driver.commit(next_turn(driver, f"Point {minute}.", minute))
+    chain = chain_path(driver.record_path)
+    chain.write_text("".join(chain.read_text().splitlines(keepends=True)[:1]))  # no crash leaves two rows out
+    resumed = CritiqueDriver.resume(driver.record_path)
+    with pytest.raises(ProtocolViolationError) as refused:
+        resumed.commit(next_turn(resumed, "Point 4.", 4))
+    assert [v.rule for v in refused.value.violations] == ["CHAIN_SHORT"]
+    assert len(chain.read_text().splitlines()) == 1
 
 
 def test_a_new_record_is_two_fsyncs_and_a_run_adds_none_before_its_first_turn(

@@ -53,7 +53,9 @@ def test_a_full_dialogue_reaches_done_and_the_record_checks_clean(tmp_path: Path
     report = check_path(driver.record_path)
     assert report.exit_code == 0, report.violations
     text = driver.record_path.read_text()
-    assert "## [critic] Round 2 — 2026-11-22 09:04" in text and text.rstrip().endswith("Status: DONE")
+    last_turn, mark = text.rstrip().rsplit("\n\n", 1)  # the last turn, then the chain's head after it
+    assert "## [critic] Round 2 — 2026-11-22 09:04" in text and last_turn.endswith("Status: DONE")
+    assert mark.startswith("<!-- moot-chain turns=4 head=")
 
 
 def test_the_partner_never_receives_the_users_context(tmp_path: Path) -> None:

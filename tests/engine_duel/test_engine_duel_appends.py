@@ -123,9 +123,11 @@ def test_a_kill_between_the_records_append_and_the_chains_resumes_losing_and_rep
 
     assert path.read_text(encoding="utf-8").count("## Turn 3 —") == 1  # durable before the kill
     assert len(chain_path(path).read_text().splitlines()) == 2  # the chain is a turn behind
-    assert check_path(path).exit_code == 0
+    report = check_path(path)  # an error that the next writer repairs: the turn's mark proves it
+    assert [v.rule for v in report.violations] == ["CHAIN_SHORT"] and report.repairable
 
-    resumed = DuelDriver(path)
+    resumed = DuelDriver.resume(path)
+    assert len(chain_path(path).read_text().splitlines()) == 3
     assert resumed.summary().turns == 3 and resumed.next_speaker() == "skeptic"
     result = asyncio.run(Engine(resumed, agents(resumed, REPLIES[3:]), Limits()).run())
     assert result.to_json()["outcome"] == "MAX_TURNS" and result.turns == 3

@@ -153,9 +153,14 @@ def ended_report(protocol: str, root: Path) -> dict[str, Any] | None:
     """The outcome and turns of a record that reached its protocol outcome, as a run's report gives them: a
     run counts the moderator's minutes as a turn, the record's own summary counts speeches."""
     record = find_record(protocol, root)
-    summary = check_path(record).summary if record is not None else None
+    report = check_path(record) if record is not None else None
+    summary = report.summary if report is not None else None
     if record is None or summary is None or summary.outcome is None or summary.next_speaker is not None:
         return None
+    if report is not None and report.repairable:  # killed between its last write and its chain's append
+        resumed = start_moot(root, ["resume", str(record)], None, {})
+        _, stderr = resumed.communicate(timeout=RUN_TIMEOUT_S)
+        assert "nothing to resume" in stderr and check_path(record).exit_code == 0, stderr
     turns = len(read_turns(protocol, record).headings) + minutes_written(protocol, record)
     return {"outcome": summary.outcome.name, "turns": turns}
 

@@ -13,7 +13,7 @@ import moot.protocols.roundtable.record as rt
 from moot.core.files import CheckReport, atomic_write_text
 from moot.core.machine import ProtocolViolationError
 from moot.detect import check_path
-from moot.protocols.roundtable.machine import Minutes, RoundtableReply, Speech, advance, opening_state
+from moot.protocols.roundtable.machine import Minutes, RoundtableReply, Speech, advance, compose_speech, opening_state
 
 MINUTES = Minutes(summary="We met.", consensus="Adopt the cache.", unresolved="None.", action_items="- write it up")
 ZH_MINUTES = Minutes(
@@ -115,9 +115,10 @@ def test_crash_between_speech_and_turn_json_is_repairable(tmp_path: Path, monkey
     assert (directory / "002_审查员.md").exists()  # the speech was written first
 
     report = check_path(directory)
-    assert rules(report) == ["ROUNDTABLE_UNCOMMITTED_SPEECH"]
+    # The speech's chain row was not appended either; its mark, written with it, proves it.
+    assert rules(report) == ["ROUNDTABLE_UNCOMMITTED_SPEECH", "CHAIN_SHORT"]
     assert report.repairable and report.exit_code == 1
-    assert report.violations[0].file == str(directory / "002_审查员.md")
+    assert {v.file for v in report.violations} == {str(directory / "002_审查员.md")}
 
     # Nothing builds on a half-finished commit.
     with pytest.raises(ProtocolViolationError) as error:
@@ -151,7 +152,7 @@ def test_crash_between_minutes_and_closing_is_repairable(tmp_path: Path, monkeyp
         with pytest.raises(KeyboardInterrupt):
             rt.write_minutes(directory, MINUTES)
     report = check_path(directory)
-    assert rules(report) == ["ROUNDTABLE_UNCOMMITTED_MINUTES"] and report.repairable
+    assert rules(report) == ["ROUNDTABLE_UNCOMMITTED_MINUTES", "CHAIN_SHORT"] and report.repairable
     state = rt.finish_commit(directory)
     assert state.turn.status == "closed"
     assert check_path(directory).violations == []
@@ -298,3 +299,24 @@ def test_minutes_headings_are_tolerant() -> None:
 def test_repeated_minutes_heading_is_reported() -> None:
     _, found = rt.parse_minutes("## Summary\n\na\n\n## Discussion Summary\n\nb\n")
     assert [(v.rule, v.line) for v in found] == [("ROUNDTABLE_MINUTES", 5)]
+
+
+def test_moot_ends_its_speeches_with_the_chain_head_and_a_speech_written_by_hand_after_them_is_adopted(
+    tmp_path: Path,
+) -> None:
+    directory = start(tmp_path, order=("a", "b", "c"))
+    rt.commit_reply(directory, reply("first"))
+    written = (directory / "001_a.md").read_text(encoding="utf-8")
+    assert written.splitlines()[-1].startswith("<!-- moot-chain turns=1 head=")
+    meeting, _ = rt.parse_meeting(directory)
+    assert meeting is not None and meeting.speeches[0].body == compose_speech(reply("first"), "en")  # mark set aside
+    # An agent following the guide by hand: a new speech file, then turn.json.
+    state = rt.load_meeting(directory)
+    (directory / "002_b.md").write_text("## Position\n\nWritten by hand.\n", encoding="utf-8")
+    atomic_write_text(directory / "turn.json", rt.render_turn_json(advance(state.turn, prompt="c, go on.")))
+    report = check_path(directory)
+    assert rules(report) == ["CHAIN_SHORT"] and report.repairable  # one turn outside moot's chain
+    rt.commit_reply(directory, reply("third"))  # moot's next write adopts it
+    assert check_path(directory).violations == []
+    (directory / "002_b.md").write_text("## Position\n\nRewritten later.\n", encoding="utf-8")
+    assert rules(check_path(directory)) == ["PRIOR_TURN_MODIFIED"]

@@ -214,14 +214,14 @@ def test_a_grounded_record_whose_sources_are_gone_is_told_not_failed(tmp_path: P
 
 
 def test_a_dry_run_reads_a_relative_source_from_where_it_was_given(tmp_path: Path) -> None:
-    project = make_project(tmp_path, git=False)
     work = tmp_path / "work"
-    work.mkdir()
+    project = make_project(work, git=False)
     # The record would go under --root work; the source is given relative to the current directory.
-    args = ["run", "agora", "--topic", "Retry policy", "--research", "1", "--source", "project/src"]
+    args = ["run", "agora", "--topic", "Retry policy", "--research", "1", "--source", "work/project/src"]
     done = moot(*args, "--root", "work", "--dry-run", "--agents", "local", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "researcher" in done.stdout and "nothing was asked or written" in done.stdout
-    assert list(work.iterdir()) == [] and project.is_dir()
-    missing = moot(*args[:-1], "src", "--root", "project", "--dry-run", "--agents", "local", cwd=tmp_path)
-    assert missing.returncode == 2 and "src does not exist" in missing.stderr
+    assert list(work.iterdir()) == [project]
+    # Not from the root: with --root work/project, `src` is the current directory's (outside that root).
+    missing = moot(*args[:-1], "src", "--root", "work/project", "--dry-run", "--agents", "local", cwd=tmp_path)
+    assert missing.returncode == 2 and "the source src is outside the work root" in missing.stderr

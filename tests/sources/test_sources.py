@@ -80,3 +80,24 @@ def test_a_true_quote_verifies_at_or_near_its_line_and_a_fabricated_one_does_not
     assert not invented.verified and f"within 5 lines of line {line}" in (invented.reason or "")
     elsewhere = check_citation(sources, "GOF chapter 5", "Strategy encapsulates algorithms", where="item 1")
     assert not elsewhere.verified and not elsewhere.grounded
+
+
+@pytest.mark.parametrize("git", [True, False], ids=["git-ls-files", "gitignore-walk"])
+def test_sources_stay_inside_the_work_root(tmp_path: Path, git: bool) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
+    project = make_project(root, git=git)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("the secret plan\n", encoding="utf-8")
+    (project / "docs" / "leak.md").symlink_to(outside / "secret.md")
+    (project / "docs" / "also-guide.md").symlink_to("guide.md")  # a link that stays inside is read
+    sources = collect_sources([project / "docs"], root)
+    assert {item.path for item in sources.files} >= {"project/docs/guide.md"}
+    assert all("secret" not in item.text for item in sources.files)
+    assert {s.path: s.reason for s in sources.skipped} == {
+        "project/docs/leak.md": "a symbolic link out of the work root"
+    }
+    for given in (outside, outside / "secret.md", root / ".." / "outside", project / "docs" / "leak.md"):
+        with pytest.raises(UserError, match=r"(is outside|leads out of) the work root"):
+            collect_sources([given], root)

@@ -94,6 +94,6 @@ def test_dialogue_paths_stay_under_dialogues(cli: Cli, tmp_path: Path) -> None:
         )
     (cli.root / ".dialogues" / "linked.md").symlink_to(outside)
     cli("critique", "append", "--file", ".dialogues/linked.md", "--role", "proposer", "--turn-file", str(turn)).refused(
-        "FILE_SYMLINK"
+        "FILE_SYMLINK", code=2
     )
     assert outside.read_text(encoding="utf-8") == "# Dialogue: x\n"

@@ -221,14 +221,14 @@ def test_symlinks_at_artifact_paths_are_refused(cli: Cli, tmp_path: Path) -> Non
     duel.debate_path.parent.mkdir(parents=True, exist_ok=True)
     duel.debate_path.symlink_to(outside)
     lock = duel.claim("alice").ok()
-    duel.append("alice", lock["lease_token"], duel.write_turn(1)).refused("FILE_SYMLINK")
+    duel.append("alice", lock["lease_token"], duel.write_turn(1)).refused("FILE_SYMLINK", code=2)
     assert outside.read_text(encoding="utf-8") == "precious\n"
     assert duel.status()["turn_count"] == 0
 
     other = tmp_path / "other-root"
     other.mkdir()
     (other / "debates").symlink_to(tmp_path)
-    join(Cli(other), write_source(other), ALICE).refused("FILE_SYMLINK")
+    join(Cli(other), write_source(other), ALICE).refused("FILE_SYMLINK", code=2)
 
 
 def test_the_seeds_debate_dir_sets_the_work_root(cli: Cli, tmp_path: Path) -> None:

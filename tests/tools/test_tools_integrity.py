@@ -95,8 +95,8 @@ def test_an_edit_shows_without_the_chain_sidecar(cli: Cli) -> None:
     assert "<!-- moot-chain turns=2 head=" in text  # the chain's head travels inside the record
     chain_path(duel.debate_path).unlink()
 
-    untouched = check_path(duel.debate_path)
-    assert untouched.exit_code == 0 and [v.rule for v in untouched.warnings] == ["CHAIN_MISSING"]
+    untouched = check_path(duel.debate_path)  # a record moot wrote keeps its chain: its loss is an error itself
+    assert untouched.exit_code == 1 and [v.rule for v in untouched.errors] == ["CHAIN_MISSING"]
 
     duel.debate_path.write_text(text.replace("per-tenant floor before rollout", "per-tenant floor after"), "utf-8")
     edited = check_path(duel.debate_path)

@@ -28,7 +28,7 @@ def test_a_symlinked_debates_dir_is_called_a_link_not_the_wrong_directory(cli: C
         "duel", "join", "--target", str(write_source(cli.root)), "--debate-dir", str(cli.root / "debates"),
         "--participant-name", "alice", "--harness", "codex", "--run-id", "r",
     )  # fmt: skip
-    refusal = done.refused("FILE_SYMLINK")
+    refusal = done.refused("FILE_SYMLINK", code=2)
     assert "symbolic link" in refusal["error"] and "is not <work root>/debates" not in refusal["error"]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tools_helpers import Cli
 
+from moot.core.chain import split_mark
 from moot.detect import check_path
 
 MINUTES = """# Minutes: cache
@@ -76,7 +77,8 @@ def test_a_meeting_runs_in_turn_order_and_closes_with_minutes(cli: Cli) -> None:
     assert done["sequence"] == 1 and done["next_speaker"] == "reviewer" and done["released"] is True
     state = json.loads((meeting / "turn.json").read_text(encoding="utf-8"))
     assert state["current_speaker"] == "reviewer" and state["prompt_for_speaker"] == "Reviewer, assess isolation."
-    assert (meeting / "001_architect.md").read_text(encoding="utf-8") == speech.read_text(encoding="utf-8")
+    written, mark = split_mark((meeting / "001_architect.md").read_text(encoding="utf-8"))
+    assert written == speech.read_text(encoding="utf-8") and mark is not None and mark.turns == 1  # and the chain head
 
     _, last = speak(cli, "reviewer", "## Position\n\nAgreed, with per-tenant floors.\n")
     assert last["status"] == "concluding" and last["next_speaker"] == "moderator"

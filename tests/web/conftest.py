@@ -19,9 +19,12 @@ def _chromium_problem() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's chromium, driven by playwright (its own browser download is not used)."""
+    """Debian's chromium, driven by playwright (its own browser download is not used).
+
+    Module-scoped: playwright's sync API keeps an event loop running in this thread while it is open, and tests
+    run after these call ``asyncio.run``."""
     problem = _chromium_problem()
     if problem is not None:
         pytest.skip(problem)

@@ -61,7 +61,10 @@ def report_text(report: CheckReport) -> str:
         if isinstance(halted, dict):
             lines.append(f"  run: {halt_text(halted)}; `moot resume {report.path}` continues it.")
     if report.repairable:
-        lines.append("  repairable: a turn was written but the state did not advance; `moot resume` finishes it.")
+        lines.append(
+            "  repairable: a crash cut a write short (a turn is on disk, its state or chain row is not); "
+            f"`moot resume {report.path}` finishes it (moot check never writes)."
+        )
     return "\n".join(lines)
 
 

@@ -24,7 +24,10 @@ def ls_command(
     """List the records of a work root: protocol, status, outcome, turns and tokens."""
     if not root.is_dir():
         raise UserError(f"{root} is not a directory; give the work root that holds .dialogues/, debates/ and so on.")
-    rows = [record_row(path) for path in find_records(root)]
+    skipped: list[str] = []
+    rows = [record_row(path) for path in find_records(root, skipped)]
+    for note in skipped:
+        typer.echo(f"moot: skipped: {note}", err=True)
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return

@@ -193,20 +193,24 @@ class RunFlags:
     quiet: bool = False
 
 
-def start_record(start: Callable[[], Driver], flags: RunFlags, *, force: bool) -> Driver:
-    """Create a new debate's record once its settings and --agent options are known to be good.
+def start_record(driver_class: type[Driver], options: Any, flags: RunFlags, *, force: bool) -> Driver:
+    """Create a new debate's record once its settings, --agent options and paths are known to be good.
 
-    ``--force`` replaces an existing record of the same name (and the files beside it).
+    Every path option (a source, an agenda, --source) and the protocol's record folder must lie inside the
+    work root (moot.paths). ``--force`` replaces an existing record of the same name (and the files beside it).
     """
+    from moot.engine.specs import confine
+
     load_settings(flags.root)
     parse_agent_options(flags.agent or [])
+    options = confine(options, flags.root, registry.get(driver_class.protocol).folder)
     try:
-        return start()
+        return driver_class.start(start_root(flags.root, flags.dry_run), options, now_minutes())
     except RecordExists as exc:
         if not force:
             raise UserError(f"{exc} To start it afresh, pass --force.") from exc
         remove_record(exc.path, stop_at=exc.path.parent)
-        return start()
+        return driver_class.start(start_root(flags.root, flags.dry_run), options, now_minutes())
 
 
 # ``moot --debug run …`` (the root's flag) asks for the attempts as well as the tracebacks.
@@ -340,11 +344,9 @@ def run_critique(
         roles=_two_roles(roles) if roles is not None else None,
         template=template,
         max_rounds=max_rounds,
-        context=with_passages(_read_context(context), source, flags.root, topic),
+        context=with_passages(_read_context(context, flags.root), source, flags.root, topic),
     )
-    driver = start_record(
-        lambda: CritiqueDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
-    )
+    driver = start_record(CritiqueDriver, options, flags, force=force)
     if not flags.as_json and not flags.dry_run and interactive():
         offer_gitignore(flags.root)
     execute(
@@ -384,13 +386,11 @@ def run_duel(
         source=source,
         topic=topic,
         roles=_two_roles(roles),
-        supporting=tuple(str(path) for path in supporting or ()),
+        supporting=tuple(supporting or ()),
     ).with_models(_spec_for(flags))
     if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
         options = dataclasses.replace(options, max_turns=max_turns)
-    driver = start_record(
-        lambda: DuelDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
-    )
+    driver = start_record(DuelDriver, options, flags, force=force)
     execute(driver, flags)
 
 
@@ -422,12 +422,10 @@ def run_agora(
         methodology=methodology,
         max_turns=max_turns,
         research=research,
-        sources=tuple(str(path) for path in source or ()),
+        sources=tuple(source or ()),
         sealed=sealed,
     ).with_models(_spec_for(flags))
-    driver = start_record(
-        lambda: AgoraDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
-    )
+    driver = start_record(AgoraDriver, options, flags, force=force)
     execute(driver, flags)
 
 
@@ -462,11 +460,7 @@ def run_roundtable(
         background=background,
         sealed=sealed,
     )
-    driver = start_record(
-        lambda: RoundtableDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()),
-        flags,
-        force=force,
-    )
+    driver = start_record(RoundtableDriver, options, flags, force=force)
     execute(driver, flags)
 
 
@@ -498,7 +492,9 @@ def resume_command(
             f"{target} is shared through the moot ledger and is now as the ledger holds it; its participants "
             f"take their turns with {shared}, not moot resume."
         )
-    driver = registry.get(protocol).driver.load().resume(target, context=_read_context(context))
+    driver = registry.get(protocol).driver.load().resume(target, context=_read_context(context, root))
+    if driver.repaired_chain:
+        typer.echo(f"moot: brought the digest chain of {target} up to date with its turns.", err=True)
     from moot.engine.sealed import open_phase
 
     if driver.next_speaker() is None and open_phase(driver) is None:
@@ -531,12 +527,15 @@ def with_passages(context: str | None, paths: list[Path] | None, root: Path, que
 
 
 def _work_root(record: Path) -> Path:
-    """The work root of a record: the directory holding its protocol's folder (.dialogues/, debates/, …)."""
+    """The work root of a record: the directory holding its protocol's folder (.dialogues/, debates/, …),
+    refused when a folder between the two is a symbolic link (moot.paths): a resume writes there."""
+    from moot.paths import record_place
+
+    absolute = Path(os.path.abspath(record))
     folders = registry.folders()
-    for parent in record.resolve().parents:
-        if parent.name in folders:
-            return parent.parent
-    return record.resolve().parent
+    root = next((parent.parent for parent in absolute.parents if parent.name in folders), absolute.parent)
+    record_place(root, absolute.relative_to(root))
+    return root
 
 
 def _two_roles(value: str) -> tuple[str, str]:
@@ -546,13 +545,17 @@ def _two_roles(value: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def _read_context(value: str | None) -> str | None:
+def _read_context(value: str | None, root: Path) -> str | None:
+    """The text of --context: stdin for ``-``, else a file inside the work root ``root``."""
     if value is None:
         return None
     if value == "-":
         return sys.stdin.read()
+    from moot.paths import inside_root
+
+    path = inside_root(root, value, what="the context file")
     try:
-        return Path(value).read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(
             f"cannot read the context file {value}: {getattr(exc, 'strerror', None) or exc}; check the path."

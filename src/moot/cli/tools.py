@@ -84,7 +84,7 @@ def _run(root: Path | None, call: Callable[[Workspace], BaseModel], *, debate_id
 
             workspace = open_for_debate(debate_id, root)
         else:
-            workspace = open_workspace(root)
+            workspace = open_workspace(root, confined=False)  # the person running it names the files it reads
     except ToolError as problem:
         _print(problem.payload(), problem.exit_code)
     from moot.tools.seats import UserKeyring
@@ -142,11 +142,11 @@ def duel_join(
     debate_path, and once the participant_secret (kept for you)."""
     if debate_dir is not None:
         from moot.protocols.duel import PLUGIN as DUEL
-        from moot.tools import BadInput, Refused
+        from moot.tools import BadInput
 
         given = Path(os.path.abspath(debate_dir))
         if given.is_symlink():
-            link = Refused(
+            link = BadInput(
                 f"--debate-dir {given} is a symbolic link; moot writes only to real directories under the work "
                 "root, so replace the link with a directory (or pass the real one).",
                 rule="FILE_SYMLINK",

@@ -2,14 +2,29 @@
 
 Beside each record moot keeps a sidecar of JSON lines, one per accepted turn:
 ``{"turn": N, "digest": "<sha256 of the turn's exact text>", "chain": "<sha256(previous chain + digest)>"}``.
-``moot check`` recomputes the digests from the record on disk; a turn whose text no longer matches
-is ``PRIOR_TURN_MODIFIED``, a recorded turn that is gone is ``PRIOR_TURN_REMOVED``. Records written
-by other tools have no sidecar and are checked by the protocol rules alone.
+The record carries the chain's head too, in the same write as the turns it covers: one Markdown comment
+line that no renderer shows and no seed format forbids, ``<!-- moot-chain turns=N head=<chain of turn N> -->``,
+after each append to a file record (a duel also keeps one under its header), and at the end of each file a
+meeting holds one turn in (a roundtable speech, ``MINUTES.md``).
 
-A record moot wrote also carries the chain's head inside itself, as one Markdown comment line that no
-renderer shows and no seed format forbids: ``<!-- moot-chain turns=N head=<chain of turn N> -->``. Without
-the sidecar, ``moot check`` recomputes the head from the turns on disk, so an edit still shows
-(``PRIOR_TURN_MODIFIED``, not located to one turn), and the missing sidecar is the warning ``CHAIN_MISSING``.
+``moot check`` (:func:`inspect_chain`) recomputes both from the turns on disk:
+
+- a turn whose text no longer matches is ``PRIOR_TURN_MODIFIED``, a recorded turn that is gone
+  ``PRIOR_TURN_REMOVED``;
+- a record moot wrote (it carries a mark, or has the sidecar or another of moot's files beside it) whose
+  sidecar is gone is ``CHAIN_MISSING``; one whose sidecar covers fewer turns than it holds is
+  ``CHAIN_SHORT``; a sidecar that is not moot's JSON lines is ``CHAIN_UNREADABLE``. All are errors.
+
+Records written by other tools (none of that) are checked by the protocol rules alone; the first writer
+of moot that opens one starts its chain. So are the turns of a record that moot only began (an empty
+sidecar, no mark, no other file of moot's): agents that follow the seed by hand may write them.
+
+A kill between a record's write and its chain's append leaves the sidecar exactly one append short. Every
+writer that opens the record, and ``moot resume``, adds those rows (:func:`repair_chain`) once everything
+else checks: when the record's mark covers the missing turns, they are first verified against it; a single
+unmarked last turn (one a seed agent appended by hand, or a kill in an older moot) is adopted as it stands.
+Nothing else is repaired: a sidecar shorter than that, damaged or disagreeing stays an error. ``moot check``
+never writes; it reports a repairable chain as ``repairable``.
 """
 
 from __future__ import annotations
@@ -19,7 +34,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from moot.core.files import (
@@ -70,7 +85,12 @@ class ChainMark:
     @classmethod
     def of(cls, turn_texts: Sequence[str]) -> ChainMark:
         rows = build_chain(turn_texts)
-        return cls(len(rows), str(rows[-1]["chain"]) if rows else GENESIS)
+        return cls(len(rows), _head(rows))
+
+    @classmethod
+    def after(cls, turns: int, head: str, new_texts: Sequence[str]) -> ChainMark:
+        """The mark after ``new_texts`` are added to a chain of ``turns`` turns ending in ``head``."""
+        return cls(turns + len(new_texts), _head(build_chain(new_texts, turns, head)) if new_texts else head)
 
     @classmethod
     def parse(cls, line: str) -> ChainMark | None:
@@ -84,6 +104,23 @@ class ChainMark:
 _MARK = re.compile(r"^\s*<!--\s*moot-chain\s+turns=(?P<turns>\d{1,9})\s+head=(?P<head>[0-9a-f]{64})\s*-->\s*$")
 
 
+def marks_of(turn_texts: Sequence[str]) -> list[ChainMark]:
+    """The mark after each of ``turn_texts``: what a record kept as one file per turn carries, file by file."""
+    return [ChainMark(int(str(row["turn"])), str(row["chain"])) for row in build_chain(turn_texts)]
+
+
+def with_mark(text: str, mark: ChainMark) -> str:
+    """A file that holds one turn: its exact text, then the mark on a line of its own (see :func:`split_mark`)."""
+    return f"{text}\n{mark.line()}\n"
+
+
+def split_mark(content: str) -> tuple[str, ChainMark | None]:
+    """A file's turn text and the mark :func:`with_mark` ended it with (``None``: a file moot did not write)."""
+    body, newline, last = content.removesuffix("\n").rpartition("\n")
+    mark = ChainMark.parse(last) if newline and content.endswith("\n") else None
+    return (body, mark) if mark is not None and content == with_mark(body, mark) else (content, None)
+
+
 def record_chain(artifact: Path, turn_texts: Sequence[str]) -> None:
     """Write the chain for every accepted turn (atomically, after the record itself was written)."""
     atomic_write_text(chain_path(artifact), _chain_lines(build_chain(turn_texts)))
@@ -93,7 +130,8 @@ def extend_chain(artifact: Path, turn_texts: Sequence[str], new_texts: Sequence[
     """Add the rows of ``new_texts`` after ``turn_texts``, the turns a writer just checked against the chain.
 
     An append without fsync (see :class:`RecordAppender`) when the chain holds exactly ``turn_texts``' rows;
-    otherwise (none yet, damaged, or a crash left it behind) the whole chain is written anew.
+    otherwise (none yet, or a crash left it behind, which the writer's check allowed) the whole chain is
+    written anew.
     """
     recorded, problems = read_chain(artifact)
     rows = build_chain(turn_texts)
@@ -105,7 +143,7 @@ def extend_chain(artifact: Path, turn_texts: Sequence[str], new_texts: Sequence[
 
 
 def read_chain(artifact: Path) -> tuple[list[dict[str, object]] | None, list[Violation]]:
-    """The recorded chain, ``None`` when the record has none."""
+    """The recorded chain, ``None`` when the record has none (or it is damaged: then with ``CHAIN_UNREADABLE``)."""
     path = chain_path(artifact)
     if not path.is_file():
         return None, []
@@ -126,62 +164,59 @@ def read_chain(artifact: Path) -> tuple[list[dict[str, object]] | None, list[Vio
             break
         rows.append(row)
     if problem:
-        warning = FILE_RULES.violation(
-            "CHAIN_UNREADABLE",
-            f"{path} is damaged, so earlier turns cannot be verified; delete it to stop this warning.",
-        ).at(file=str(path))
-        return None, [warning]
+        return None, [_unreadable(artifact)]
     return rows, []
 
 
-def verify_mark(artifact: Path, turn_texts: Sequence[str], mark: ChainMark) -> list[Violation]:
-    """Without the sidecar: the turns on disk against the head the record carries, and a warning."""
-    file = str(artifact)
-    found = [
-        FILE_RULES.violation(
-            "CHAIN_MISSING",
-            f"the record says moot wrote it, but its chain {chain_path(artifact).name} is missing; its turns were "
-            "checked against the chain head inside the record instead, so restore the file to locate an edit.",
-        ).at(file=file)
-    ]
-    if len(turn_texts) < mark.turns:
-        found.append(
-            FILE_RULES.violation(
-                "PRIOR_TURN_REMOVED",
-                f"the record says {mark.turns} turns were accepted but holds {len(turn_texts)}; restore the "
-                "missing turns from version control.",
-                turn=len(turn_texts) + 1,
-            ).at(file=file)
-        )
-    elif ChainMark.of(turn_texts[: mark.turns]).head != mark.head:
-        found.append(
-            FILE_RULES.violation(
-                "PRIOR_TURN_MODIFIED",
-                f"one of the {mark.turns} accepted turns was edited (the chain head inside the record no longer "
-                "matches); restore the original text from version control.",
-            ).at(file=file)
-        )
-    return found
+def _unreadable(artifact: Path) -> Violation:
+    path = chain_path(artifact)
+    return FILE_RULES.violation(
+        "CHAIN_UNREADABLE",
+        f"{path} is damaged, so the record's turns cannot be verified against it; restore it from a backup.",
+    ).at(file=str(path))
 
 
-def verify_chain(
-    artifact: Path,
-    turn_texts: Sequence[str],
-    turn_lines: Sequence[int | None] = (),
-    mark: ChainMark | None = None,
+@dataclass(frozen=True)
+class ChainCheck:
+    """What the chain says of a record: the violations, and whether :func:`repair_chain` would complete it."""
+
+    violations: list[Violation] = field(default_factory=list)
+    repairable: bool = False  # the sidecar is exactly one append short and everything else checks
+    adoptable: bool = False  # every turn is another tool's: no chain row, no mark, none of moot's files
+
+    @property
+    def blocking(self) -> list[Violation]:
+        """The chain's errors a writer must refuse the record for (see :meth:`blocking_in`)."""
+        return self.blocking_in(self.violations)
+
+    def blocking_in(self, violations: Sequence[Violation]) -> list[Violation]:
+        """The errors of ``violations`` (a whole record's) a writer must refuse it for: all but a ``CHAIN_SHORT``
+        that the writer repairs on opening it."""
+        return [v for v in violations if v.is_error and not (self.repairable and v.rule == "CHAIN_SHORT")]
+
+    def repairs_all(self, violations: Sequence[Violation]) -> bool:
+        """Whether a repair leaves none of ``violations`` (a whole record's) an error: its report's ``repairable``."""
+        return self.repairable and not self.blocking_in(violations)
+
+
+def _heads(turn_texts: Sequence[str]) -> list[str]:
+    """``heads[k]``: the chain after the first ``k`` turns (``heads[0]`` is the genesis)."""
+    return [GENESIS, *(str(row["chain"]) for row in build_chain(turn_texts))]
+
+
+def _line(turn_lines: Sequence[int | None], turn: int) -> int | None:
+    return turn_lines[turn - 1] if 0 < turn <= len(turn_lines) else None
+
+
+def _against_rows(
+    artifact: Path, recorded: Sequence[dict[str, object]], turn_texts: Sequence[str], turn_lines: Sequence[int | None]
 ) -> list[Violation]:
-    """Compare the turns on disk with the recorded chain (else the ``mark`` the record carries).
-    ``turn_lines`` locates each turn."""
-    recorded, problems = read_chain(artifact)
-    if recorded is None:
-        if mark is not None and not chain_path(artifact).exists():
-            return verify_mark(artifact, turn_texts, mark)
-        return problems
+    """Each recorded row against the turn on disk: edited and removed turns, and rows that do not link."""
     file = str(artifact)
     found: list[Violation] = []
-    for index, row in enumerate(recorded):
-        number = index + 1
-        if index >= len(turn_texts):
+    link = GENESIS
+    for number, row in enumerate(recorded, start=1):
+        if number > len(turn_texts):
             found.append(
                 FILE_RULES.violation(
                     "PRIOR_TURN_REMOVED",
@@ -190,30 +225,172 @@ def verify_chain(
                 ).at(file=file)
             )
             continue
-        if turn_digest(turn_texts[index]) != row["digest"]:
-            line = turn_lines[index] if index < len(turn_lines) else None
+        digest = turn_digest(turn_texts[number - 1])
+        if digest != row["digest"]:
             found.append(
                 FILE_RULES.violation(
                     "PRIOR_TURN_MODIFIED",
                     f"turn {number} was edited after it was accepted; restore its original text.",
                     turn=number,
-                ).at(file=file, line=line)
+                ).at(file=file, line=_line(turn_lines, number))
             )
+        link = hashlib.sha256((link + str(row["digest"])).encode("ascii")).hexdigest()
+        if row["chain"] != link and not found:
+            return [_unreadable(artifact)]  # the sidecar itself was edited: its rows prove nothing
     return found
+
+
+def _against_marks(
+    artifact: Path, marks: Sequence[ChainMark], heads: Sequence[str], turn_lines: Sequence[int | None]
+) -> list[Violation]:
+    """The heads the record carries against the turns on disk; the first that disagrees locates the edit."""
+    file = str(artifact)
+    held = len(heads) - 1
+    verified = 0
+    for mark in sorted(marks, key=lambda m: m.turns):
+        if mark.turns > held:
+            return [
+                FILE_RULES.violation(
+                    "PRIOR_TURN_REMOVED",
+                    f"the record says {mark.turns} turns were accepted but holds {held}; restore the missing turns "
+                    "from version control.",
+                    turn=held + 1,
+                ).at(file=file)
+            ]
+        if heads[mark.turns] != mark.head:
+            first, last = verified + 1, mark.turns
+            which = f"turn {last} was" if first == last else f"one of turns {first}-{last} was"
+            turn = last if first == last else None
+            return [
+                FILE_RULES.violation(
+                    "PRIOR_TURN_MODIFIED",
+                    f"{which} edited after it was accepted (the chain head the record carries after turn {last} no "
+                    "longer matches); restore the original text from version control.",
+                    turn=turn,
+                ).at(file=file, line=_line(turn_lines, turn or 0))
+            ]
+        verified = mark.turns
+    return []
+
+
+def other_sidecars(artifact: Path) -> bool:
+    """True when moot keeps another file beside the record (run state, attempt log, sealed answers, ...)."""
+    if artifact.is_dir():
+        folder, prefix = artifact, ".moot."
+    else:
+        folder, prefix = artifact.parent, f".{artifact.name}."
+    chain = chain_path(artifact).name
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name.startswith(prefix) and e.name != chain and not e.name.endswith(".tmp") for e in entries)
+    except OSError:
+        return False
+
+
+def _one_append_short(covered: int, held: int, marks: Sequence[ChainMark]) -> bool:
+    """Whether the turns the sidecar lacks are what one write adds: the turns of the last mark, or one turn."""
+    latest = max((mark.turns for mark in marks), default=None)
+    if latest == held:  # the missing turns are proven by the mark written with them
+        before = max((mark.turns for mark in marks if mark.turns < held), default=0)
+        return covered >= before
+    return held - covered == 1
+
+
+def inspect_chain(
+    artifact: Path,
+    turn_texts: Sequence[str],
+    turn_lines: Sequence[int | None] = (),
+    marks: Sequence[ChainMark] = (),
+) -> ChainCheck:
+    """Compare the turns on disk (``turn_lines`` locates each) with the sidecar and the ``marks`` the record
+    carries; see the module for the rules."""
+    recorded, found = read_chain(artifact)
+    file = str(artifact)
+    chain = chain_path(artifact)
+    tampered = _against_rows(artifact, recorded, turn_texts, turn_lines) if recorded is not None else []
+    if tampered and tampered[0].rule == "CHAIN_UNREADABLE":
+        found, tampered, recorded = tampered, [], None
+    if not tampered and marks:
+        tampered = _against_marks(artifact, marks, _heads(turn_texts), turn_lines)
+    found += tampered
+    held = len(turn_texts)
+    if not chain.exists() and not chain.is_symlink():
+        if not marks and not other_sidecars(artifact):
+            return ChainCheck(found, adoptable=True)
+        why = "it carries moot's chain mark" if marks else "moot's own files are beside it"
+        missing = FILE_RULES.violation(
+            "CHAIN_MISSING",
+            f"moot wrote this record ({why}), but its chain {chain.name} is missing, so edits of its turns "
+            "cannot all be shown; restore that file beside the record (copy it along with the record).",
+        )
+        return ChainCheck([*found, missing.at(file=file)])
+    if recorded is None or len(recorded) >= held:
+        return ChainCheck(found)
+    if not recorded and not marks and not other_sidecars(artifact):
+        return ChainCheck(found, adoptable=True)  # moot made the record but accepted none of its turns
+    covered = len(recorded)
+    repairable = not tampered and _one_append_short(covered, held, marks)
+    if repairable:
+        message = (
+            f"{chain.name} covers {covered} of the {held} turns, as a write cut short by a crash (or one turn "
+            f"appended outside moot) leaves it; `moot resume {file}`, or the next turn moot writes, completes it."
+        )
+    else:
+        message = (
+            f"{chain.name} covers {covered} of the {held} turns, fewer than any crash leaves, so turns "
+            f"{covered + 1}-{held} were added outside moot or their chain rows removed; remove those turns, "
+            "or restore the chain from a backup."
+        )
+    short = FILE_RULES.violation("CHAIN_SHORT", message, turn=covered + 1).at(
+        file=file, line=_line(turn_lines, covered + 1)
+    )
+    return ChainCheck([*found, short], repairable)
+
+
+def verify_chain(
+    artifact: Path,
+    turn_texts: Sequence[str],
+    turn_lines: Sequence[int | None] = (),
+    marks: Sequence[ChainMark] = (),
+) -> list[Violation]:
+    """The violations of :func:`inspect_chain`."""
+    return inspect_chain(artifact, turn_texts, turn_lines, marks).violations
+
+
+def repair_chain(artifact: Path, turn_texts: Sequence[str], marks: Sequence[ChainMark] = ()) -> bool:
+    """What a writer does on opening a record: start the chain of one whose turns another tool wrote
+    (:attr:`ChainCheck.adoptable`), or append the rows a crash left out (:attr:`ChainCheck.repairable`). True
+    when it wrote.
+
+    Anything else is left as it is, for ``moot check`` and the writer's own check to report.
+    """
+    check = inspect_chain(artifact, turn_texts, marks=marks)
+    if check.adoptable and not check.violations:
+        record_chain(artifact, turn_texts)
+        return True
+    if not check.repairable:
+        return False
+    recorded, _ = read_chain(artifact)
+    assert recorded is not None  # repairable: the sidecar was read
+    chain = chain_path(artifact)
+    refuse_symlink(chain)
+    _append_rows(chain, build_chain(turn_texts[len(recorded) :], len(recorded), _head(recorded)))
+    return True
 
 
 class RecordAppender:
     """A record file open for turns: one append + fsync of the record per turn, then one append to its chain.
 
-    Made by a writer that has just read and fully checked the record (format, rules, chain) and holds
-    ``turn_texts``, with the record's :class:`FileStamp` taken *before* that read. Between turns it keeps
-    the stamp and the chain's head in memory, so a turn costs the same at turn 60 as at turn 6. Before
-    writing it compares both files with what it left; on any difference it raises
+    Made by a writer that has just read and fully checked the record (format, rules, chain: nothing in
+    :attr:`ChainCheck.blocking`) and holds ``turn_texts``, with the record's :class:`FileStamp` taken *before*
+    that read. Opening starts the chain of a record another tool wrote, or completes one a crash left short.
+    Between turns it keeps the stamp and the chain's head in memory, so a turn costs the same at turn 60 as at
+    turn 6. Before writing it compares both files with what it left; on any difference it raises
     :class:`RecordChangedError` having written nothing, and the writer reads and checks the record again.
 
     The chain is appended after the record's fsync and is not fsync'd itself: a killed process leaves it
-    whole, and a power cut can only cost its latest rows, which the next writer adds back (a chain
-    shorter than the record is what a crash between the two writes leaves, and proves nothing false).
+    whole, and the record's own mark, written and fsync'd with the turn, proves the turn until the next
+    writer adds the row back.
     """
 
     def __init__(self, path: Path, stamp: FileStamp, turn_texts: Sequence[str]) -> None:
@@ -223,11 +400,15 @@ class RecordAppender:
         rows = build_chain(turn_texts)
         recorded, problems = read_chain(path)
         if recorded is None or problems or len(recorded) > len(rows):
-            record_chain(path, turn_texts)  # none yet (a record another tool began), or rewritten whole
+            record_chain(path, turn_texts)  # none yet: a record another tool began
         elif len(recorded) < len(rows):  # a crash fell between a record's append and its chain's
             self._append_rows(rows[len(recorded) :])
         self.turns, self.head = len(rows), _head(rows)
         self.chain_size = self.chain.stat().st_size
+
+    def mark_after(self, turn_texts: Sequence[str]) -> ChainMark:
+        """The mark that goes into the record with ``turn_texts``, the next turns this appender writes."""
+        return ChainMark.after(self.turns, self.head, turn_texts)
 
     def append(self, data: bytes, turn_texts: Sequence[str]) -> None:
         """Append ``data`` (holding the new turns ``turn_texts``) to the record, then their rows to the chain."""

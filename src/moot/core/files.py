@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from moot.core.machine import ProtocolViolationError, Replay, Rule, RuleBook, Severity, Summary, Violation
+from moot.core.machine import ProtocolViolationError, Replay, Rule, RuleBook, Summary, Violation
 from moot.errors import DiskFault
 
 # Larger records are refused before reading: a debate is text written by people and models.
@@ -45,8 +45,9 @@ FILE_RULES = RuleBook(
         Rule("NOT_A_MOOT_ARTIFACT", "The path must be a record of one of moot's protocols."),
         Rule("PRIOR_TURN_MODIFIED", "A turn must never change after it was accepted."),
         Rule("PRIOR_TURN_REMOVED", "A turn must never be removed after it was accepted."),
-        Rule("CHAIN_UNREADABLE", "The digest chain beside a record must be moot's JSON lines.", Severity.WARNING),
-        Rule("CHAIN_MISSING", "A record that says moot wrote it keeps its digest chain beside it.", Severity.WARNING),
+        Rule("CHAIN_UNREADABLE", "The digest chain beside a record must be moot's JSON lines."),
+        Rule("CHAIN_MISSING", "A record moot wrote keeps its digest chain beside it."),
+        Rule("CHAIN_SHORT", "The digest chain of a record moot wrote covers every turn it holds."),
     ]
 )
 
@@ -171,22 +172,31 @@ def decode_text(data: bytes, file: str) -> tuple[str | None, list[Violation]]:
 
 # Well under the usual 255-byte name limit, with room for a suffix, '.md' and the chain's name.
 MAX_SLUG_BYTES = 120
+# A run of letters and digits: the re module's \w is exactly str.isalnum() plus '_', so this is the
+# per-character rule of a slug in C.
+_SLUG_WORD = re.compile(r"[^\W_]+")
 
 
 def slugify(topic: str, fallback: str, *, ascii_only: bool = False, max_bytes: int = MAX_SLUG_BYTES) -> str:
     """A safe file name stem for ``topic``: lower-case letters and digits joined by single '-'.
 
     Letters of any script are kept unless ``ascii_only`` (rp1's duel slugs are ASCII). Never empty
-    (``fallback``), never a path separator, never '.' or '..'.
+    (``fallback``), never a path separator, never '.' or '..'. Linear in the topic's length, and only the
+    words that fit in ``max_bytes`` are joined: a long topic costs one normalisation, not one pass per byte cut.
     """
     if ascii_only:
         text = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode("ascii").lower()
     else:
         text = unicodedata.normalize("NFKC", topic).casefold()
-    slug = re.sub(r"-+", "-", "".join(ch if ch.isalnum() else "-" for ch in text)).strip("-")
-    while len(slug.encode("utf-8")) > max_bytes:
-        slug = slug[:-1].rstrip("-")
-    return slug or fallback
+    words: list[str] = []
+    size = -1  # the joined length in bytes: one '-' less than the words
+    for word in _SLUG_WORD.finditer(text):
+        words.append(word.group())
+        size += len(words[-1].encode("utf-8")) + 1
+        if size >= max_bytes:
+            break
+    cut = "-".join(words).encode("utf-8")[:max_bytes].decode("utf-8", "ignore")  # drops a character cut in two
+    return cut.rstrip("-") or fallback
 
 
 def fsync_directory(directory: Path) -> None:

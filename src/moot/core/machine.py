@@ -56,14 +56,16 @@ class Violation(BaseModel):
         return self.severity is Severity.ERROR
 
     def at(self, *, file: str | None = None, line: int | None = None, turn: int | None = None) -> Violation:
-        """A copy with the location filled in where it was still unknown."""
-        return self.model_copy(
-            update={
-                "file": self.file if self.file is not None else file,
-                "line": self.line if self.line is not None else line,
-                "turn": self.turn if self.turn is not None else turn,
-            }
-        )
+        """A copy with the location filled in where it was still unknown (itself when nothing is new: a check
+        locates each of thousands of violations several times)."""
+        update: dict[str, str | int] = {}
+        if self.file is None and file is not None:
+            update["file"] = file
+        if self.line is None and line is not None:
+            update["line"] = line
+        if self.turn is None and turn is not None:
+            update["turn"] = turn
+        return self.model_copy(update=update) if update else self
 
     def __str__(self) -> str:
         where = ":".join(str(p) for p in (self.file, self.line) if p is not None)

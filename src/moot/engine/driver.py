@@ -75,13 +75,16 @@ class Driver(ABC):
     options_type: type  # the dataclass of options ``start`` takes (moot.engine.specs builds it from data)
     # Each role's bounds, from its agent (set by the engine); a role not named gets the full-size defaults.
     turn_bounds: Mapping[str, TurnBounds] = MappingProxyType({})
+    # Set by ``resume``: it started the record's digest chain, or completed one a crash left short.
+    repaired_chain: bool = False
 
     def bounds(self, role: str) -> TurnBounds:
         return self.turn_bounds.get(role) or TurnBounds()
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> Driver:
-        """The driver of an existing record: its state is replayed from disk."""
+        """The driver of an existing record: its state is replayed from disk. A digest chain that a crash left one
+        write short is completed first (ended records included), and one another tool's record lacks is started."""
         return cls(path)  # type: ignore[call-arg]
 
     @classmethod

@@ -6,6 +6,7 @@ retrieves or checks reads no file.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from functools import cached_property
@@ -39,7 +40,12 @@ class Grounding:
 
     @cached_property
     def sources(self) -> SourceSet:
-        return collect_sources([self.root / path for path in self.given], self.root)
+        paths = [self.root / path for path in self.given]
+        if all(not Path(path).is_absolute() for path in self.given):
+            return collect_sources(paths, self.root)
+        # A record names its sources relative to its work root, which they never leave; only a dry run's record,
+        # started in a throwaway root, names them absolute, as moot run checked them against the real work root.
+        return collect_sources(paths, self.root, within=Path(os.path.commonpath(paths)))
 
     @cached_property
     def index(self) -> SourceIndex:

@@ -5,12 +5,19 @@ A debate's id is its record's path relative to the work root (``.dialogues/cache
 so the same id names it while it runs here and afterwards on disk.
 
 :func:`prepare` is the start every in-process caller shares (``moot run --batch`` too): the record is created,
-the agents are resolved and probed, and a start that fails removes the record again, so nothing is left.
+the agents are resolved and probed, and a start that fails removes the record again, so nothing is left. The
+record's preparation (settings, slug, record, source index, agents) runs on a worker thread, so that the event
+loop goes on serving every other client and debate meanwhile.
+
+A server runs at most ``max_running_debates`` debates at once and one client (``session``) at most
+``max_running_debates_per_session`` (moot.toml); a start counts from the moment it is admitted, so that many
+starts at once cannot all pass the check before any of them runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -20,7 +27,7 @@ from typing import Any
 from moot.agents import Agent, AgentError
 from moot.agents.policy import AgentPolicy
 from moot.agents.registry import admit
-from moot.config import load_settings
+from moot.config import Settings, load_settings
 from moot.core.run_state import remove_record
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, Limits, RunResult, local_timestamp
@@ -56,6 +63,23 @@ async def prepare(
     fails after the record was created (an unknown agent, a missing key, an unreachable server) removes it.
     Under ``policy`` (a door serving clients) a spec the policy refuses is refused before anything is written.
     """
+    prepared = await asyncio.to_thread(_create, spec, root, started, policy, budgets)
+    try:
+        await probe_agents(prepared.agents)
+    except UserError:
+        remove_record(prepared.driver.record_path, stop_at=root)
+        raise
+    return prepared
+
+
+def _create(
+    spec: Mapping[str, Any],
+    root: Path,
+    started: str,
+    policy: AgentPolicy | None,
+    budgets: Mapping[str, float | int | None],
+) -> Prepared:
+    """What :func:`prepare` does before the probe: file work and agent construction, run on a worker thread."""
     keys = caller_keys(spec)
     if policy is not None:
         try:
@@ -73,7 +97,6 @@ async def prepare(
         limits = limits_from(settings, **{"repairs": keys.get("repairs"), **given})
         if limits.max_cost_usd is not None:
             require_prices(agents, choice, settings)
-        await probe_agents(agents)
     except UserError:
         remove_record(driver.record_path, stop_at=root)
         raise
@@ -98,6 +121,7 @@ class DebateRun:
     record_path: Path
     driver: Driver
     started_at: str
+    session: str | None = None  # the client that started it (an MCP connection), for the per-session cap
     state: RunState = RunState.running
     result: RunResult | None = None
     error: str | None = None
@@ -156,6 +180,7 @@ class Runner:
         self.root = root.resolve()
         self.policy = policy  # what the agent specs of a client's debate may reach (None: the operator's own)
         self._runs: dict[str, DebateRun] = {}
+        self._starting: Counter[str | None] = Counter()  # admitted starts still being prepared, per session
 
     def id_of(self, record: Path) -> str:
         return record.resolve().relative_to(self.root).as_posix()
@@ -166,13 +191,59 @@ class Runner:
     def runs(self) -> list[DebateRun]:
         return list(self._runs.values())
 
-    async def start(self, spec: Mapping[str, Any], *, force: bool = False, **budgets: float | int | None) -> DebateRun:
-        """Start the debate ``spec`` describes and return at once; it runs on in this event loop.
+    async def start(
+        self,
+        spec: Mapping[str, Any],
+        *,
+        session: str | None = None,
+        force: bool = False,
+        **budgets: float | int | None,
+    ) -> DebateRun:
+        """Start the debate ``spec`` describes for ``session`` and return at once; it runs on in this event loop.
 
-        An existing record of the same name is replaced only with ``force``, and never while it runs here.
+        An existing record of the same name is replaced only with ``force``, and never while it runs here. A start
+        past the server's or the session's cap on running debates is refused before anything is prepared.
         """
+        self._admit(session, load_settings(self.root))
+        self._starting[session] += 1
         try:
-            prepared = await prepare(spec, self.root, local_timestamp(), policy=self.policy, **budgets)
+            prepared = await self._prepare(spec, force, budgets)
+        finally:
+            self._starting[session] -= 1
+        driver = prepared.driver
+        run = DebateRun(
+            id=self.id_of(driver.record_path),
+            protocol=driver.protocol,
+            record_path=driver.record_path,
+            driver=driver,
+            started_at=local_timestamp(),
+            session=session,
+        )
+        self._runs[run.id] = run
+        run.task = asyncio.create_task(self._run(run, prepared), name=f"moot debate {run.id}")
+        return run
+
+    def _admit(self, session: str | None, settings: Settings) -> None:
+        """Refuse a start that would pass the server's or ``session``'s cap (running and starting debates)."""
+        running = [run.session for run in self._runs.values() if run.active]
+        if len(running) + self._starting.total() >= settings.max_running_debates:
+            raise UserError(
+                f"this server already runs {settings.max_running_debates} debate(s), its limit "
+                "(max_running_debates in moot.toml); wait for one to end or stop one with cancel_debate, then "
+                "start again."
+            )
+        if running.count(session) + self._starting[session] >= settings.max_running_debates_per_session:
+            raise UserError(
+                f"this client already runs {settings.max_running_debates_per_session} debate(s), the limit per "
+                "session (max_running_debates_per_session in moot.toml); wait for one to end or stop one with "
+                "cancel_debate, then start again."
+            )
+
+    async def _prepare(
+        self, spec: Mapping[str, Any], force: bool, budgets: Mapping[str, float | int | None]
+    ) -> Prepared:
+        try:
+            return await prepare(spec, self.root, local_timestamp(), policy=self.policy, **budgets)
         except RecordExists as exists:
             running = self.get(self.id_of(exists.path))
             if running is not None and running.active:
@@ -181,19 +252,8 @@ class Runner:
                 ) from None
             if not force:
                 raise UserError(f"{exists} To start it afresh, pass force: true.") from None
-            remove_record(exists.path, stop_at=exists.path.parent)
-            prepared = await prepare(spec, self.root, local_timestamp(), policy=self.policy, **budgets)
-        driver = prepared.driver
-        run = DebateRun(
-            id=self.id_of(driver.record_path),
-            protocol=driver.protocol,
-            record_path=driver.record_path,
-            driver=driver,
-            started_at=local_timestamp(),
-        )
-        self._runs[run.id] = run
-        run.task = asyncio.create_task(self._run(run, prepared), name=f"moot debate {run.id}")
-        return run
+            await asyncio.to_thread(remove_record, exists.path, stop_at=exists.path.parent)
+            return await prepare(spec, self.root, local_timestamp(), policy=self.policy, **budgets)
 
     async def _run(self, run: DebateRun, prepared: Prepared) -> None:
         try:

@@ -1,7 +1,7 @@
 """The debate artifacts as MCP resources (``moot://debates/{name}``) and the ``read_debate`` answer.
 
 Only regular Markdown files directly under ``<root>/debates/`` are listed or read; names go through
-:meth:`Workspace.inside`, which refuses ``..``, absolute paths and symbolic links.
+:meth:`Workspace.inside`, which refuses ``..``, absolute paths and symbolic links (:mod:`moot.paths`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from mcp_types import Resource
 from pydantic import BaseModel, ConfigDict
 
 from moot.core.files import read_text
+from moot.paths import PathRefused, record_place
 from moot.protocols.duel import PLUGIN as DUEL
 from moot.protocols.duel import tools as duel
 from moot.protocols.duel.tools import ArtifactView
@@ -28,9 +29,13 @@ def debate_uri(path: Path) -> str:
 
 
 def debate_files(root: Path) -> list[Path]:
-    """The artifacts under ``<root>/debates/``, by name; links and directories are left out."""
-    folder = root / DUEL.folder
-    if folder.is_symlink() or not folder.is_dir():
+    """The artifacts under ``<root>/debates/``, by name; links and directories are left out, and so is all of
+    ``debates/`` when it is a link (:mod:`moot.paths`)."""
+    try:
+        folder = record_place(root, DUEL.folder)
+    except PathRefused:
+        return []
+    if not folder.is_dir():
         return []
     return sorted(p for p in folder.glob("*.md") if p.is_file() and not p.is_symlink())
 

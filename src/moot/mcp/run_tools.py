@@ -20,18 +20,20 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from moot import registry
-from moot.cli.ls import find_records, record_row
 from moot.conformity import conformity_json
 from moot.core.machine import Summary
 from moot.detect import check_path
 from moot.engine.runner import DebateRun, Runner, RunState
 from moot.engine.sealed import open_phase
-from moot.engine.specs import NOT_OPTIONS
+from moot.engine.specs import NOT_OPTIONS, rooted_paths
 from moot.errors import UserError
 from moot.mcp.params import READ_ONLY
-from moot.mcp.state import answer_async, state_of
+from moot.mcp.state import answer_async, connection_of, state_of
+from moot.paths import CLIENT_FIX, record_place
+from moot.records import find_records, record_row
 from moot.tools import BadInput, Refused
 from moot.tools.errors import shown
+from moot.tools.workspace import refused_paths
 
 # What a deliberation is about, by the name its protocol's options give it (a duel debates a source document).
 SUBJECTS = ("topic", "question", "source")
@@ -112,10 +114,13 @@ class DebateResult(BaseModel):
 
 
 class DebateList(BaseModel):
+    """The records of the work root, and one sentence for each folder or record left out (a symbolic link)."""
+
     model_config = ConfigDict(frozen=True)
 
     root: str
     debates: list[dict[str, Any]]
+    skipped: list[str] = []
 
 
 # --- finding a debate ---------------------------------------------------------------------------
@@ -133,6 +138,8 @@ def _located(runner: Runner, debate_id: str) -> tuple[DebateRun | None, Path]:
     for path in find_records(runner.root):
         if runner.id_of(path) == debate_id:
             return None, path
+    with refused_paths():  # a record moot does not list (a link, or outside the root): say why, not "missing"
+        record_place(runner.root, debate_id)
     raise BadInput(
         f"There is no debate {shown(debate_id)!r} under {runner.root}; call list_debates for the ids.",
         rule="TOOLS_BAD_INPUT",
@@ -251,14 +258,15 @@ def debate_spec(
             raise UserError(f"a {protocol} debate takes no {name}; give its {wanted} instead.")
         if name in options:
             raise UserError(f"{name} is given twice; leave it out of options.")
-        # A path is relative to the work root, not to wherever the server was started.
-        given[name] = str(root / value) if name == "source" else value
+        given[name] = value
     spec: dict[str, Any] = {**options, **given, "protocol": protocol}
     if agent:
         spec["agent"] = agent
     if agents:
         spec["agents"] = agents
-    return spec
+    # A path (the source, an agenda, sources) is relative to the work root, not to wherever the server was
+    # started, and must lie inside it: a client never makes the server read a file of its choosing.
+    return rooted_paths(spec, root, CLIENT_FIX)
 
 
 async def start_debate(
@@ -268,7 +276,10 @@ async def start_debate(
     question: Annotated[str, Field(description=f"The question ({_taking('question')}).")] = "",
     source: Annotated[
         str,
-        Field(description=f"The document to debate ({_taking('source')}), relative to the work root or absolute."),
+        Field(
+            description=f"The document to debate ({_taking('source')}), relative to the work root (or absolute, "
+            "inside it)."
+        ),
     ] = "",
     agents: Annotated[
         str, Field(description="One moot agent spec for every role, e.g. openai:gpt-4o-mini (default: moot.toml's).")
@@ -291,7 +302,9 @@ async def start_debate(
 
     A start that cannot run (an unknown option, agent or role, a missing key or script, an unreachable server)
     is refused in one sentence and writes nothing. So is an agent that would run a program, read a file or the
-    terminal, or a model server this call names, unless the server's operator allowed it.
+    terminal, or a model server this call names, unless the server's operator allowed it, and a start past the
+    server's or this session's cap on debates running at once (moot.toml's max_running_debates and
+    max_running_debates_per_session).
     """
     runner = _runner(ctx)
 
@@ -301,6 +314,7 @@ async def start_debate(
         )
         run = await runner.start(
             spec,
+            session=connection_of(ctx),
             force=force,
             max_tokens=max_tokens,
             max_wall_s=max_wall_s,
@@ -367,20 +381,21 @@ async def list_debates(ctx: Context) -> CallToolResult:
     (protocol, status, outcome, turns, tokens)."""
     runner = _runner(ctx)
 
-    def rows() -> list[dict[str, Any]]:
-        found = []
-        for path in find_records(runner.root):
+    def listed() -> DebateList:
+        found: list[dict[str, Any]] = []
+        skipped: list[str] = []
+        for path in find_records(runner.root, skipped):
             debate_id = runner.id_of(path)
             run = runner.get(debate_id)
             row = record_row(path)
             ended, halted = row["outcome"] is not None, bool(row["run_halted"])
             state = run.state.value if run is not None else _disk_state(ended, halted)
             found.append({"debate_id": debate_id, "state": state, **row})
-        return found
+        return DebateList(root=str(runner.root), debates=found, skipped=skipped)
 
     async def act() -> DebateList:
         # Every record is read and checked: off the event loop, where the debates run.
-        return DebateList(root=str(runner.root), debates=await anyio.to_thread.run_sync(rows))
+        return await anyio.to_thread.run_sync(listed)
 
     return await answer_async(act)
 

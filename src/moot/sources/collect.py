@@ -5,7 +5,10 @@
   without what git ignores: every .gitignore, .git/info/exclude and the global excludes file).
 - A directory outside git is walked; the .gitignore files in it are read with ``pathspec`` (git's own
   pattern rules: nested files, deeper ones overriding, ``!`` negation, an ignored directory not entered).
-- Files are cited by their path relative to the work root (``/``-separated), or absolute when outside it.
+- Every given path must lie inside the work root (:mod:`moot.paths`: a relative one from the current
+  directory, a link inside the root only to a place inside it); a file listed in a given directory that is a
+  link out of the root is skipped, and said so.
+- Files are cited by their path relative to the work root (``/``-separated).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from moot.errors import UserError
+from moot.paths import PathRefused, inside_root, real_root
 
 if TYPE_CHECKING:
     import pathspec  # imported where a .gitignore is read: most callers never need it
@@ -55,17 +59,37 @@ class SourceSet:
     given: tuple[str, ...]  # the sources as named in the record
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    # (how many files it covers, exact names, path tails): a record's every citation is looked up, so a lookup
+    # must not walk every file
+    _index: tuple[int, dict[str, SourceFile], dict[str, list[SourceFile]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def find(self, cited: str) -> SourceFile | None:
         """The source file a citation names: its exact path, else the one file whose path ends with it."""
         name = cited.strip().strip("`").replace("\\", "/").removeprefix("./")
         if not name:
             return None
-        for item in self.files:
-            if item.path == name or str(item.absolute) == name:
-                return item
-        tails = [item for item in self.files if item.path.endswith("/" + name)]
-        return tails[0] if len(tails) == 1 else None
+        exact, tails = self._lookup()
+        found = exact.get(name)
+        if found is not None:
+            return found
+        ending = tails.get(name, [])
+        return ending[0] if len(ending) == 1 else None
+
+    def _lookup(self) -> tuple[dict[str, SourceFile], dict[str, list[SourceFile]]]:
+        """Each file by its path and absolute path (the first wins), and by every tail of its path after a '/'."""
+        if self._index is None or self._index[0] != len(self.files):
+            exact: dict[str, SourceFile] = {}
+            tails: dict[str, list[SourceFile]] = {}
+            for item in self.files:
+                exact.setdefault(item.path, item)
+                exact.setdefault(str(item.absolute), item)
+                for at, char in enumerate(item.path):
+                    if char == "/":
+                        tails.setdefault(item.path[at + 1 :], []).append(item)
+            self._index = (len(self.files), exact, tails)
+        return self._index[1], self._index[2]
 
     def skipped_note(self) -> str | None:
         """What was left out and why, in one phrase, or None."""
@@ -90,18 +114,25 @@ def cited_path(path: Path, root: Path) -> str:
         return absolute.as_posix()
 
 
-def collect_sources(paths: Sequence[str | Path], root: Path) -> SourceSet:
-    """Read the text files of ``paths`` (files or directories); raises UserError for a missing path."""
-    sources = SourceSet(root=root, given=tuple(cited_path(Path(p), root) for p in paths))
+def collect_sources(paths: Sequence[str | Path], root: Path, *, within: Path | None = None) -> SourceSet:
+    """Read the text files of ``paths`` (files or directories), cited relative to ``root``; raises UserError for
+    a missing path or one outside ``within`` (default: the work root ``root``)."""
+    bound = root if within is None else within
+    given_paths = [inside_root(bound, p, what="the source") for p in paths]
+    sources = SourceSet(root=root, given=tuple(cited_path(p, root) for p in given_paths))
     seen: set[Path] = set()
     total = 0
-    for given in paths:
-        path = Path(given)
+    for given, path in zip(paths, given_paths, strict=True):
         if not path.exists():
             raise UserError(f"the source {given} does not exist; check the path given to --source.")
         candidates = [path] if path.is_file() else list(_directory_files(path))
         for candidate in candidates:
-            absolute = candidate.resolve()
+            try:
+                absolute = inside_root(bound, candidate, what="the source")
+            except PathRefused:
+                shown = Path(os.path.relpath(candidate, real_root(root))).as_posix()
+                sources.skipped.append(Skipped(shown, "a symbolic link out of the work root"))
+                continue
             if absolute in seen:
                 continue
             seen.add(absolute)

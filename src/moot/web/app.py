@@ -2,6 +2,11 @@
 
 A record's URL is its path under the root; only paths that :func:`moot.records.find_records` lists are served,
 so no URL reaches another file. Every request needs the token, on loopback too.
+
+Every response carries its security headers as real headers (:class:`SecurityHeaders`): a page its
+Content-Security-Policy with ``frame-ancestors 'none'``, anything else a policy that allows nothing, and all
+``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``. The live-update streams a server keeps
+open at once are capped (:data:`MAX_STREAMS`); one more is answered 503.
 """
 
 from __future__ import annotations
@@ -17,18 +22,21 @@ from urllib.parse import quote
 import anyio
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from moot import registry
 from moot.doors import same_token
 from moot.errors import UserError
 from moot.records import find_records, last_change, record_row
-from moot.web.page import build, index_body, index_html, record_body, record_html
+from moot.web import isolated
+from moot.web.page import build, content_policy, index_body, index_html, new_nonce, record_body, record_html
 
 # How often a watched record is looked at: a new turn shows well within a second of its commit. The index
 # looks at every record, so less often.
@@ -36,6 +44,75 @@ POLL_SECONDS = 0.2
 INDEX_POLL_SECONDS = 1.0
 TOKEN_COOKIE = "moot_token"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+# Live pages a server updates at once (each stream polls its record): far more than one person opens, far fewer
+# than would let a client tie up the server's threads.
+MAX_STREAMS = 32
+STREAM_RETRY_S = 10
+# Only a header can forbid framing (a meta tag's frame-ancestors is ignored).
+NO_FRAMING = "frame-ancestors 'none'"
+NOTHING_ALLOWED = f"default-src 'none'; base-uri 'none'; form-action 'none'; {NO_FRAMING}"
+
+
+class SecurityHeaders:
+    """Security headers on every response, refusals, redirects and streams included (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                if "content-security-policy" not in headers:
+                    headers["Content-Security-Policy"] = NOTHING_ALLOWED
+                headers["X-Content-Type-Options"] = "nosniff"
+                headers["Referrer-Policy"] = "no-referrer"
+                headers["X-Frame-Options"] = "DENY"  # what browsers without frame-ancestors read
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+def _html(markup: Callable[[str], str]) -> HTMLResponse:
+    """A page rendered with a fresh nonce, sent with the policy that allows that nonce's script only."""
+    nonce = new_nonce()
+    policy = f"{content_policy(nonce, live=True)}; {NO_FRAMING}"
+    return HTMLResponse(markup(nonce), headers={"Content-Security-Policy": policy})
+
+
+class StreamSlots:
+    """How many live-update streams are open; a stream holds its slot until its response is over."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open = 0
+
+    def take(self) -> bool:
+        if self.open >= self.limit:
+            return False
+        self.open += 1
+        return True
+
+    def give_back(self) -> None:
+        self.open -= 1
+
+
+class _SlottedStream(EventSourceResponse):
+    """A stream that gives its slot back however it ends (the client left, the server stops, an error)."""
+
+    def __init__(self, slots: StreamSlots, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slots = slots
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.slots.give_back()
 
 
 def _records(root: Path) -> dict[str, Path]:
@@ -82,7 +159,7 @@ class IndexRows:
         for name, path in _records(self.root).items():
             stamp = last_change(path)
             known = self.known.get(name)
-            fresh[name] = known if known is not None and known[0] == stamp else (stamp, record_row(path))
+            fresh[name] = known if known is not None and known[0] == stamp else (stamp, isolated.run(record_row, path))
         self.known = fresh
         return [{**row, "name": name} for name, (_, row) in fresh.items()]
 
@@ -90,7 +167,7 @@ class IndexRows:
 async def index(request: Request) -> Response:
     root: Path = request.app.state.root
     rows = await asyncio.to_thread(request.app.state.index.rows)
-    return HTMLResponse(index_html(root, rows, _link, events="/events"))
+    return _html(lambda nonce: index_html(root, rows, _link, events="/events", nonce=nonce))
 
 
 async def index_events(request: Request) -> Response:
@@ -105,8 +182,17 @@ def _event_stream(
 ) -> Response:
     """``render()`` as an ``update`` event whenever ``state()`` changes and the markup with it.
 
-    At shutdown the stream ends by itself (``stop``), so that the server stops at once and cleanly.
+    At shutdown the stream ends by itself (``stop``), so that the server stops at once and cleanly. A stream past
+    the server's cap is refused (503) in one sentence, with when to retry.
     """
+    slots: StreamSlots = request.app.state.streams
+    if not slots.take():
+        return PlainTextResponse(
+            f"this moot server already sends {slots.limit} live updates, its limit; close another page it shows, "
+            f"or reload this one in a while.",
+            status_code=503,
+            headers={"Retry-After": str(STREAM_RETRY_S)},
+        )
     stop = anyio.Event()
 
     async def changes() -> AsyncIterator[dict[str, str]]:
@@ -126,7 +212,13 @@ def _event_stream(
             with anyio.move_on_after(every):
                 await stop.wait()
 
-    return EventSourceResponse(changes(), ping=15, shutdown_event=stop, shutdown_grace_period=0.5)
+    return _SlottedStream(slots, changes(), ping=15, shutdown_event=stop, shutdown_grace_period=0.5)
+
+
+def _page_number(request: Request) -> int:
+    """The transcript page asked for (``?page=N``); the first for anything else."""
+    asked = request.query_params.get("page", "")
+    return int(asked) if asked.isdigit() and len(asked) < 10 else 1
 
 
 async def record(request: Request) -> Response:
@@ -134,12 +226,13 @@ async def record(request: Request) -> Response:
         path = _record(request)
     except LookupError as exc:
         return PlainTextResponse(f"no record {exc} in this work root; the index lists them.", status_code=404)
+    number = _page_number(request)
     try:
-        page = await asyncio.to_thread(build, path)
+        page = await asyncio.to_thread(isolated.run, build, path, number)
     except UserError as exc:  # e.g. removed since the index was drawn
         return PlainTextResponse(str(exc), status_code=404)
-    events = "/events/" + quote(request.path_params["record"])
-    return HTMLResponse(record_html(page, events=events, index="/"))
+    events = f"/events/{quote(request.path_params['record'])}?page={page.window.number}"
+    return _html(lambda nonce: record_html(page, events=events, index="/", nonce=nonce))
 
 
 async def events(request: Request) -> Response:
@@ -149,7 +242,8 @@ async def events(request: Request) -> Response:
     except LookupError as exc:
         return PlainTextResponse(f"no record {exc} in this work root.", status_code=404)
 
-    return _event_stream(request, lambda: last_change(path), lambda: record_body(build(path)))
+    number = _page_number(request)
+    return _event_stream(request, lambda: last_change(path), lambda: record_body(isolated.run(build, path, number)))
 
 
 class TokenMiddleware(BaseHTTPMiddleware):
@@ -171,13 +265,16 @@ class TokenMiddleware(BaseHTTPMiddleware):
         return await call_next(request)
 
 
-def create_app(root: Path, *, token: str, loopback: str | None = "127.0.0.1") -> Starlette:
+def create_app(
+    root: Path, *, token: str, loopback: str | None = "127.0.0.1", max_streams: int = MAX_STREAMS
+) -> Starlette:
     """The web app over ``root``; ``token`` is required of every request.
 
     ``loopback`` is the loopback address served on, if it is one: then only requests naming a loopback host
     are answered, so that a page of another site cannot reach the records through a rebound DNS name.
+    ``max_streams`` caps the live-update streams open at once.
     """
-    middleware = []
+    middleware = [Middleware(SecurityHeaders)]  # outermost: the other middlewares' refusals get the headers too
     if loopback is not None:
         named = f"[{loopback}]" if ":" in loopback else loopback
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=[*LOOPBACK_NAMES, named]))
@@ -193,4 +290,5 @@ def create_app(root: Path, *, token: str, loopback: str | None = "127.0.0.1") ->
     )
     app.state.root = root
     app.state.index = IndexRows(root)
+    app.state.streams = StreamSlots(max_streams)
     return app

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,44 +25,65 @@ from moot.detect import check_path, detect, documents
 from moot.errors import UserError
 from moot.plugin import Panel
 from moot.records import last_change, read_attempts, record_topic
+from moot.web.transcript import Section, Window, cut
 
 _ENV = Environment(loader=PackageLoader("moot.web"), autoescape=select_autoescape(default=True), trim_blocks=True)
 
 
-@dataclass
-class Line:
-    number: int
-    text: str
-    violations: list[Violation] = field(default_factory=list)
-
-
-@dataclass
-class Section:
-    """A part of the transcript: a turn (or the header, or one file of a meeting) with its violations."""
-
-    title: str
-    lines: list[Line]
-    turn: bool = False
-    violations: list[Violation] = field(default_factory=list)  # located at the section, not at a line
+# Violations listed on a page (all of them are placed where they point); moot check lists every one.
+LISTED_VIOLATIONS = 200
+# The latest attempts shown in the usage table.
+SHOWN_ATTEMPTS = 200
 
 
 @dataclass
 class RecordPage:
+    """One page of a record: its state, its violations (each numbered as moot check lists it), one page of its
+    transcript (see :mod:`moot.web.transcript`), and the latest of its attempts."""
+
     path: Path
     protocol: str
     topic: str | None
-    report: CheckReport
+    report: CheckReport  # its violations: the listed ones and those shown on this page
+    numbers: list[int]  # each of those violations' place in the check's list, from 1
+    pages: list[int | None]  # the page where each is shown, when it is another one
+    errors: int
+    warnings: int
     sections: list[Section]
+    window: Window
     state: list[tuple[str, str]]
     panels: list[Panel]
     attempts: list[dict[str, Any]]
+    attempts_total: int
     conformity: dict[str, list[str]]
     unplaced: list[Violation]  # violations of the record as a whole
     changed: str | None
+    size: int  # bytes of the record
+    _index: dict[int, int] = field(default_factory=dict, repr=False)
+
+    def _at(self, violation: Violation) -> int:
+        if not self._index:
+            self._index.update({id(v): at for at, v in enumerate(self.report.violations)})
+        return self._index[id(violation)]
 
     def anchor(self, violation: Violation) -> str:
         """The id of a violation's place on the page (it is listed once, and shown where it points)."""
-        return f"v{next(n for n, v in enumerate(self.report.violations, start=1) if v is violation)}"
+        return f"v{self.numbers[self._at(violation)]}"
+
+    def href(self, violation: Violation) -> str:
+        """Where a listed violation is shown: on this page, or on the page that holds its line."""
+        page = self.pages[self._at(violation)]
+        return f"?page={page}#{self.anchor(violation)}" if page is not None else f"#{self.anchor(violation)}"
+
+    @property
+    def listed(self) -> list[Violation]:
+        return [
+            v for v, number in zip(self.report.violations, self.numbers, strict=True) if number <= LISTED_VIOLATIONS
+        ]
+
+    @property
+    def unlisted(self) -> int:
+        return max(0, self.errors + self.warnings - LISTED_VIOLATIONS)
 
     @property
     def turns(self) -> int:
@@ -96,43 +117,6 @@ def _documents(protocol: str, target: Path) -> list[tuple[str, str]]:
     return shown
 
 
-def _split(text: str, turn_heading: str | None) -> list[Section]:
-    """A file record cut at its ``## `` headings: the header, then each turn and closing section."""
-    sections = [Section("Header", [])]
-    for number, content in enumerate(text.splitlines(), start=1):
-        if content.startswith("## ") and sections[-1].lines:
-            title = content[3:].strip()
-            sections.append(Section(title, [], turn=turn_heading is not None and content.startswith(turn_heading)))
-        sections[-1].lines.append(Line(number, content))
-    return sections
-
-
-def _place(violations: Sequence[Violation], files: dict[str, list[Section]], single: bool) -> list[Violation]:
-    """Attach each violation to its line (or turn) in ``files``; returns those that belong to no part."""
-    unplaced = []
-    for violation in violations:
-        name = Path(violation.file).name if violation.file else None
-        # In a one-file record, a violation names that file or none; one naming another file (the digest
-        # chain beside it) has no line here.
-        sections = next(iter(files.values())) if single and name is None else files.get(name or "")
-        if sections is None:
-            unplaced.append(violation)
-            continue
-        if violation.line is not None:
-            target = next((line for s in sections for line in s.lines if line.number == violation.line), None)
-            if target is not None:
-                target.violations.append(violation)
-                continue
-        turns = [s for s in sections if s.turn]
-        if single and violation.turn is not None and 0 < violation.turn <= len(turns):
-            turns[violation.turn - 1].violations.append(violation)
-        elif not single and len(sections) == 1:
-            sections[0].violations.append(violation)
-        else:
-            unplaced.append(violation)
-    return unplaced
-
-
 def _shown_value(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -143,8 +127,24 @@ def _shown_value(value: Any) -> str:
     return "—" if value is None else str(value)
 
 
+# A value of the state, a panel or the title shows at most this much of a long text.
+SHOWN_CHARS = 2_000
+
+
+def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text``, or its start and how much is left out: a record's one line may be megabytes long."""
+    return text if len(text) <= limit else f"{text[:limit]} … ({len(text) - limit:,} more characters)"
+
+
+_ENV.filters["clipped"] = clipped  # a violation's message may quote a long part of the record
+
+
 def state_rows(summary: Summary | None) -> list[tuple[str, str]]:
-    """The state as label/value rows: whose turn, round, outcome and the protocol's own details."""
+    """The state as label/value rows: whose turn, round, outcome and the protocol's own details (long ones cut)."""
+    return [(label, clipped(value)) for label, value in _state_rows(summary)]
+
+
+def _state_rows(summary: Summary | None) -> list[tuple[str, str]]:
     if summary is None:
         return [("status", "unreadable")]
     rows = [("status", summary.status), ("turns", str(summary.turns))]
@@ -161,8 +161,9 @@ def state_rows(summary: Summary | None) -> list[tuple[str, str]]:
     return rows
 
 
-def build(path: Path) -> RecordPage:
-    """Everything the page of the record at ``path`` shows. Raises :class:`UserError` if it is not a record."""
+def build(path: Path, page: int | None = None) -> RecordPage:
+    """Everything page ``page`` of the record at ``path`` shows (``None``: the whole record on one page, as an
+    export holds it). Raises :class:`UserError` if it is not a record."""
     from moot.metrics import describe, record_conformity  # imports the protocols: only when a page is built
 
     protocol, target, problem = detect(path)
@@ -173,30 +174,41 @@ def build(path: Path) -> RecordPage:
     documents = _documents(protocol, target)
     single = not target.is_dir()
     plugin = registry.get(protocol)
-    heading = plugin.record.load().turn_heading if single else None
-    files: dict[str, list[Section]] = {}
-    for name, text in documents:
-        if single:
-            files[name] = _split(text, heading)
-        else:
-            files[name] = [Section(name, [Line(n, c) for n, c in enumerate(text.splitlines(), start=1)], turn=True)]
-    unplaced = _place(report.violations, files, single)
+    transcript = cut(documents, single, plugin.record.load().turn_heading, page)
+    unplaced, elsewhere = transcript.place(report.violations, single)
     first = documents[0][1] if documents else ""
     analyses = record_conformity(protocol, first) if documents else {}
     view = plugin.view.load() if plugin.view is not None else None
+    panels = view(target, first) if view is not None else []
+    size = sum(len(text.encode("utf-8")) for _, text in documents)
+    del documents, first  # the page keeps only its own lines
+    attempts = read_attempts(target)
     changed = last_change(target)
+    hidden = {id(v) for v in [*unplaced[LISTED_VIOLATIONS:]]} | set(elsewhere)
+    kept = [
+        (number, v)
+        for number, v in enumerate(report.violations, start=1)
+        if number <= LISTED_VIOLATIONS or id(v) not in hidden
+    ]
     return RecordPage(
         path=target,
         protocol=protocol,
-        topic=record_topic(protocol, target),
-        report=report,
-        sections=[section for sections in files.values() for section in sections],
+        topic=clipped(topic, 200) if (topic := record_topic(protocol, target)) else None,
+        report=report.model_copy(update={"violations": [v for _, v in kept]}),
+        numbers=[number for number, _ in kept],
+        pages=[elsewhere.get(id(v)) for _, v in kept],
+        errors=len(report.errors),
+        warnings=len(report.warnings),
+        sections=[section for sections in transcript.sections.values() for section in sections],
+        window=transcript.window,
         state=state_rows(report.summary),
-        panels=view(target, first) if view is not None else [],
-        attempts=read_attempts(target),
-        conformity={what: describe(analysis) for what, analysis in analyses.items()},
-        unplaced=unplaced,
+        panels=[replace(panel, rows=[(label, clipped(value)) for label, value in panel.rows]) for panel in panels],
+        attempts=attempts[-SHOWN_ATTEMPTS:],
+        attempts_total=len(attempts),
+        conformity={what: [clipped(line) for line in describe(analysis)] for what, analysis in analyses.items()},
+        unplaced=unplaced[:LISTED_VIOLATIONS],
         changed=datetime.fromtimestamp(changed, UTC).isoformat(timespec="seconds") if changed else None,
+        size=size,
     )
 
 
@@ -216,18 +228,39 @@ def record_body(page: RecordPage) -> str:
     return _ENV.get_template("record_body.html").render(page=page)
 
 
-def record_html(page: RecordPage, *, events: str | None = None, index: str | None = None) -> str:
-    """The whole page: ``events`` is the live-update stream's URL (none in an export), ``index`` the way back."""
-    nonce = secrets.token_urlsafe(16)
+def content_policy(nonce: str, *, live: bool) -> str:
+    """A page's Content-Security-Policy: nothing from the network, moot's inline style, only the script carrying
+    ``nonce``, the live-update stream from this server when ``live``, and no base or form target.
+
+    The page carries it as a meta tag (an exported file has no headers); ``moot serve`` also sends it as a header,
+    with ``frame-ancestors``, which only a header can set.
+    """
+    connect = "'self'" if live else "'none'"
+    return (
+        f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'; "
+        f"connect-src {connect}; base-uri 'none'; form-action 'none'"
+    )
+
+
+def new_nonce() -> str:
+    return secrets.token_urlsafe(16)
+
+
+def record_html(
+    page: RecordPage, *, events: str | None = None, index: str | None = None, nonce: str | None = None
+) -> str:
+    """The whole page: ``events`` is the live-update stream's URL (none in an export), ``index`` the way back,
+    ``nonce`` the script's (the one in the policy a server sends with the page; a fresh one by default)."""
+    nonce = nonce or new_nonce()
     return _ENV.get_template("record.html").render(
         page=page,
         body=Markup(record_body(page)),
         events=events,
         index=index,
         nonce=nonce,
+        policy=content_policy(nonce, live=events is not None),
         style=_asset("style.css"),
         script=_asset("live.js"),
-        connect=Markup("'self'" if events else "'none'"),
     )
 
 
@@ -236,13 +269,20 @@ def index_body(root: Path, rows: Sequence[dict[str, Any]], link: Callable[[dict[
     return _ENV.get_template("index_body.html").render(root=str(root), rows=rows, link=link)
 
 
-def index_html(root: Path, rows: Sequence[dict[str, Any]], link: Callable[[dict[str, Any]], str], events: str) -> str:
+def index_html(
+    root: Path,
+    rows: Sequence[dict[str, Any]],
+    link: Callable[[dict[str, Any]], str],
+    events: str,
+    nonce: str | None = None,
+) -> str:
+    nonce = nonce or new_nonce()
     return _ENV.get_template("index.html").render(
         root=str(root),
         body=Markup(index_body(root, rows, link)),
         events=events,
-        nonce=secrets.token_urlsafe(16),
+        nonce=nonce,
+        policy=content_policy(nonce, live=True),
         style=_asset("style.css"),
         script=_asset("live.js"),
-        connect=Markup("'self'"),
     )

@@ -37,6 +37,8 @@ from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.engine.replies import find_object, parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
+from moot.paths import record_place
 from moot.protocols.agora import PLUGIN as AGORA
 from moot.protocols.agora import record
 from moot.protocols.agora.grounding import mark_for, work_root
@@ -107,7 +109,7 @@ class AgoraOptions:
     max_turns: int = DEFAULT_MAX_TURNS
     deadlock_window: int = DEFAULT_DEADLOCK_WINDOW
     research: int = 0  # research drones asked for evidence before the debate
-    sources: Sequence[str] = ()  # --source files and directories the evidence must come from
+    sources: Sequence[Path] = ()  # --source files and directories the evidence must come from
     models: Sequence[Sequence[str]] = ()  # (role, agent spec) pairs, shown in the summary only
     sealed: bool = False  # every drone's opening proposal is asked at once, none seeing another's
 
@@ -332,10 +334,14 @@ class AgoraDriver(Driver, SealedPhases):
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> AgoraDriver:
-        return cls(path)
+        repaired = record.repair(path)
+        driver = cls(path)
+        driver.repaired_chain = repaired
+        return driver
 
     @classmethod
     def start(cls, root: Path, options: AgoraOptions, started: str) -> AgoraDriver:
+        require_subject("topic", options.topic)
         positions = _positions(options)
         if options.methodology.removeprefix(":") not in METHODOLOGIES:
             raise UserError(f"methodology {options.methodology!r} is unknown; use one of {', '.join(METHODOLOGIES)}.")
@@ -361,6 +367,7 @@ class AgoraDriver(Driver, SealedPhases):
         except ValidationError as exc:
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
         path = root / AGORA.folder / f"{slug}.md"
+        record_place(root, AGORA.folder)
         if path.exists() or path.is_symlink():
             raise RecordExists(
                 path, f"{path} already exists; resume it with `moot resume {path}` or choose another topic."

@@ -13,6 +13,7 @@ The share of verified items per participant goes into the summary's ``grounding`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,7 +24,7 @@ from moot.errors import UserError
 from moot.protocols.agora import PLUGIN as AGORA
 from moot.protocols.agora.machine import AgoraTurn
 from moot.sources import SourceSet, check_citation, collect_sources
-from moot.sources.collect import cited_path, read_source_file
+from moot.sources.collect import MAX_FILES, cited_path, read_source_file
 from moot.sources.verify import parse_locator
 
 MARK_PREFIX = "verified at "
@@ -62,13 +63,20 @@ def _marked_location(mark: str | None) -> str | None:
 
 
 def _foreign_sources(root: Path, turns: Sequence[TurnPart]) -> SourceSet:
-    """The files under ``root`` that a foreign record's evidence names, read one by one."""
+    """The files under ``root`` that a foreign record's evidence names, read one by one: each name is looked at
+    once, and at most as many files are read as a ``--source`` may hold (a record may name thousands)."""
     sources = SourceSet(root=root, given=())
+    tried: set[str] = set()
     for part in turns:
         for item in part.turn.evidence if part.turn is not None else ():
             path, _ = parse_locator(item.source)
+            if not path or path in tried or len(sources.files) >= MAX_FILES:
+                continue
+            tried.add(path)
+            if not os.path.lexists(os.path.join(root, path)):  # most sources name no file: one lstat each
+                continue
             candidate = Path(path) if Path(path).is_absolute() else root / path
-            if path and not sources.find(cited_path(candidate, root)):
+            if not sources.find(cited_path(candidate, root)):
                 found = read_source_file(candidate, root)
                 if found is not None:
                     sources.files.append(found)

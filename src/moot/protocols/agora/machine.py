@@ -416,8 +416,8 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
         else:
             update.update(self._participant_turn(state, turn))
         new = state.model_copy(update=update)
-        if state.outcome is None:
-            new = new.model_copy(update={"outcome": self._outcome_after(new, position)})
+        if state.outcome is None and (outcome := self._outcome_after(new, position)) is not None:
+            new = new.model_copy(update={"outcome": outcome})
         return new
 
     def _participant_turn(self, state: AgoraState, turn: AgoraTurn) -> dict[str, Any]:

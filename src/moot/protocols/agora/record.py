@@ -27,6 +27,8 @@
 
 Parsing is total and located. Each turn's exact text (from its heading to the end of its JSON
 block) is kept for the digest chain, so an edit to an accepted turn shows as ``PRIOR_TURN_MODIFIED``.
+Each turn moot appends is followed, in the same write, by the chain's head (moot.core.chain): one
+Markdown comment line at the end of the turn's section, outside its text.
 ``parse_reply`` reads a model's raw output with the same JSON rules as the record.
 """
 
@@ -35,7 +37,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,7 +46,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
-from moot.core.chain import RecordAppender, verify_chain
+from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
 from moot.core.files import (
     CheckReport,
     FileStamp,
@@ -54,6 +55,7 @@ from moot.core.files import (
     read_text,
     unreadable,
 )
+from moot.core.files import slugify as base_slugify
 from moot.core.machine import Outcome, ProtocolViolationError, Violation
 from moot.plugin import RecordFormat
 from moot.protocols.agora.machine import (
@@ -84,6 +86,8 @@ _EVIDENCE_MARK = re.compile(r"Evidence ([0-9]{1,4}): (.*\S)")
 _SOURCE_ITEM = re.compile(r"`([^`]+)`")
 _REPLY_FIELDS = ("signal", "message", "confidence", "target", "evidence")
 _EVIDENCE_FIELDS = ("source", "content", "confidence")
+_KEY = re.compile(rf'"({"|".join(_REPLY_FIELDS)})"\s*:')
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate (category Cs), which JSON's \\ud800 can make
 # Header keys (lower case) -> config field; 'started' and 'participants' are handled apart.
 _HEADER_FIELDS = {
     "dialogue": "dialogue_id",
@@ -137,6 +141,11 @@ def render_turn(turn: AgoraTurn, marks: Sequence[str] = ()) -> str:
     evidence = "".join(f"Evidence {n}: {mark}\n" for n, mark in enumerate(marks, start=1))
     evidence += "\n" if marks else ""
     return f"## Turn {turn.number} — {turn.role}\n\n{proposal}{evidence}```json\n{reply_json(turn)}\n```\n"
+
+
+def render_marked(turn: AgoraTurn, mark: ChainMark, evidence: Sequence[str] = ()) -> str:
+    """A turn as moot appends it: :func:`render_turn`, then a blank line and the chain's head after it."""
+    return f"{render_turn(turn, evidence)}\n{mark.line()}\n"
 
 
 def render_outcome(outcome: Outcome) -> str:
@@ -234,10 +243,12 @@ def _line_of(source: str, token: str, occurrence: int = 1) -> int:
 def key_lines(source: str) -> dict[str, int]:
     """The 1-based line of each top-level reply field in a JSON text (its first occurrence)."""
     found: dict[str, int] = {}
-    for number, line in enumerate(source.split("\n"), start=1):
-        for key in _REPLY_FIELDS:
-            if key not in found and re.search(rf'"{key}"\s*:', line):
-                found[key] = number
+    line, counted = 1, 0
+    for key in _KEY.finditer(source):
+        if key.group(1) not in found:
+            line += source.count("\n", counted, key.start())
+            counted = key.start()
+            found[key.group(1)] = line
     return found
 
 
@@ -273,14 +284,17 @@ def decode_reply(source: str, *, file: str | None = None, first_line: int = 1) -
         lines = key_lines(source)
         problems = [_schema_problem(error) for error in exc.errors()]
         return [at(lines.get(key, 1), "AGORA_TURN_SCHEMA", message) for key, message in problems]
+    # A string can hold a lone surrogate only through a \\u escape or one already in ``source`` (a model's
+    # reply; a record decoded from UTF-8 has none): one pass over the source spares most texts the search.
     texts = [reply.message, reply.target or "", *(f"{e.source}{e.content}" for e in reply.evidence)]
-    if any(_has_surrogate(text) for text in texts):
+    suspect = "\\u" in source or _has_surrogate(source)
+    if suspect and any(_has_surrogate(text) for text in texts):
         return [at(1, "AGORA_TURN_JSON", "a string holds an unpaired \\ud800-\\udfff escape; remove it.")]
     return reply
 
 
 def _has_surrogate(text: str) -> bool:
-    return any(unicodedata.category(char) == "Cs" for char in text)
+    return _SURROGATE.search(text) is not None
 
 
 def parse_reply(text: str) -> AgoraReply | list[Violation]:
@@ -326,6 +340,8 @@ class _Scan:
     turns: list[TurnSource] = field(default_factory=list)
     outcome: Outcome | None = None
     outcome_line: int | None = None
+    marks: list[ChainMark] = field(default_factory=list)  # the chain heads moot wrote after turns
+    ends_with_newline: bool = False
 
     def report(self, rule: str, message: str, index: int | None, turn: int | None = None) -> None:
         line = index + 1 if index is not None else None
@@ -342,6 +358,8 @@ def _scan(text: str, file: str | None) -> _Scan:
     first_section = next((i for i in range(title + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     _scan_header(scan, title, first_section)
     _scan_sections(scan, first_section)
+    scan.ends_with_newline = lines[-1] == ""
+    scan.lines = []  # every part read holds its own text: the record's lines go before the replay
     return scan
 
 
@@ -453,12 +471,15 @@ def _scan_sections(scan: _Scan, start: int) -> None:
     heads: list[int] = []
     in_fence = False
     for index in range(start, len(lines)):
-        stripped = lines[index].strip()
-        if in_fence:
-            in_fence = stripped != "```"
-        elif lines[index].startswith("## "):
+        line = lines[index]
+        if "```" not in line:  # most lines: the fence test below needs no stripped copy of them
+            if not in_fence and line.startswith("## "):
+                heads.append(index)
+        elif in_fence:
+            in_fence = line.strip() != "```"
+        elif line.startswith("## "):
             heads.append(index)
-        elif stripped.startswith("```"):
+        elif line.lstrip().startswith("```"):
             in_fence = True
     for position, head in enumerate(heads):
         end = heads[position + 1] if position + 1 < len(heads) else len(lines)
@@ -479,7 +500,8 @@ def _scan_sections(scan: _Scan, start: int) -> None:
 
 def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
     lines = scan.lines
-    last = max([i for i in range(head, end) if lines[i].strip()], default=head)
+    last = next((i for i in range(end - 1, head, -1) if lines[i].strip() and ChainMark.parse(lines[i]) is None), head)
+    scan.marks += [head_mark for i in range(last + 1, end) if (head_mark := ChainMark.parse(lines[i])) is not None]
     text = "\n".join(lines[head : last + 1]) + "\n"
     parts = {"heading": head + 1}
     position = len(scan.turns) + 1
@@ -507,7 +529,9 @@ def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
         elif block is None and (mark := _EVIDENCE_MARK.fullmatch(stripped)) is not None:
             marks[int(mark.group(1))] = (index + 1, mark.group(2))
         elif block is None and stripped.startswith("```"):
-            close = next((i for i in range(index + 1, last + 1) if lines[i].strip() == "```"), None)
+            close = next(
+                (i for i in range(index + 1, last + 1) if "```" in lines[i] and lines[i].strip() == "```"), None
+            )
             if close is None:
                 report("the ```json block is not closed; end it with a line of ```.", index)
                 return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
@@ -614,23 +638,34 @@ def _outcome_problems(scan: _Scan, state: AgoraState) -> list[Violation]:
     return [RULES.violation("AGORA_OUTCOME", message).at(file=scan.file, line=scan.outcome_line)]
 
 
-def _check_scan(path: Path) -> tuple[_Scan | None, AgoraProtocol | None, AgoraState | None, list[Violation]]:
+@dataclass
+class _Checked:
+    scan: _Scan | None
+    protocol: AgoraProtocol | None
+    state: AgoraState | None
+    violations: list[Violation]
+    chain: ChainCheck = field(default_factory=ChainCheck)
+
+
+def _check_scan(path: Path) -> _Checked:
     text, problems = read_text(path)
     if text is None:
-        return None, None, None, problems
+        return _Checked(None, None, None, problems)
     scan = _scan(text, str(path))
+    del text  # the scan holds each turn's text; the whole record need not stay for the replay
     if scan.config is None:
-        return scan, None, None, scan.violations
+        return _Checked(scan, None, None, scan.violations)
     protocol, state, found = _replay(scan, scan.config)
-    chain = verify_chain(path, [t.text for t in scan.turns], [t.line for t in scan.turns])
-    violations = [*scan.violations, *found, *_outcome_problems(scan, state), *chain]
+    chain = inspect_chain(path, [t.text for t in scan.turns], [t.line for t in scan.turns], scan.marks)
+    violations = [*scan.violations, *found, *_outcome_problems(scan, state), *chain.violations]
     violations.sort(key=lambda v: (v.line or 0, v.turn or 0))
-    return scan, protocol, state, violations
+    return _Checked(scan, protocol, state, violations, chain)
 
 
 def check(path: Path) -> CheckReport:
     """Replay a debate record: format, protocol rules, outcome and digest chain. Never raises on bad input."""
-    scan, protocol, state, violations = _check_scan(path)
+    checked = _check_scan(path)
+    scan, protocol, state, violations = checked.scan, checked.protocol, checked.state, checked.violations
     if scan is None or protocol is None or state is None:
         return unreadable(path, violations, protocol=NAME)
     from moot.protocols.agora.grounding import check_evidence  # reads the cited files
@@ -640,7 +675,13 @@ def check(path: Path) -> CheckReport:
     summary = protocol.summary(state)
     if grounding:
         summary = summary.model_copy(update={"detail": {**summary.detail, "grounding": grounding}})
-    return CheckReport(path=str(path), protocol=NAME, violations=violations, summary=summary)
+    return CheckReport(
+        path=str(path),
+        protocol=NAME,
+        violations=violations,
+        summary=summary,
+        repairable=checked.chain.repairs_all(violations),
+    )
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -653,11 +694,25 @@ def create(path: Path, config: AgoraConfig, started: str | None = None, sources:
 
 
 def _writable(path: Path) -> tuple[_Scan, AgoraProtocol, AgoraState]:
-    scan, protocol, state, violations = _check_scan(path)
-    errors = [v for v in violations if v.is_error]
+    """A record that can take a turn, its chain completed if a crash left it short; refused otherwise."""
+    checked = _check_scan(path)
+    scan, protocol, state = checked.scan, checked.protocol, checked.state
+    errors = checked.chain.blocking_in(checked.violations)
     if scan is None or protocol is None or state is None or errors:
         raise ProtocolViolationError(errors)
+    if checked.chain.repairable:
+        repair_chain(path, [t.text for t in scan.turns], scan.marks)
     return scan, protocol, state
+
+
+def repair(path: Path) -> bool:
+    """Complete the chain of a debate a crash left one append short (what ``moot resume`` does on opening it);
+    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
+    text, _ = read_text(path)
+    scan = _scan(text, str(path)) if text is not None else None
+    if scan is None or any(v.is_error for v in scan.violations):
+        return False
+    return repair_chain(path, [t.text for t in scan.turns], scan.marks)
 
 
 def load(path: Path) -> tuple[AgoraProtocol, AgoraState]:
@@ -685,7 +740,7 @@ class AgoraWriter:
         scan, self.protocol, self.state = _writable(self.path)
         assert scan.config is not None  # _writable refuses a record without one
         self.header = render_header(scan.config, scan.started, scan.sources)
-        self.ends_with_newline = scan.lines[-1] == ""
+        self.ends_with_newline = scan.ends_with_newline
         self.appender = RecordAppender(self.path, stamp, [t.text for t in scan.turns])
 
     def append(self, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
@@ -704,14 +759,18 @@ class AgoraWriter:
 
     def _append(self, turn: AgoraTurn, marks: Sequence[str]) -> tuple[AgoraState, list[Violation]]:
         state, warnings = self.protocol.step(self.state, turn)
-        piece = render_turn(turn, marks) + (f"\n{render_outcome(state.outcome)}" if state.outcome is not None else "")
         # The new turn read back on its own: a turn's reading depends only on its own lines.
-        written = _scan(f"{self.header}\n{piece}", str(self.path)).turns
-        if len(written) != 1 or written[0].turn != turn:
+        alone = _scan(f"{self.header}\n{render_turn(turn, marks)}", str(self.path)).turns
+        text = alone[0].text if len(alone) == 1 and alone[0].turn == turn else ""
+        chain_mark = self.appender.mark_after([text])
+        piece = render_marked(turn, chain_mark, marks)
+        piece += f"\n{render_outcome(state.outcome)}" if state.outcome is not None else ""
+        written = _scan(f"{self.header}\n{piece}", str(self.path))
+        if not text or [t.text for t in written.turns] != [text] or written.marks != [chain_mark]:
             message = "the turn would not read back as written; remove unpaired surrogates from its text."
             raise ProtocolViolationError([RULES.violation("AGORA_TURN_JSON", message)])
         data = ("\n" if self.ends_with_newline else "\n\n") + piece
-        self.appender.append(data.encode("utf-8"), [written[0].text])
+        self.appender.append(data.encode("utf-8"), [text])
         self.state, self.ends_with_newline = state, data.endswith("\n")
         return state, warnings
 
@@ -724,16 +783,10 @@ def append_turn(path: Path, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple
 
 # --- file names --------------------------------------------------------------------------------
 
-_MAX_SLUG_BYTES = 120  # well under the usual 255-byte name limit, with room for '.md' and the chain's name
-
 
 def slugify(topic: str) -> str:
-    """A safe file name stem for ``topic``: lower-case letters and digits (any script) joined by '-'."""
-    text = unicodedata.normalize("NFKC", topic).casefold()
-    slug = re.sub(r"-+", "-", "".join(ch if ch.isalnum() else "-" for ch in text)).strip("-")
-    while len(slug.encode("utf-8")) > _MAX_SLUG_BYTES:
-        slug = slug[:-1].rstrip("-")
-    return slug or "debate"
+    """The debate's file name stem (see :func:`moot.core.files.slugify`)."""
+    return base_slugify(topic, "debate")
 
 
 FORMAT = RecordFormat(check=check, turn_heading="## Turn ")

@@ -10,10 +10,8 @@ from moot.cli.run import (
     RunFlags,
     SourceOpt,
     execute,
-    now_minutes,
     run_options,
     start_record,
-    start_root,
     with_passages,
 )
 from moot.errors import UserError
@@ -44,7 +42,5 @@ def run_council(
     # resumed council reads them from its record.
     asked = with_passages(question, source, flags.root, question) or question
     options = CouncilOptions(question=asked, members=members, chairman=chairman, seed=seed)
-    driver = start_record(
-        lambda: CouncilDriver.start(start_root(flags.root, flags.dry_run), options, now_minutes()), flags, force=force
-    )
+    driver = start_record(CouncilDriver, options, flags, force=force)
     execute(driver, flags)

@@ -25,6 +25,8 @@ from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violatio
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
 from moot.engine.sealed import SealedPhase, SealedPhases
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
+from moot.paths import record_place
 from moot.protocols.council import record
 from moot.protocols.council.machine import (
     CHAIRMAN,
@@ -131,10 +133,14 @@ class CouncilDriver(Driver, SealedPhases):
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> CouncilDriver:
-        return cls(path)
+        repaired = record.repair(path)
+        driver = cls(path)
+        driver.repaired_chain = repaired
+        return driver
 
     @classmethod
     def start(cls, root: Path, options: CouncilOptions, started: str) -> CouncilDriver:
+        require_subject("question", options.question)
         members = tuple(Member(name=name, model=spec) for name, spec in options.members)
         config = CouncilConfig(
             question=record.clean_text(options.question),
@@ -148,6 +154,7 @@ class CouncilDriver(Driver, SealedPhases):
         if problems:
             raise UserError(f"cannot convene the council: {problems[0]}; fix the --question or --member options.")
         path = record.council_path(root, config.question)
+        record_place(root, path.parent.relative_to(root))
         try:
             record.create(path, config)
         except FileExistsError as exc:

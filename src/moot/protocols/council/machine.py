@@ -557,10 +557,20 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
         return found
 
     def apply(self, state: CouncilState, turn: CouncilTurn) -> CouncilState:
+        """The state after ``turn``. An answer or a review out of its place (its stage closed, its author already
+        acted or is no member, the council ended) is left out: the state holds at most what the stages allow,
+        so that checking a record that repeats turns by the thousand costs each turn the same."""
+        stage = self.stage(state)
         if isinstance(turn, Answer):
+            if stage != 1 or turn.member not in self.pending(state):
+                return state
             return CouncilState((*state.answers, turn), state.reviews, state.synthesis, state.failure)
         if isinstance(turn, Review):
+            if stage != 2 or turn.reviewer not in self.pending(state):
+                return state
             return CouncilState(state.answers, (*state.reviews, turn), state.synthesis, state.failure)
+        if stage is None:
+            return state
         return CouncilState(state.answers, state.reviews, turn, state.failure)
 
     def failed(self, state: CouncilState, reason: str) -> CouncilState:

@@ -4,7 +4,8 @@ The header lists the question, the seed of the review shuffles, the members with
 the chairman. Each stage entry is a ``## Stage N — …`` section, a turn of the record; free text
 (the question, answers, the final answer and its basis) is quoted with ``> `` so that no answer can
 forge a heading. A stage is written in one atomic write when it is revealed, so a record never holds
-part of a sealed stage. See docs/formats.md for a complete example.
+part of a sealed stage; the chain's head after it (moot.core.chain) ends that write, one Markdown
+comment line outside every section's text. See docs/formats.md for a complete example.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moot.core.chain import RecordAppender, verify_chain
+from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
 from moot.core.files import (
     CheckReport,
     FileStamp,
@@ -55,6 +56,7 @@ _STAGE_HEADING = re.compile(
     r"## Stage (?P<stage>[123]) — (?P<kind>Answer of|No answer from|Review by|No review from|Synthesis by) "
     r"(?P<who>\S+) \((?P<at>[^()]*)\)"
 )
+
 _FIELD = re.compile(r"- \*\*(?P<key>[^*]+):\*\*(?: (?P<value>.*))?")
 _MEMBER = re.compile(r"  - (?P<name>[^:\s]+): (?P<model>\S.*)")
 _RANKED = re.compile(r"(?P<place>\d+)\. \*\*(?P<label>Answer [A-Z])\*\* — (?P<reason>.*)")
@@ -169,6 +171,7 @@ class CouncilRecord:
     turns: list[TurnSource] = field(default_factory=list)
     outcome: tuple[str, str, int] | None = None  # (result, reason, line)
     violations: list[Violation] = field(default_factory=list)
+    marks: list[ChainMark] = field(default_factory=list)  # the chain heads moot wrote after stages
 
 
 def _problem(record: CouncilRecord, rule: str, message: str, line: int, file: str | None) -> None:
@@ -273,6 +276,12 @@ def _parse_header(
 def _parse_turn(record: CouncilRecord, lines: list[str], start: int, end: int, file: str | None) -> TurnSource | None:
     heading = _STAGE_HEADING.fullmatch(lines[start])
     line = start + 1
+    while end > start + 1:  # the chain's head after a stage ends its last section but is not part of it
+        mark = ChainMark.parse(lines[end - 1])
+        if lines[end - 1] and mark is None:
+            break
+        record.marks += [mark] if mark is not None else []
+        end -= 1
     text = "\n".join(lines[start:end]).rstrip("\n") + "\n"
 
     def bad(message: str) -> None:
@@ -393,6 +402,7 @@ class Checked:
     protocol: CouncilProtocol | None
     state: CouncilState | None
     violations: list[Violation]
+    chain: ChainCheck = field(default_factory=ChainCheck)
 
 
 def check_text(text: str, path: Path) -> Checked:
@@ -418,8 +428,9 @@ def check_text(text: str, path: Path) -> Checked:
     outcome_problem, state = _outcome(protocol, state, record)
     if outcome_problem is not None:
         found.append(outcome_problem.at(file=file))
-    found.extend(verify_chain(path, [source.text for source in record.turns], [s.line for s in record.turns]))
-    return Checked(record, protocol, state, found)
+    chain = inspect_chain(path, [source.text for source in record.turns], [s.line for s in record.turns], record.marks)
+    found.extend(chain.violations)
+    return Checked(record, protocol, state, found, chain)
 
 
 def _outcome(
@@ -453,7 +464,11 @@ def check(path: Path) -> CheckReport:
     if checked.protocol is None or checked.state is None:
         return unreadable(path, checked.violations, protocol=NAME)
     return CheckReport(
-        path=str(path), protocol=NAME, violations=checked.violations, summary=checked.protocol.summary(checked.state)
+        path=str(path),
+        protocol=NAME,
+        violations=checked.violations,
+        summary=checked.protocol.summary(checked.state),
+        repairable=checked.chain.repairs_all(checked.violations),
     )
 
 
@@ -470,15 +485,28 @@ def create(path: Path, config: CouncilConfig) -> None:
 
 
 def load(path: Path) -> tuple[CouncilProtocol, CouncilState, str]:
-    """The protocol, replayed state and text of a record that can take a stage; raises on any error."""
+    """The protocol, replayed state and text of a record that can take a stage; raises on any error. A chain
+    a crash left short is completed first."""
     text, problems = read_text(path)
     if text is None:
         raise ProtocolViolationError(problems)
     checked = check_text(text, path)
-    errors = [v for v in checked.violations if v.is_error]
+    errors = checked.chain.blocking_in(checked.violations)
     if checked.protocol is None or checked.state is None or errors:
         raise ProtocolViolationError(errors)
+    if checked.chain.repairable:
+        repair_chain(path, [source.text for source in checked.record.turns], checked.record.marks)
     return checked.protocol, checked.state, text
+
+
+def repair(path: Path) -> bool:
+    """Complete the chain of a council a crash left one append short (what ``moot resume`` does on opening it);
+    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
+    text, _ = read_text(path)
+    record = parse(text, str(path)) if text is not None else None
+    if record is None or record.config is None or any(v.is_error for v in record.violations):
+        return False
+    return repair_chain(path, [source.text for source in record.turns], record.marks)
 
 
 def append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None = None) -> CouncilState:
@@ -500,15 +528,19 @@ def _append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None)
         state, _ = protocol.step(state, turn)
     if failure is not None and protocol.outcome(state) is None:
         state = protocol.failed(state, failure)
-    pieces = [render_turn(turn) for turn in turns]
     outcome = protocol.outcome(state)
-    if outcome is not None:
-        pieces.append(render_outcome(outcome.name, outcome.reason))
+    ending = [render_outcome(outcome.name, outcome.reason)] if outcome is not None else []
     # One blank line before the new entries, after whatever line breaks end the record.
-    added = "\n" * max(0, 2 - (len(text) - len(text.rstrip("\n")))) + "\n".join(pieces)
-    updated = text + added
-    written = parse(updated, str(path))
-    if [source.turn for source in written.turns[-len(turns) :] if turns] != list(turns) or written.violations:
+    gap = "\n" * max(0, 2 - (len(text) - len(text.rstrip("\n"))))
+    staged = parse(text + gap + "\n".join([*(render_turn(turn) for turn in turns), *ending]), str(path))
+    mark = [f"{ChainMark.of([source.text for source in staged.turns]).line()}\n"] if turns else []
+    added = gap + "\n".join([*(render_turn(turn) for turn in turns), *mark, *ending])
+    written = parse(text + added, str(path))
+    if (
+        [source.turn for source in written.turns[-len(turns) :] if turns] != list(turns)
+        or written.violations
+        or [source.text for source in written.turns] != [source.text for source in staged.turns]
+    ):
         message = "the stage would not read back as written; remove control characters from its text."
         raise ProtocolViolationError([RULES.violation("COUNCIL_FORMAT", message)])
     # The whole record was checked above (a council holds a few stages); the write is one append + fsync.

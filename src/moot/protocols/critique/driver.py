@@ -18,6 +18,8 @@ from moot.core.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
+from moot.paths import record_place
 from moot.protocols.critique import record
 from moot.protocols.critique.machine import (
     RULES,
@@ -77,10 +79,14 @@ class CritiqueDriver(Driver):
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> CritiqueDriver:
-        return cls(path, context)
+        repaired = record.repair(path)
+        driver = cls(path, context)
+        driver.repaired_chain = repaired
+        return driver
 
     @classmethod
     def start(cls, root: Path, options: CritiqueOptions, started: str) -> CritiqueDriver:
+        require_subject("topic", options.topic)
         template = options.template or ("custom" if options.roles else "planning")
         if options.roles is not None and template != "custom":
             raise UserError("give either a template or two roles, not both.")
@@ -106,6 +112,7 @@ class CritiqueDriver(Driver):
         except ValueError as exc:
             raise UserError(f"cannot start the dialogue: {first_error(exc)}.") from exc
         path = record.dialogue_path(root, options.topic)
+        record_place(root, path.parent.relative_to(root))
         try:
             record.create(path, config)
         except FileExistsError as exc:

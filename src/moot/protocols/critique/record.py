@@ -13,19 +13,21 @@ A header block, then the turns, each appended as (participant instructions, Rule
 Reading is tolerant of what agents really write (CRLF or CR line ends, extra blank lines, trailing
 spaces, a header without its own '---' before the first turn) and reports every deviation from the
 format with its line. Each turn's exact text (from its header line to the end of its Status line)
-is kept for the digest chain, so an edit to an accepted turn shows as ``PRIOR_TURN_MODIFIED``.
+is kept for the digest chain, so an edit to an accepted turn shows as ``PRIOR_TURN_MODIFIED``. Each turn
+moot appends is followed, in the same write, by the chain's head (moot.core.chain): a Markdown comment
+line after the Status line, outside the turn, which the seed's Rule 3 still reads as the turn's end.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from moot.core.chain import RecordAppender, verify_chain
+from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
 from moot.core.files import (
     CheckReport,
     FileStamp,
@@ -75,6 +77,7 @@ _STATUS_RULES = frozenset(
         "CRITIQUE_STUCK_EXPLANATION",
     }
 )
+
 # Stands in for a missing or broken 'Max rounds' while checking the turns, so no turn is blamed for it.
 _NO_LIMIT = MAX_ROUNDS_LIMIT
 
@@ -126,6 +129,11 @@ def render(record: CritiqueRecord) -> str:
     return render_header(record.config) + "".join(f"\n{render_turn(turn)}" for turn in record.turns)
 
 
+def render_marked(turn: CritiqueTurn, mark: ChainMark) -> str:
+    """A turn as moot appends it: :func:`render_turn`, a blank line, then the chain's head after it."""
+    return f"{render_turn(turn)}\n{mark.line()}\n"
+
+
 # --- reading -----------------------------------------------------------------------------------
 
 
@@ -149,6 +157,11 @@ def _split_lines(text: str) -> list[_Line]:
 def _blank_or_rule(line: _Line) -> bool:
     stripped = line.text.strip()
     return not stripped or _SEPARATOR.fullmatch(stripped) is not None
+
+
+def _padding(line: _Line) -> bool:
+    """What lies between turns without being one: blank lines, '---' rules and moot's chain mark."""
+    return _blank_or_rule(line) or ChainMark.parse(line.text) is not None
 
 
 @dataclass(frozen=True)
@@ -189,6 +202,7 @@ class _Scan:
     field_lines: dict[str, int]  # header key -> 0-based line index
     turns: list[_ScannedTurn]
     violations: list[Violation]
+    marks: list[ChainMark] = field(default_factory=list)  # the chain heads moot wrote after turns
 
     def error(self, rule: str, line: int, message: str, turn: int | None = None) -> None:
         self.violations.append(RULES.violation(rule, message, turn=turn).at(file=self.file, line=line))
@@ -383,8 +397,9 @@ def _scan_turn(scan: _Scan, lines: list[_Line], text: str, start: int, end: int,
             )
             timestamp = tail.lstrip("-–").strip()
 
-    content = [i for i in range(start + 1, end) if not _blank_or_rule(lines[i])]
+    content = [i for i in range(start + 1, end) if not _padding(lines[i])]
     last = content[-1] if content else start
+    scan.marks += [mark for i in range(last + 1, end) if (mark := ChainMark.parse(lines[i].text)) is not None]
     if not last_turn and not any(_SEPARATOR.fullmatch(lines[i].text.strip()) for i in range(last + 1, end)):
         scan.error("CRITIQUE_TURN_HEADER", end + 1, "put a '---' line before this turn header.", turn=number + 1)
 
@@ -480,9 +495,19 @@ def check(path: Path) -> CheckReport:
     if scan.replay_config is None:
         return unreadable(path, scan.violations, protocol=NAME)
     protocol, state, found = _replay(scan, scan.replay_config)
-    chain = verify_chain(path, [turn.text for turn in scan.turns], [turn.line for turn in scan.turns])
-    violations = sorted([*scan.violations, *found, *chain], key=lambda v: (v.line or 0, v.turn or 0))
-    return CheckReport(path=str(path), protocol=NAME, violations=violations, summary=protocol.summary(state))
+    chain = _chain(path, scan)
+    violations = sorted([*scan.violations, *found, *chain.violations], key=lambda v: (v.line or 0, v.turn or 0))
+    return CheckReport(
+        path=str(path),
+        protocol=NAME,
+        violations=violations,
+        summary=protocol.summary(state),
+        repairable=chain.repairs_all(violations),
+    )
+
+
+def _chain(path: Path, scan: _Scan) -> ChainCheck:
+    return inspect_chain(path, [turn.text for turn in scan.turns], [turn.line for turn in scan.turns], scan.marks)
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -494,7 +519,8 @@ def create(path: Path, config: CritiqueConfig) -> None:
 
 
 def _read_for_writing(path: Path) -> tuple[str, _Scan, CritiqueConfig]:
-    """The record's text and scan, refusing a record that is broken or whose accepted turns changed."""
+    """The record's text and scan, refusing a record that is broken or whose accepted turns changed, and
+    completing a chain a crash left short."""
     text, problems = read_text(path)
     if text is None:
         raise ProtocolViolationError(problems)
@@ -502,10 +528,24 @@ def _read_for_writing(path: Path) -> tuple[str, _Scan, CritiqueConfig]:
     errors = [v for v in scan.violations if v.is_error]
     if errors or scan.config is None:
         raise ProtocolViolationError(errors)
-    tampered = verify_chain(path, [turn.text for turn in scan.turns], [turn.line for turn in scan.turns])
-    if tampered:
-        raise ProtocolViolationError(tampered)
+    chain = _chain(path, scan)
+    if chain.blocking:
+        raise ProtocolViolationError(chain.blocking)
+    if chain.repairable:
+        repair_chain(path, [turn.text for turn in scan.turns], scan.marks)
     return text, scan, scan.config
+
+
+def repair(path: Path) -> bool:
+    """Complete the chain of a dialogue a crash left one append short (what ``moot resume`` does on opening it);
+    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
+    text, _ = read_text(path)
+    if text is None:
+        return False
+    scan = _scan(text, str(path))
+    if any(v.is_error for v in scan.violations):
+        return False
+    return repair_chain(path, [turn.text for turn in scan.turns], scan.marks)
 
 
 @dataclass(frozen=True)
@@ -555,9 +595,10 @@ class CritiqueWriter:
             state = self.protocol.apply(self.state, turn)
         else:
             state, warnings = self.protocol.step(self.state, turn)
-        piece = render_turn(turn)
-        written = _read_back(piece, str(self.path))
-        if len(written) != 1 or written[0].to_turn(0, "", "") != turn:
+        written = _read_back(render_turn(turn), str(self.path))
+        text = written[0].text if len(written) == 1 and written[0].to_turn(0, "", "") == turn else None
+        piece = render_marked(turn, self.appender.mark_after([text or ""]))
+        if text is None or [t.text for t in _read_back(piece, str(self.path))] != [text]:
             raise ProtocolViolationError(
                 [
                     RULES.violation(
@@ -566,7 +607,7 @@ class CritiqueWriter:
                 ]
             )
         data = ("\n" if self.text.endswith(("\n", "\r")) else "\n\n") + piece
-        self.appender.append(data.encode("utf-8"), [written[0].text])
+        self.appender.append(data.encode("utf-8"), [text])
         self.text, self.state = self.text + data, state
         return Appended(state, warnings, self.text)
 

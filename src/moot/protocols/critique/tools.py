@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from moot.core.chain import ChainMark
 from moot.core.files import MAX_ARTIFACT_BYTES, read_text, too_large
 from moot.core.machine import ProtocolViolationError, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
@@ -283,12 +284,14 @@ def _write_shared(
         _, warnings = protocol.step(protocol.replay(record.turns).state, turn)
     except ProtocolViolationError as refused:
         raise refused_by([v.at(file=str(path)) for v in refused.violations]) from None
-    text = held.text + ("\n" if held.text.endswith(("\n", "\r")) else "\n\n") + dialogue.render_turn(turn)
+    before = held.text + ("\n" if held.text.endswith(("\n", "\r")) else "\n\n")
+    texts = shared.cut(before + dialogue.render_turn(turn)).texts
+    text = before + dialogue.render_marked(turn, ChainMark.of(texts))  # the chain's head after it, as appends do
     size = len(text.encode("utf-8"))
     if size > MAX_ARTIFACT_BYTES:
         raise refused_by([too_large(str(path), size, writing=True)])
     grown = shared.cut(text)
-    if grown.texts[:-1] != held.texts or len(grown.pieces) != len(held.pieces) + 1:
+    if grown.texts != texts or texts[:-1] != held.texts or len(grown.pieces) != len(held.pieces) + 1:
         raise Refused("The turn would not read back as written; simplify its message.", rule="CRITIQUE_TURN_HEADER")
     row = chain_rows(grown.texts)[-1]
     guard.record_turn(row.turn, row.digest, row.chain, body=grown.texts[-1], files=grown.layouts(path.name)[-1])

@@ -36,6 +36,8 @@ from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, r
 from moot.engine.grounding import Grounding, offered_items
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
+from moot.paths import record_place
 from moot.protocols.duel import grounding as duel_grounding
 from moot.protocols.duel import record
 from moot.protocols.duel.machine import (
@@ -204,7 +206,7 @@ class DuelOptions:
     roles: tuple[str, str] = DEFAULT_ROLES
     models: tuple[str, str] = (UNKNOWN_MODEL, UNKNOWN_MODEL)  # each role's agent spec, recorded per turn
     max_turns: int = MAX_TURNS
-    supporting: tuple[str, ...] = ()  # --source files and directories whose lines evidence may quote too
+    supporting: tuple[Path, ...] = ()  # --source files and directories whose lines evidence may quote too
 
     def with_models(self, spec_for: Callable[[str], str]) -> DuelOptions:
         """These options with each role's agent spec (``spec_for(role)``) as its recorded model."""
@@ -224,7 +226,10 @@ class DuelDriver(Driver):
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> DuelDriver:
-        return cls(path)
+        repaired = record.repair(path)
+        driver = cls(path)
+        driver.repaired_chain = repaired
+        return driver
 
     @classmethod
     def start(cls, root: Path, options: DuelOptions, started: str) -> DuelDriver:
@@ -240,6 +245,7 @@ class DuelDriver(Driver):
                 f"a duel has at most {MAX_TURNS} turns."
             )
         topic = infer_topic(options.topic, text, source.stem)
+        require_subject("topic", topic)  # given, or the source's first heading
         config = DuelConfig(
             duel_id="duel-" + hashlib.sha256(f"{source}\n{topic}\n{started}".encode()).hexdigest()[:8],
             source_path=str(source),
@@ -253,8 +259,7 @@ class DuelDriver(Driver):
             for name, model in zip(options.roles, options.models, strict=True)
         ]
         path = record.debate_path(root, _day(started), config.topic_slug)
-        if path.parent.is_symlink():
-            raise UserError(f"{path.parent} is a symbolic link; moot writes debates only to a real directory.")
+        record_place(root, path.parent.relative_to(root))
         try:
             record.create(path, config, participants)
         except FileExistsError as exc:

@@ -23,6 +23,7 @@ alternation (the artifact format has no field that records a peer timeout).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -35,6 +36,7 @@ from moot.core.machine import (
     DeliberationProtocol,
     Outcome,
     ProtocolViolationError,
+    Replay,
     Rule,
     RuleBook,
     Severity,
@@ -291,9 +293,10 @@ _QUOTE = re.compile(r"\"[^\"]{3,}\"|“[^”]{3,}”|«[^»]{3,}»")
 _SOURCE_WORD = re.compile(r"^\s*(?:source|src)\b", re.IGNORECASE)
 
 
-def _source_names(source_path: str) -> list[str]:
+@functools.cache
+def _source_names(source_path: str) -> tuple[str, ...]:
     name = re.split(r"[\\/]", source_path.strip())[-1]
-    return [n for n in (source_path.strip(), name) if n]
+    return tuple(n for n in (source_path.strip(), name) if n)
 
 
 def source_citations(source_path: str) -> list[str]:
@@ -355,9 +358,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
 def normalise_claim(text: str) -> str:
-    """casefold, punctuation removed, whitespace collapsed: two claims that differ only so are one."""
-    kept = "".join(" " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in text.casefold())
-    return " ".join(kept.split())
+    """casefold, punctuation removed, whitespace collapsed: two claims that differ only so are one.
+
+    Each distinct character is classified once and the text translated in one pass: a long turn costs a
+    pass over its characters, not a Python call per character.
+    """
+    folded = text.casefold()
+    blanked = {ord(ch): " " for ch in set(folded) if unicodedata.category(ch).startswith(("P", "S"))}
+    return " ".join(folded.translate(blanked).split())
 
 
 def _claim_units(turn: DuelTurn) -> Iterable[str]:
@@ -614,29 +622,63 @@ class DuelProtocol(DeliberationProtocol[DuelTurn, DuelState]):
 
     def validate(self, state: DuelState, turn: DuelTurn) -> list[Violation]:
         position = len(state.turns) + 1
-        found = [*self._sequence_violations(state, turn), *self._content_violations(state, turn)]
+        previous = state.turns[-1] if state.turns else None
+        if len(state.turns) >= self.config.max_turns:
+            return [v.at(turn=position) for v in self._past_limit(len(state.turns), previous, turn)]
+        found = []
+        if (ended := self.outcome(state)) is not None or state.conclusion is not None:
+            name = ended.name if ended is not None else state.conclusion.outcome if state.conclusion else ""
+            found.append(
+                RULES.violation(
+                    "DUEL_AFTER_TERMINAL",
+                    f"the duel already ended with {name}; record the conclusion and append nothing.",
+                )
+            )
+        found += [
+            *self._place_violations(len(state.turns), previous, turn),
+            *self._participant_violations(state, turn),
+            *self._content_violations(state, turn),
+        ]
         return [v.at(turn=position) for v in found]
 
-    def _sequence_violations(self, state: DuelState, turn: DuelTurn) -> Iterable[Violation]:
-        expected = len(state.turns) + 1
-        ended = self.outcome(state)
-        if len(state.turns) >= self.config.max_turns:
-            yield RULES.violation(
-                "DUEL_MAX_TURNS",
-                f"turn {expected} exceeds the limit of {self.config.max_turns} turns; conclude the duel instead.",
-            )
-        elif ended is not None or state.conclusion is not None:
-            name = ended.name if ended is not None else state.conclusion.outcome if state.conclusion else ""
-            yield RULES.violation(
-                "DUEL_AFTER_TERMINAL", f"the duel already ended with {name}; record the conclusion and append nothing."
-            )
-        if turn.number != expected:
-            yield RULES.violation("DUEL_TURN_NUMBER", f"turn is numbered {turn.number}; number it {expected}.")
-        if state.turns and state.turns[-1].participant == turn.participant:
+    def replay(self, turns: Iterable[DuelTurn], state: DuelState | None = None) -> Replay[DuelState]:
+        """As every protocol replays, except that the turns past the limit join the state once, at the end: they
+        are checked by their place alone (:meth:`_past_limit`), so a record of thousands costs each the same."""
+        current = self.initial_state() if state is None else state
+        found: list[Violation] = []
+        late: list[DuelTurn] = []
+        for index, turn in enumerate(turns, start=1):
+            count = len(current.turns) + len(late)
+            if count < self.config.max_turns:
+                found.extend(v.at(turn=index) for v in self.validate(current, turn))
+                current = self.apply(current, turn)
+                continue
+            previous = late[-1] if late else current.turns[-1] if current.turns else None
+            found.extend(v.at(turn=index) for v in self._past_limit(count, previous, turn))
+            late.append(turn)
+        if late:
+            current = current.model_copy(update={"turns": (*current.turns, *late)})
+        return Replay(state=current, violations=found)
+
+    def _past_limit(self, count: int, previous: DuelTurn | None, turn: DuelTurn) -> Iterable[Violation]:
+        """A turn after ``count`` turns, past the limit: it must go whatever it says, so only its place is told."""
+        yield RULES.violation(
+            "DUEL_MAX_TURNS",
+            f"turn {count + 1} exceeds the limit of {self.config.max_turns} turns; conclude the duel instead.",
+        )
+        yield from self._place_violations(count, previous, turn)
+
+    def _place_violations(self, count: int, previous: DuelTurn | None, turn: DuelTurn) -> Iterable[Violation]:
+        """The turn's number and the alternation: what the count and the previous turn alone decide."""
+        if turn.number != count + 1:
+            yield RULES.violation("DUEL_TURN_NUMBER", f"turn is numbered {turn.number}; number it {count + 1}.")
+        if previous is not None and previous.participant == turn.participant:
             yield RULES.violation(
                 "DUEL_ALTERNATION",
                 f"{turn.participant} also wrote the previous turn; wait for the other participant's turn.",
             )
+
+    def _participant_violations(self, state: DuelState, turn: DuelTurn) -> Iterable[Violation]:
         names = self._names(state)
         if turn.participant not in names and len(names) >= 2:
             yield RULES.violation(

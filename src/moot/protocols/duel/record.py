@@ -17,6 +17,7 @@ A turn's text, for the chain, runs from its ``---`` line to its last line that i
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from moot.core.chain import ChainMark, RecordAppender, build_chain, record_chain, verify_chain
+from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, record_chain, repair_chain
 from moot.core.files import (
     FILE_RULES,
     CheckReport,
@@ -78,6 +79,7 @@ METADATA_ROWS = ("Duel ID", "Source Path", "Topic", "Topic Slug", "Max Turns", "
 PARTICIPANT_COLUMNS = ("Participant", "Harness", "Model", "Joined")
 CONCLUSION_KEYS = ("Outcome", "Closed At", "Candidate Convergence", "Reason")
 SECTIONS = ("Position", "Counterpoints", "Agreements", "Novel Argument", "Unresolved Items", "Stance Revision Support")
+_SECTION_NAMES = {section.casefold(): section for section in SECTIONS}
 
 # Status values rp1 agents use while a duel is open; a closed duel shows its outcome.
 _OPEN_SYNONYMS = frozenset(
@@ -95,6 +97,7 @@ _HEADING = re.compile(
     r"^##\s+Turn\s+(?P<number>\d{1,9})\s*(?P<sep1>—|–|-{1,2})\s*(?P<who>.+?)\s*(?P<sep2>—|–|-{1,2})\s*"
     r"(?P<stance>[A-Za-z_]+)\s*$"
 )
+
 _WHO = re.compile(r"^(?P<name>[^()]+?)\s*\(\s*(?P<harness>[^()/]+?)\s*/\s*(?P<model>[^()]+?)\s*\)$")
 _BULLET = re.compile(r"^(?P<indent>\s*)[-*+](?:\s+(?P<text>.*?))?\s*$")
 _FIELD = re.compile(r"^\**(?P<key>addresses|claim|support)\**\s*:\**[ \t]*(?P<value>.*?)\s*$", re.IGNORECASE)
@@ -135,7 +138,8 @@ class DuelDocument:
     conclusion_line: int | None = None
     statuses: list[Located] = field(default_factory=list)  # header and metadata Status
     convergence: Located | None = None  # metadata Candidate Convergence
-    chain_mark: ChainMark | None = None  # the chain head moot keeps inside the record
+    chain_mark: ChainMark | None = None  # the chain head moot keeps inside the record (the latest in it)
+    marks: list[ChainMark] = field(default_factory=list)  # every chain head in the record, in order
 
 
 # --- small text helpers -----------------------------------------------------------------------
@@ -184,8 +188,7 @@ class _Parser:
         self.raw = [line + "\n" for line in self.raw[:-1]] + [self.raw[-1]]
         self.lines = [line.rstrip("\n").rstrip("\r") for line in self.raw]
         self.found: list[Violation] = []
-        self.mark: ChainMark | None = None  # the chain mark after the turns latest in the record
-        self.mark_at = -1
+        self.marks: dict[int, ChainMark] = {}  # line index -> the chain mark there (header, after turns)
 
     def report(self, book: RuleBook, rule: str, message: str, index: int, turn: int | None = None) -> None:
         self.found.append(book.violation(rule, message, turn=turn).at(file=self.file, line=index + 1))
@@ -199,8 +202,8 @@ class _Parser:
         if not line.strip() or _RULE_LINE.match(line):
             return True
         mark = ChainMark.parse(line)
-        if mark is not None and index > self.mark_at:
-            self.mark, self.mark_at = mark, index
+        if mark is not None:
+            self.marks[index] = mark
         return mark is not None
 
     def parse(self) -> DuelDocument | None:
@@ -228,7 +231,7 @@ class _Parser:
         lines: list[int] = []
         headings: list[int] = []
         for start in starts:
-            end = cuts[cuts.index(start) + 1]
+            end = cuts[bisect.bisect_right(cuts, start)]
             if conclusions and start > conclusions[0]:
                 self.report(
                     FORMAT_RULES,
@@ -236,7 +239,9 @@ class _Parser:
                     "a turn follows the Terminal Conclusion; turns go before it and nothing follows a conclusion.",
                     start,
                 )
-            turn, heading, text_end = _TurnParser(self, start, end, source, len(turns) + 1).parse()
+            # A turn past the limit is read for its place only (its heading): it must go whatever it says.
+            past = len(turns) >= config.max_turns
+            turn, heading, text_end = _TurnParser(self, start, end, source, len(turns) + 1).parse(place_only=past)
             turns.append(turn)
             texts.append("".join(self.raw[start:text_end]).rstrip())
             lines.append(start + 1)
@@ -245,7 +250,7 @@ class _Parser:
         conclusion, conclusion_text, conclusion_line = None, "", None
         if conclusions:
             begin = conclusions[0]
-            end = cuts[cuts.index(begin) + 1]
+            end = cuts[bisect.bisect_right(cuts, begin)]
             conclusion = self._conclusion(begin, end)
             conclusion_text = "".join(self.raw[begin:end]).rstrip()
             conclusion_line = begin + 1
@@ -261,7 +266,8 @@ class _Parser:
             conclusion_line=conclusion_line,
             statuses=header.statuses,
             convergence=header.convergence,
-            chain_mark=self.mark or header.chain_mark,
+            chain_mark=self.marks[max(self.marks)] if self.marks else None,
+            marks=[self.marks[index] for index in sorted(self.marks)],
         )
 
     def _boundaries(self, begin: int) -> tuple[list[int], list[int]]:
@@ -270,6 +276,8 @@ class _Parser:
         conclusions: list[int] = []
         for index in range(begin, len(self.lines)):
             line = self.lines[index]
+            if not line.startswith("#"):  # both headings do; most lines need no regex
+                continue
             if _CONCLUSION_HEADING.match(line):
                 conclusions.append(index)
             elif _TURN_HEADING.match(line):
@@ -326,7 +334,6 @@ class _Header:
         self.meta: dict[str, Located] = {}
         self.statuses: list[Located] = []
         self.convergence: Located | None = None
-        self.chain_mark: ChainMark | None = None
 
     def parse(self) -> tuple[DuelConfig, list[Participant]]:
         sections: dict[str, list[int]] = {"": []}
@@ -359,8 +366,8 @@ class _Header:
             if self.p.blank(index):
                 continue
             mark = ChainMark.parse(self.p.lines[index])
-            if mark is not None and self.chain_mark is None:
-                self.chain_mark = mark
+            if mark is not None and not self.p.marks:
+                self.p.marks[index] = mark
                 continue
             match = _KEY_LINE.match(self.p.lines[index])
             key = next((k for k in KEY_LINES if match and match.group("key").casefold() == k.casefold()), None)
@@ -525,22 +532,29 @@ class _TurnParser:
     def problem(self, message: str, index: int, rule: str = "DUEL_TURN_STRUCTURE") -> None:
         self.p.report(FORMAT_RULES, rule, message, index, turn=self.position)
 
-    def parse(self) -> tuple[DuelTurn, int, int]:
-        """(turn, heading index, end of the turn's text: its last line that is not padding, plus one)."""
+    def parse(self, *, place_only: bool = False) -> tuple[DuelTurn, int, int]:
+        """(turn, heading index, end of the turn's text: its last line that is not padding, plus one); with
+        ``place_only`` the turn has its heading's fields and no sections."""
         lines = self.p.lines
         heading = next(i for i in range(self.start, self.end) if _TURN_HEADING.match(lines[i]))
         text_end = self.end
         while text_end > heading + 1 and self.p.padding(text_end - 1):
             text_end -= 1
         identity = self._heading(heading)
+        if place_only:
+            number, participant, harness, model, stance = identity
+            skeleton = DuelTurn(
+                number=number, participant=participant, harness=harness, model=model, stance=stance, position="",
+                novel_argument="",
+            )  # fmt: skip
+            return skeleton, heading, text_end
         sections: dict[str, list[str]] = {}
         first_line: dict[str, int] = {}  # index of each section's first collected line, to locate its items
         current: str | None = None
         for index in range(heading + 1, text_end):
             line = lines[index]
-            label = _KEY_LINE.match(line)
-            name = label.group("key").casefold() if label else ""
-            known = next((s for s in SECTIONS if s.casefold() == name), None)
+            label = _KEY_LINE.match(line) if line.startswith("**") else None
+            known = _SECTION_NAMES.get(label.group("key").casefold()) if label else None
             if label and known:
                 if known in sections:
                     self.problem(f"the **{known}** section appears twice; merge them.", index)
@@ -626,9 +640,10 @@ class _TurnParser:
         return items
 
     def _counterpoints(self, lines: list[str], first: int) -> list[Counterpoint]:
-        """``first`` is the index of ``lines[0]`` in the document."""
-        points: list[dict[str, str]] = []
-        supports: list[list[str]] = []
+        """``first`` is the index of ``lines[0]`` in the document. Each field and support item collects its
+        parts, joined once at the end (see :func:`_joined`)."""
+        points: list[dict[str, list[str]]] = []
+        supports: list[list[list[str]]] = []
         top: int | None = None
         key = ""
         for offset, line in enumerate(lines):
@@ -638,7 +653,7 @@ class _TurnParser:
             indent = len(bullet.group("indent")) if bullet else 0
             if bullet and (top is None or indent <= top + 1):
                 top = indent if top is None else top
-                points.append({"addresses": "", "claim": ""})
+                points.append({"addresses": [], "claim": []})
                 supports.append([])
                 key, content = "claim", bullet.group("text") or ""
             elif not points:
@@ -648,7 +663,7 @@ class _TurnParser:
                 if key != "support":
                     self.problem("a nested list item in a counterpoint must follow 'Support:'.", first + offset)
                 key = "support"
-                supports[-1].append(bullet.group("text") or "")
+                supports[-1].append([bullet.group("text") or ""])
                 continue
             else:
                 content = line.strip()
@@ -657,36 +672,45 @@ class _TurnParser:
                 key, content = named.group("key").casefold(), named.group("value")
                 if key == "support":
                     if content:
-                        supports[-1].append(content)
+                        supports[-1].append([content])
                     continue
             if key == "support":
                 if supports[-1]:
-                    supports[-1][-1] = f"{supports[-1][-1]} {content}".strip()
+                    supports[-1][-1].append(content)
                 else:
-                    supports[-1].append(content)
+                    supports[-1].append([content])
             else:
-                points[-1][key] = f"{points[-1][key]} {content}".strip()
+                points[-1][key].append(content)
         return [
-            Counterpoint(addresses=p["addresses"], claim=p["claim"], support=self._support(s))
+            Counterpoint(
+                addresses=_joined(p["addresses"]),
+                claim=_joined(p["claim"]),
+                support=self._support(_joined(item) for item in s),
+            )
             for p, s in zip(points, supports, strict=True)
         ]
 
 
 def _items(lines: Sequence[str]) -> list[tuple[str, int]]:
     """List items (``-``, ``*`` or ``+``) with their offset + 1; other lines continue the last item."""
-    items: list[tuple[str, int]] = []
+    items: list[tuple[list[str], int]] = []  # each item's parts, joined once: an item of many lines stays linear
     for offset, line in enumerate(lines, start=1):
-        if not line.strip():
+        stripped = line.strip()
+        if not stripped:
             continue
         bullet = _BULLET.match(line)
         if bullet:
-            items.append(((bullet.group("text") or "").strip(), offset))
+            items.append(([(bullet.group("text") or "").strip()], offset))
         elif items:
-            text, at = items[-1]
-            items[-1] = (f"{text} {line.strip()}".strip(), at)
+            items[-1][0].append(stripped)
         else:
-            items.append((line.strip(), offset))
-    return items
+            items.append(([stripped], offset))
+    return [(_joined(parts), at) for parts, at in items]
+
+
+def _joined(parts: Iterable[str]) -> str:
+    """Stripped parts of one item or field, joined by single spaces (empty ones dropped)."""
+    return " ".join(part for part in parts if part)
 
 
 def parse_document(text: str, file: str = "<string>") -> tuple[DuelDocument | None, list[Violation]]:
@@ -870,6 +894,12 @@ class _Checked:
     protocol: DuelProtocol
     state: DuelState
     report: CheckReport
+    chain: ChainCheck
+
+    @property
+    def errors(self) -> list[Violation]:
+        """What a writer must refuse the record for (a chain a crash left short it completes instead)."""
+        return self.chain.blocking_in(self.report.violations)
 
 
 def _check_document(path: Path, document: DuelDocument, parsed: Sequence[Violation]) -> _Checked:
@@ -884,24 +914,26 @@ def _check_document(path: Path, document: DuelDocument, parsed: Sequence[Violati
         return v.at(file=file, line=line)
 
     at_conclusion = document.conclusion_line or (document.turn_lines[-1] if document.turn_lines else None)
-    chain = verify_chain(path, document.turn_texts, document.turn_lines, document.chain_mark)
+    chain = inspect_chain(path, document.turn_texts, document.turn_lines, document.marks)
     violations = [
         *parsed,
-        *chain,
+        *chain.violations,
         *(at_turn(v) for v in replay.violations),
         *(v.at(file=file, line=at_conclusion) for v in protocol.recorded_conclusion_violations(state)),
         *_status_violations(document, file),
     ]
     violations.sort(key=lambda v: (v.line is None, v.line or 0))
     summary = protocol.summary(state)
-    tampered = [v for v in chain if v.rule in TAMPER_RULES]
+    tampered = [v for v in chain.violations if v.rule in TAMPER_RULES]
     if tampered:
         # The seed: changed or removed prior turns mean INVALIDATED, whatever the turns say.
         reason = f"{tampered[0].rule}: {tampered[0].message}"
         invalid = Outcome(name=OutcomeName.INVALIDATED.value, reason=reason)
         summary = summary.model_copy(update={"outcome": invalid, "next_speaker": None})
-    report = CheckReport(path=file, protocol=PROTOCOL, violations=violations, summary=summary)
-    return _Checked(protocol=protocol, state=state, report=report)
+    report = CheckReport(
+        path=file, protocol=PROTOCOL, violations=violations, summary=summary, repairable=chain.repairs_all(violations)
+    )
+    return _Checked(protocol=protocol, state=state, report=report, chain=chain)
 
 
 def _load(path: Path) -> tuple[DuelDocument | None, _Checked | None, list[Violation]]:
@@ -933,11 +965,26 @@ def check(path: Path) -> CheckReport:
 
 
 def _open_for_write(path: Path) -> tuple[DuelDocument, _Checked]:
+    """The record read and checked, with its chain completed if a crash left it short."""
     refuse_symlink(path)
     document, checked, problems = _load(path)
     if document is None or checked is None:
         raise ProtocolViolationError(problems)
+    _repair(path, document, checked)
     return document, checked
+
+
+def _repair(path: Path, document: DuelDocument, checked: _Checked) -> None:
+    if checked.chain.repairable and not checked.errors:
+        repair_chain(path, document.turn_texts, document.marks)
+
+
+def repair(path: Path) -> bool:
+    """Complete the chain of a duel a crash left one append short (what ``moot resume`` does on opening it);
+    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
+    text, _ = read_text(path)
+    document = parse_document(text, str(path))[0] if text is not None else None
+    return document is not None and repair_chain(path, document.turn_texts, document.marks)
 
 
 def _heading_reads_back(participant: Participant) -> bool:
@@ -999,8 +1046,8 @@ def _with_participants(record: DuelRecord, joined: Sequence[Participant], file: 
 def add_participant(path: Path, participant: Participant) -> DuelRecord:
     """Add the second participant's row (the artifact may be created while only one has joined)."""
     document, checked = _open_for_write(path)
-    if checked.report.errors:
-        raise ProtocolViolationError(checked.report.errors)
+    if checked.errors:
+        raise ProtocolViolationError(checked.errors)
     updated = _with_participants(document.record, [participant], str(path))
     _write(path, updated, document.turn_texts, document.conclusion_text, rechain=True)
     return updated
@@ -1075,8 +1122,9 @@ class DuelWriter:
         if text is None or document is None:
             raise ProtocolViolationError(parsed)
         checked = _check_document(self.path, document, parsed)
-        if checked.report.errors:
-            raise ProtocolViolationError(checked.report.errors)
+        if checked.errors:
+            raise ProtocolViolationError(checked.errors)
+        _repair(self.path, document, checked)
         self.document, self.protocol, self.state = document, checked.protocol, checked.state
         self.newline = text.endswith("\n")
         self.appender = RecordAppender(self.path, stamp, document.turn_texts)
@@ -1114,8 +1162,7 @@ class DuelWriter:
 
     def _append_turn(self, updated: DuelRecord, turn_text: str) -> None:
         """Append the turn and the chain mark after it, refused unless both read back as written."""
-        row = build_chain([turn_text], self.appender.turns, self.appender.head)[-1]
-        mark = ChainMark(self.appender.turns + 1, str(row["chain"]))
+        mark = self.appender.mark_after([turn_text])
         header = render_header(updated.model_copy(update={"turns": []}))
         alone, problems = parse_document(_assemble([header, turn_text, mark.line()]), str(self.path))
         if (
@@ -1135,6 +1182,7 @@ class DuelWriter:
             record=updated,
             turn_texts=[*self.document.turn_texts, turn_text],
             chain_mark=mark,
+            marks=[*self.document.marks, mark],
         )
 
 
@@ -1152,7 +1200,7 @@ def write_conclusion(path: Path, conclusion: DuelConclusion, joined: Sequence[Pa
     already invalid (e.g. a tampered turn) can only be concluded INVALIDATED."""
     file = str(path)
     document, checked = _open_for_write(path)
-    errors = checked.report.errors
+    errors = checked.errors
     invalidated = conclusion.outcome == OutcomeName.INVALIDATED.value
     if errors and not invalidated:
         raise ProtocolViolationError(errors)
@@ -1162,9 +1210,8 @@ def write_conclusion(path: Path, conclusion: DuelConclusion, joined: Sequence[Pa
     state = checked.state.model_copy(update={"conclusion": conclusion})
     record = document.record if errors else _with_participants(document.record, joined, file)
     updated = record.model_copy(update={"conclusion": conclusion})
-    # Keep a tampered record's chain as evidence; otherwise bring the chain up to date.
-    evidence = {"CHAIN_UNREADABLE", "CHAIN_MISSING", *TAMPER_RULES}
-    intact = not any(v.rule in evidence for v in checked.report.violations)
+    # Keep the chain of a tampered record (or one moot cannot verify) as evidence; else bring it up to date.
+    intact = not checked.chain.blocking
     _write(path, updated, document.turn_texts, render_conclusion(conclusion), rechain=intact, mark=document.chain_mark)
     return checked.protocol.summary(state)
 

@@ -35,6 +35,7 @@ from moot.ledger import (
     SourceMismatchError,
 )
 from moot.ledger import Participant as LedgerParticipant
+from moot.limits import subject_problem
 from moot.protocols.duel import PLUGIN as DUEL
 from moot.protocols.duel import record
 from moot.protocols.duel import sharing as materialize
@@ -197,8 +198,7 @@ def _next_step(debate: Debate, participant_count: int) -> NextStep:
 def _source(ws: Workspace, target: str | os.PathLike[str]) -> Path:
     if "\x00" in os.fspath(target):  # an MCP argument can hold one; no path can
         raise BadInput("The target holds a NUL character; pass the path of the Markdown source.")
-    given = Path(target)
-    source = Path(os.path.realpath(given if given.is_absolute() else ws.root / given))
+    source = ws.source(target, "the target")
     if source.suffix.lower() not in SOURCE_SUFFIXES:
         raise BadInput(f"The target {source} is not a .md or .markdown file; pass the Markdown source to debate.")
     if not source.is_file() or not os.access(source, os.R_OK):
@@ -315,6 +315,9 @@ def _join_by_source(
 ) -> JoinResult:
     text, _ = read_text(source)
     topic = infer_topic(topic, text or "", source.stem)
+    too_long = subject_problem("topic", topic)
+    if too_long is not None:
+        raise BadInput(too_long[:1].upper() + too_long[1:], rule="TOOLS_BAD_INPUT")
     slug = record.slugify(topic)
     found = identify(source, ws.root, DUEL.folder, text or "")
     config = DuelConfig(duel_id="-", source_path=found.record_path, topic=topic, topic_slug=slug)

@@ -37,6 +37,8 @@ from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_v
 from moot.engine.replies import parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
+from moot.limits import require_subject
+from moot.paths import record_place
 
 # Shared with the duel's driver: context budgeting for the embedded model.
 from moot.protocols.duel.driver import clip_to_tokens, estimate_tokens
@@ -166,10 +168,14 @@ class RoundtableDriver(Driver, SealedPhases):
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> RoundtableDriver:
-        return cls(path)
+        repaired = record.repair(path)
+        driver = cls(path)
+        driver.repaired_chain = repaired
+        return driver
 
     @classmethod
     def start(cls, root: Path, options: RoundtableOptions, started: str) -> RoundtableDriver:
+        require_subject("topic", options.topic)
         speakers = tuple(s.strip() for s in options.speakers if s.strip())
         if len(speakers) < 2 or len(set(speakers)) != len(speakers):
             raise UserError("--speakers needs at least two different roles, in speaking order, like --speakers A,B,C.")
@@ -184,10 +190,7 @@ class RoundtableDriver(Driver, SealedPhases):
         fallback = options.agenda.stem if options.agenda is not None else "meeting"
         name = options.name or slugify(options.topic or "", fallback)
         prompt = options.first_prompt or TEXT[language]["open"]
-        if (root / record.ROUNDTABLE_DIR).is_symlink():
-            raise UserError(
-                f"{root / record.ROUNDTABLE_DIR} is a symbolic link; moot writes meetings only to a real directory."
-            )
+        record_place(root, record.ROUNDTABLE_DIR)
         try:
             directory = record.start_meeting(root, name, agenda, speakers, options.max_rounds, prompt)
         except ValueError as exc:  # an unsafe meeting name: it would leave .roundtable/

@@ -17,6 +17,10 @@ row appended to the digest chain. A crash between them leaves a speech that ``tu
 past; :func:`check` reports it as ``ROUNDTABLE_UNCOMMITTED_SPEECH`` with ``repairable=True`` and
 :func:`finish_commit` completes it. The same holds for ``MINUTES.md`` and the closing ``turn.json``.
 
+A speech file and ``MINUTES.md`` that moot writes end with the chain's head after them (moot.core.chain):
+one Markdown comment line, in the same write as the text, which is not part of the speech. ``turn.json``
+holds only the guide's eight fields.
+
 Neither write can be an append: the guide names one new file per speech, and ``turn.json`` is the state
 machine, one JSON object that must always parse, so it is replaced whole (temp file, fsync, rename,
 directory fsync), and the speech must be durable before it. Only the chain grows by appending.
@@ -38,7 +42,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from moot.core.chain import chain_path, extend_chain, record_chain, verify_chain
+from moot.core.chain import (
+    ChainCheck,
+    ChainMark,
+    chain_path,
+    extend_chain,
+    inspect_chain,
+    record_chain,
+    repair_chain,
+    split_mark,
+    with_mark,
+)
 from moot.core.files import (
     FILE_RULES,
     CheckReport,
@@ -145,7 +159,8 @@ class _Parsed:
     violations: list[Violation]
     speech_files: list[str] = field(default_factory=list)
     field_lines: dict[str, int] = field(default_factory=dict)
-    minutes_text: str | None = None
+    minutes_text: str | None = None  # MINUTES.md without the chain mark moot ends it with
+    marks: list[ChainMark] = field(default_factory=list)  # the chain heads that end the speeches and the minutes
 
     @property
     def chain_texts(self) -> list[str]:
@@ -334,8 +349,10 @@ def parse_minutes(text: str, file: str = MINUTES_FILE) -> tuple[Minutes, list[Vi
     """``MINUTES.md`` -> its four parts (empty when missing; the protocol reports those). Total.
 
     A part runs from its heading to the next heading of the same or a higher level, so a moderator
-    may use ``###`` sub-headings inside a part. Headings inside fenced code are text.
+    may use ``###`` sub-headings inside a part. Headings inside fenced code are text. The chain mark
+    moot ends the file with is not part of the minutes.
     """
+    text = split_mark(text)[0]
     parts: dict[str, list[str]] = {}
     found: list[Violation] = []
     current: str | None = None
@@ -403,6 +420,7 @@ def _read_meeting(directory: Path) -> _Parsed:
     minutes: Minutes | None = None
     parsed.minutes_text = _read_optional(directory / MINUTES_FILE, found)
     if parsed.minutes_text is not None:
+        parsed.minutes_text = _unmarked(parsed, parsed.minutes_text)
         minutes, problems = parse_minutes(parsed.minutes_text, str(directory / MINUTES_FILE))
         found.extend(problems)
     readable = True
@@ -413,11 +431,19 @@ def _read_meeting(directory: Path) -> _Parsed:
         if text is None:
             readable = False
             continue
-        bodies.append(Speech(sequence=sequence, role=role, body=text))
+        bodies.append(Speech(sequence=sequence, role=role, body=_unmarked(parsed, text)))
         parsed.speech_files.append(path.name)
     if state is not None and readable:
         parsed.record = MeetingRecord(agenda=agenda, state=state, speeches=tuple(bodies), minutes=minutes)
     return parsed
+
+
+def _unmarked(parsed: _Parsed, content: str) -> str:
+    """A speech's (or the minutes') text, the chain mark moot ended its file with set aside in ``parsed``."""
+    text, mark = split_mark(content)
+    if mark is not None:
+        parsed.marks.append(mark)
+    return text
 
 
 def _read_state(path: Path, parsed: _Parsed) -> tuple[TurnState | None, list[Violation]]:
@@ -449,12 +475,20 @@ def parse_meeting(directory: Path) -> tuple[MeetingRecord | None, list[Violation
 # --- checking ----------------------------------------------------------------------------------
 
 
-def _replay(directory: Path) -> tuple[_Parsed, Replay[MeetingState] | None, list[Violation]]:
+@dataclass
+class _Replayed:
+    parsed: _Parsed
+    replay: Replay[MeetingState] | None
+    violations: list[Violation]
+    chain: ChainCheck = field(default_factory=ChainCheck)
+
+
+def _replay(directory: Path) -> _Replayed:
     """Parse, replay and verify the chain; every violation located by file (and line)."""
     parsed = _read_meeting(directory)
     record = parsed.record
     if record is None:
-        return parsed, None, parsed.violations
+        return _Replayed(parsed, None, parsed.violations)
     replay = replay_meeting(record.state, record.speeches, record.minutes, parsed.field_lines)
     # Chain rows number the speeches and then the minutes; replay numbers only the speeches.
     files = [*parsed.speech_files, *([MINUTES_FILE] if parsed.minutes_text is not None else [])]
@@ -468,20 +502,21 @@ def _replay(directory: Path) -> tuple[_Parsed, Replay[MeetingState] | None, list
             name = ""
         return violation.model_copy(update={"file": _shown(str(directory / name)) if name else str(directory)})
 
-    chain = verify_chain(directory, parsed.chain_texts)
+    chain = inspect_chain(directory, parsed.chain_texts, marks=parsed.marks)
     located = [locate(v) for v in replay.violations]
-    located += [locate(v.model_copy(update={"file": None})) for v in chain]
-    return parsed, replay, [*parsed.violations, *located]
+    located += [locate(v.model_copy(update={"file": None})) for v in chain.violations]
+    return _Replayed(parsed, replay, [*parsed.violations, *located], chain)
 
 
 def check(path: Path) -> CheckReport:
     """Replay a meeting directory (or a file inside one) and report every violation. Never raises."""
     try:
         directory = path.parent if path.is_file() and not path.is_symlink() else path
-        parsed, replay, violations = _replay(directory)
+        replayed = _replay(directory)
     except OSError as exc:  # the directory changed under us, or a permission we could not foresee
         message = f"cannot read {path}: {exc.strerror or type(exc).__name__}; check it and run moot check again."
         return unreadable(path, [FILE_RULES.violation("FILE_UNREADABLE", message).at(file=str(path))], PROTOCOL)
+    parsed, replay, violations = replayed.parsed, replayed.replay, replayed.violations
     if replay is None:
         if any(v.rule in FILE_RULES for v in violations if v.is_error):
             return unreadable(directory, violations, protocol=PROTOCOL)
@@ -490,7 +525,7 @@ def check(path: Path) -> CheckReport:
         summary = Summary(protocol=PROTOCOL, turns=turns, next_speaker=None, detail={"status": "unknown"})
         return CheckReport(path=str(directory), protocol=PROTOCOL, violations=violations, summary=summary)
     errors = [v for v in violations if v.is_error]
-    repairable = bool(errors) and all(v.rule in UNCOMMITTED_RULES for v in errors)
+    repairable = bool(errors) and all(v.rule in UNCOMMITTED_RULES for v in replayed.chain.blocking_in(violations))
     return replay_report(
         directory,
         PROTOCOL,
@@ -505,12 +540,25 @@ def check(path: Path) -> CheckReport:
 
 
 def _load_for_write(directory: Path, *, allow_uncommitted: bool = False) -> tuple[_Parsed, MeetingState]:
-    """The meeting's state, refusing to build on a record with errors."""
-    parsed, replay, violations = _replay(directory)
-    errors = [v for v in violations if v.is_error and not (allow_uncommitted and v.rule in UNCOMMITTED_RULES)]
+    """The meeting's state, refusing to build on a record with errors; a chain a crash left short is completed."""
+    replayed = _replay(directory)
+    parsed, replay = replayed.parsed, replayed.replay
+    blocking = replayed.chain.blocking_in(replayed.violations)
+    errors = [v for v in blocking if not (allow_uncommitted and v.rule in UNCOMMITTED_RULES)]
     if replay is None or errors:
-        raise ProtocolViolationError(errors or violations)
+        raise ProtocolViolationError(errors or replayed.violations)
+    if replayed.chain.repairable:
+        repair_chain(directory, parsed.chain_texts, parsed.marks)
     return parsed, replay.state
+
+
+def repair(directory: Path) -> bool:
+    """Complete the chain of a meeting a crash left one write short (what ``moot resume`` does on opening it);
+    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
+    parsed = _read_meeting(directory)
+    if parsed.record is None:
+        return False
+    return repair_chain(directory, parsed.chain_texts, parsed.marks)
 
 
 def _protocol(state: MeetingState) -> RoundtableProtocol:
@@ -603,6 +651,7 @@ class MeetingWriter:
         assert parsed.record is not None  # _load_for_write refuses a meeting it cannot read
         self.speeches: tuple[Speech, ...] = parsed.record.speeches
         self._chain_texts = parsed.chain_texts
+        self._mark = ChainMark.of(self._chain_texts)
         self._stamp = stamp
 
     def fresh(self) -> MeetingWriter:
@@ -632,12 +681,13 @@ class MeetingWriter:
             )
         listing = _listing(self.directory)
         turn_json = render_turn_json(next_state)
+        mark = ChainMark.after(self._mark.turns, self._mark.head, [speech.body])
         self._stamp = None  # until the writes below are all done and checked
-        atomic_write_text(path, speech.body)
+        atomic_write_text(path, with_mark(speech.body, mark))
         atomic_write_text(self.directory / TURN_FILE, turn_json)
         extend_chain(self.directory, self._chain_texts, [speech.body])
         self.state, self.speeches = new_state, (*self.speeches, speech)
-        self._chain_texts = [*self._chain_texts, speech.body]
+        self._chain_texts, self._mark = [*self._chain_texts, speech.body], mark
         stamp = _stamp(self.directory)
         # Someone else's write between ours and the stamp would hide in it: keep it only for exactly our writes.
         ours = (
@@ -666,7 +716,7 @@ def write_minutes(directory: Path, minutes: Minutes, language: Language = "en") 
     closing = RoundtableClosing(minutes=minutes, next_state=close_state(state.turn))
     new_state, _ = _protocol(state).step(state, closing)
     text = render_minutes(minutes, state.turn.conference, language)
-    atomic_write_text(directory / MINUTES_FILE, text)
+    atomic_write_text(directory / MINUTES_FILE, with_mark(text, ChainMark.of([*parsed.chain_texts, text])))
     atomic_write_text(directory / TURN_FILE, render_turn_json(closing.next_state))
     extend_chain(directory, parsed.chain_texts, [text])
     return new_state
@@ -677,12 +727,11 @@ def finish_commit(directory: Path, *, prompt: str | None = None, consensus: bool
 
     ``prompt`` and ``consensus`` are the interrupted speaker's, if the caller still has its reply.
     """
-    parsed, state = _load_for_write(directory, allow_uncommitted=True)
+    _, state = _load_for_write(directory, allow_uncommitted=True)  # completes the chain, too
     repaired = finish_state(state, prompt=prompt, consensus=consensus)
     if repaired is None:
         return state
     atomic_write_text(directory / TURN_FILE, render_turn_json(repaired))
-    record_chain(directory, parsed.chain_texts)
     return load_meeting(directory)
 
 
@@ -693,7 +742,7 @@ def documents(directory: Path) -> list[tuple[str, str]]:
     for name in names:
         text, _ = read_text(directory / name)
         if text is not None:
-            shown.append((name, text))
+            shown.append((name, split_mark(text)[0]))
     return shown
 
 

@@ -6,8 +6,8 @@ row) and, for each accepted turn, its exact text (a speech, or ``MINUTES.md`` la
 and the ``turn.json`` it committed (the turn row's ``files``). Every host renders the same files from one
 snapshot, so the directories are byte-identical.
 
-A sync writes in the order of a commit: the new speech files, then ``MINUTES.md``, then ``turn.json``, then
-the chain sidecar, each atomically. A crash in between leaves what ``moot check`` reports as an uncommitted
+A sync writes in the order of a commit: the new speech files, then ``MINUTES.md`` (each ending with the
+chain's head after it, as a commit writes them), then ``turn.json``, then the chain sidecar, each atomically. A crash in between leaves what ``moot check`` reports as an uncommitted
 speech (repairable), and the next sync finishes it. A host that has no directory yet gets a whole one,
 built in a hidden staging directory and renamed into place. A directory whose agenda, speeches or minutes
 disagree with the ledger (an outside edit) is never written: ``moot check`` and the next guarded write
@@ -25,7 +25,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from moot.core.chain import read_chain, record_chain, turn_digest
+from moot.core.chain import marks_of, read_chain, record_chain, split_mark, turn_digest, with_mark
 from moot.core.files import atomic_write_text, fsync_directory, read_text
 from moot.core.machine import Violation
 from moot.ledger import DebateRecord
@@ -123,7 +123,7 @@ def local_meeting(directory: Path) -> LocalMeeting | None:
         text, _ = read_text(directory / MINUTES_FILE)
         if text is None:
             return None
-        entries.append((MINUTES_FILE, text))
+        entries.append((MINUTES_FILE, split_mark(text)[0]))
     return LocalMeeting(record.agenda, turn_json, tuple(entries))
 
 
@@ -204,8 +204,8 @@ def _create(directory: Path, wanted: MeetingFiles) -> None:
     staging.mkdir()
     try:
         atomic_write_text(staging / AGENDA_FILE, wanted.agenda)
-        for file, text in wanted.entries:
-            atomic_write_text(staging / file, text)
+        for (file, text), mark in zip(wanted.entries, marks_of(wanted.texts), strict=True):
+            atomic_write_text(staging / file, with_mark(text, mark))
         atomic_write_text(staging / TURN_FILE, wanted.turn_json)
         record_chain(staging, wanted.texts)
         try:
@@ -239,8 +239,10 @@ def sync_meeting(directory: Path, found: DebateRecord) -> bool:
         if not agrees(local, wanted):
             return False
         wrote = False
-        for file, text in wanted.entries[len(local.entries) :]:
-            atomic_write_text(directory / file, text)
+        marks = marks_of(wanted.texts)
+        for number in range(len(local.entries), len(wanted.entries)):
+            file, text = wanted.entries[number]
+            atomic_write_text(directory / file, with_mark(text, marks[number]))
             wrote = True
         if local.turn_json != wanted.turn_json and (wrote or local.turn_json == _previous_turn_json(found)):
             atomic_write_text(directory / TURN_FILE, wanted.turn_json)

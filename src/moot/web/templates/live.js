@@ -6,7 +6,12 @@
   var status = document.getElementById("live");
   var source = new EventSource(url);
   source.addEventListener("open", function () { if (status) { status.textContent = "live"; status.className = "live on"; } });
-  source.addEventListener("error", function () { if (status) { status.textContent = "reconnecting…"; status.className = "live"; } });
+  // A refused stream (the server's limit of live pages) is closed for good; a dropped one reconnects by itself.
+  source.addEventListener("error", function () {
+    if (!status) return;
+    status.textContent = source.readyState === EventSource.CLOSED ? "not live: reload to try again" : "reconnecting…";
+    status.className = "live";
+  });
   // The markup was rendered and escaped by the server from the record; nothing here reads a record.
   source.addEventListener("update", function (event) { main.innerHTML = event.data; });
 })();
