@@ -95,6 +95,7 @@ def test_the_debate_is_compared_with_single_its_vote_and_the_self_consistency_of
     assert "## Verdicts" in report and "| debate:3x1 | sc:match=debate:3x1 | +100.0 [" in report
     plot = (out / "eval.svg").read_text()
     assert "<svg" in plot and "debate:3x1 vs sc:match=debate:3x1" in plot
+    assert "self-consistency, K = 1, 3, …" in plot  # the scaling curve, with the debate placed by its cost
     # A second run finds every answer recorded and asks nobody anything.
     log = tmp_path / "asked.jsonl"
     again = moot("eval", *TASKS, *STRATEGIES, *TEAM, "--json", cwd=tmp_path, env={"EVAL_SOLVER_LOG": str(log)})
@@ -103,19 +104,37 @@ def test_the_debate_is_compared_with_single_its_vote_and_the_self_consistency_of
     assert not log.exists()
 
 
-def test_k_is_fitted_once_recorded_and_kept_when_the_run_grows(tmp_path: Path) -> None:
-    base = ["eval", "--tasks", "arithmetic", "--strategy", "debate:3x1", *TEAM, "--json", "--match", "calls"]
+def test_k_is_fitted_once_per_deliberation_recorded_and_kept_when_the_run_grows(tmp_path: Path) -> None:
+    debates = ["--strategy", "debate:3x1", "--strategy", "debate:2x1"]
+    base = ["eval", "--tasks", "arithmetic", *debates, *TEAM, "--json", "--match", "calls"]
     first = moot(*base, "--limit", "3", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    match = by_name(json.loads(first.stdout))["sc:match=debate:3x1"]["match"]
+    summary = json.loads(first.stdout)
+    match = by_name(summary)["sc:match=debate:3x1"]["match"]
     # 6 calls: 3 openings shared, then a single answer's 1 call each; it spends exactly the debate's calls.
     assert (match["k"], match["tasks"], match["measure"], match["realised_ratio"]) == (6, 3, "calls", 1.0)
+    # The second debate is matched to its own cost: 2 openings and 2 more calls.
+    assert by_name(summary)["sc:match=debate:2x1"]["match"]["k"] == 4
+    against = {(v["deliberation"], v["kind"]): v["baseline"] for v in summary["verdicts"]}
+    assert against[("debate:2x1", "matched self-consistency")] == "sc:match=debate:2x1"
+    assert against[("debate:3x1", "matched self-consistency")] == "sc:match=debate:3x1"
+    # Shared openings: the matched samples begin with the debate's own round-0 answers, never asked again.
+    for task in (r for r in results(tmp_path) if r["kind"] == "task" and r["strategy"] == "sc:match=debate:3x1"):
+        debate = next(
+            r
+            for r in results(tmp_path)
+            if r["kind"] == "task" and (r["strategy"], r["task"]) == ("debate:3x1", task["task"])
+        )
+        assert task["samples"][:3] == [held["answer"] for held in debate["rounds"][0].values()]
+        asked = {r["call"] for r in results(tmp_path) if r["kind"] == "call" and r["strategy"] == task["strategy"]
+                 and r["task"] == task["task"]}  # fmt: skip
+        assert asked == {"s4", "s5", "s6"}
     more = moot(*base, "--limit", "5", cwd=tmp_path)
     assert more.returncode == 0, more.stderr
     row = by_name(json.loads(more.stdout))["sc:match=debate:3x1"]
     assert (row["n"], row["k"], row["match"]["tasks"]) == (5, 6, 3)  # the first fit holds
     fits = [r for r in results(tmp_path) if r["kind"] == "fit"]
-    assert len(fits) == 1 and fits[0]["k"] == 6
+    assert sorted((f["strategy"], f["k"]) for f in fits) == [("sc:match=debate:2x1", 4), ("sc:match=debate:3x1", 6)]
 
 
 def test_a_failed_call_is_unreadable_and_asked_again_when_the_agent_is_fixed(tmp_path: Path) -> None:

@@ -102,14 +102,26 @@ class Runner:
         self.missing: dict[tuple[str, str, int], str] = {}  # tasks left unfinished this run, and why
 
     def pending(self, strategy: Strategy) -> list[tuple[Task, int]]:
-        """The (task, replicate) pairs not yet finished, or finished with a failed call to ask again."""
+        """The (task, replicate) pairs not yet finished, finished with a failed call to ask again, or (sc:match)
+        finished with openings that its deliberation has since replaced."""
         found = []
         for replicate in range(1, self.replicates + 1):
             for task in self.tasks:
                 record = self.store.tasks.get((strategy.name, task.id, replicate))
-                if record is None or record.get("failed_calls"):
+                if record is None or record.get("failed_calls") or self._stale(strategy, record):
                     found.append((task, replicate))
         return found
+
+    def _stale(self, strategy: Strategy, record: Mapping[str, Any]) -> bool:
+        """Whether a sc:match task shares openings that are no longer its deliberation's (a failed opening asked
+        again, a protocol run started afresh): its samples must be counted again."""
+        if strategy.kind != "match" or strategy.target is None:
+            return False
+        deliberation = self.store.tasks.get((strategy.target, record["task"], record["replicate"]))
+        if deliberation is None:
+            return False
+        shared: list[str | None] = record.get("samples", [])[: record.get("shared", 0)]
+        return shared != _openings(deliberation)
 
     async def run(self, strategy: Strategy) -> None:
         try:
@@ -197,6 +209,9 @@ class Runner:
         calls: list[dict[str, Any]] = []
         texts: dict[str, str] = {}
         rounds: list[dict[str, dict[str, Any]]] = []
+        # A round whose recorded calls are reused shows the answers the next round was asked about; once a call
+        # is asked again (it had failed), every later round must be asked again with what it now shows.
+        fresh = False
         for number in range(strategy.rounds + 1):
             prompts = {
                 d: prompt
@@ -204,9 +219,15 @@ class Runner:
                 else debate_prompt(task.question, self.read.ask, texts[d], [texts[o] for o in debaters if o != d])
                 for d in debaters
             }
+            keys = {d: f"r{number}/{d}" for d in debaters}
+            asks_again = fresh or any(not self._recorded(strategy, task, replicate, k) for k in keys.values())
             answered = await asyncio.gather(
-                *(self._ask(strategy, task, replicate, f"r{number}/{d}", agent_of[d], prompts[d]) for d in debaters)
+                *(
+                    self._ask(strategy, task, replicate, keys[d], agent_of[d], prompts[d], reuse=not fresh)
+                    for d in debaters
+                )
             )
+            fresh = asks_again
             calls.extend(answered)
             texts = {d: c["text"] for d, c in zip(debaters, answered, strict=True)}
             rounds.append({d: {"answer": c["answer"], "among": None} for d, c in zip(debaters, answered, strict=True)})
@@ -221,8 +242,8 @@ class Runner:
         deliberation = self.store.tasks.get((strategy.target, task.id, replicate))
         if deliberation is None:
             raise Missing(f"{strategy.target} did not finish this task")
-        openings = deliberation.get("rounds", [{}])[0] if deliberation.get("rounds") else {}
-        shared = [held["answer"] for held in openings.values()]
+        openings = deliberation["rounds"][0] if deliberation.get("rounds") else {}
+        shared = _openings(deliberation)
         panel = [deliberation["panel"][p] for p in openings] or [self.names[0]]
         fresh = range(len(shared) + 1, strategy.samples + 1)
         calls = list(
@@ -234,11 +255,16 @@ class Runner:
         extra = {"k": strategy.samples, "shared": len(shared), "samples": shared + [c["answer"] for c in calls]}
         return [shared_call, *calls], extra
 
-    async def _ask(
-        self, strategy: Strategy, task: Task, replicate: int, key: str, name: str, prompt: str
-    ) -> dict[str, Any]:
+    def _recorded(self, strategy: Strategy, task: Task, replicate: int, key: str) -> dict[str, Any] | None:
+        """The call's recorded answer, unless it failed (a failed call is asked again)."""
         recorded = self.store.calls.get((strategy.name, task.id, replicate, key))
-        if recorded is not None and not recorded.get("error"):
+        return recorded if recorded is not None and not recorded.get("error") else None
+
+    async def _ask(
+        self, strategy: Strategy, task: Task, replicate: int, key: str, name: str, prompt: str, reuse: bool = True
+    ) -> dict[str, Any]:
+        recorded = self._recorded(strategy, task, replicate, key) if reuse else None
+        if recorded is not None:
             return recorded
         request = AgentRequest(
             prompt=prompt,
@@ -348,6 +374,12 @@ class Runner:
             }
             for who, held in round_.items()
         }
+
+
+def _openings(deliberation: Mapping[str, Any]) -> list[str | None]:
+    """A deliberation task's round-0 answers, the first samples of its matched self-consistency."""
+    rounds = deliberation.get("rounds") or [{}]
+    return [held["answer"] for held in rounds[0].values()]
 
 
 def _opening(calls: Sequence[Mapping[str, Any]], agent_of: Mapping[str, str]) -> Cost:
