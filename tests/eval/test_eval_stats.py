@@ -7,8 +7,10 @@ import math
 import pytest
 
 from moot.errors import UserError
+from moot.eval.report import summarise
 from moot.eval.stats import compare, holm, mcnemar, newcombe_paired, t_quantile, t_two_sided_p, verdict, wilson
 from moot.eval.strategies import majority, parse_strategy
+from moot.eval.tasks import Task
 
 
 @pytest.mark.parametrize(
@@ -104,3 +106,30 @@ def test_a_comparison_reports_its_minimum_detectable_effect_and_tasks_for_5_poin
     assert verdict(better, better.p_value, "single") == "beats single"
     replicated = compare([0.5, 1.0, 0.5, 1.0], [0.0, 0.5, 0.5, 0.5], binary=False)
     assert replicated.test == "paired t" and replicated.ci95[0] < replicated.difference < replicated.ci95[1]
+
+
+def _held(answers: dict[str, str | None], among: list[str] | None = None) -> dict[str, dict[str, object]]:
+    return {who: {"answer": answer, "among": among} for who, answer in answers.items()}
+
+
+def test_accuracy_per_round_is_the_majority_given_in_that_round_and_a_councils_last_is_its_synthesis() -> None:
+    # m1 alone was right; every reviewer ranked 9 first; the chairman (m1) wrote 7 in the synthesis: right.
+    # The answers held after the synthesis (m1's 7, m2's and m3's 9) have 9 as their majority: not the answer.
+    rounds = [
+        _held({"m1": "7", "m2": "9", "m3": "9"}),
+        {**_held({"m1": "9"}, ["9", "9"]), **_held({"m2": "9", "m3": "9"}, ["7", "9"])},
+        _held({"m1": "7"}),
+    ]
+    cost = {"calls": 7, "prompt_tokens": 70, "completion_tokens": 7, "usd": None, "estimated": True, "wall_s": 1.0}
+    council = {**cost, "answer": "7", "correct": True, "known": "7", "rounds": rounds, "panel": {}}
+    single = {**cost, "calls": 1, "answer": "9", "correct": False, "known": "7"}
+    results = {("single", "t1", 1): single, ("protocol:council", "t1", 1): council}
+    strategies = [parse_strategy("single"), parse_strategy("protocol:council")]
+    # A second council failed in its synthesis: its reviewers' majority was right, but it gave no answer.
+    failed = {**council, "answer": None, "correct": False, "rounds": [rounds[0], _held({"m1": "7", "m2": "7"})]}
+    results.update({("single", "t2", 1): single, ("protocol:council", "t2", 1): failed})
+    tasks = [Task("t1", "q", "7"), Task("t2", "q", "7")]
+    summary = summarise(strategies, tasks, 1, results, {}, {})
+    row = summary["strategies"][1]
+    assert [r["accuracy"] for r in row["rounds"]] == [0.0, 0.5, 0.5] and row["accuracy"] == 0.5
+    assert row["round0_vote_accuracy"] == 0.0

@@ -33,15 +33,12 @@ def _held(record: Mapping[str, Any]) -> list[HeldAnswers]:
     return [{who: (h["answer"], h["among"]) for who, h in round_.items()} for round_ in record.get("rounds") or []]
 
 
-def _carried(rounds: Sequence[HeldAnswers], count: int) -> list[list[str | None]]:
-    """The answers held after each of ``count`` rounds: each participant's latest, rounds past the last repeated."""
-    held: dict[str, str | None] = {}
-    result = []
-    for index in range(count):
-        if index < len(rounds):
-            held.update({who: now for who, (now, _) in rounds[index].items()})
-        result.append(list(held.values()))
-    return result
+def _right_by_round(rounds: Sequence[HeldAnswers], known: str, final: bool, count: int) -> list[bool]:
+    """Whether the majority of the answers given in each of ``count`` rounds is right; in the rounds a deliberation
+    did not reach (it ended sooner, or failed), whether its answer (``final``) is. The last round of a council
+    is its chairman's synthesis alone."""
+    right = [majority([now for now, _ in round_.values()]) == known for round_ in rounds]
+    return right[:count] + [final] * (count - len(right))
 
 
 def _costs(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -95,8 +92,8 @@ def _deliberation(row: dict[str, Any], records: Sequence[Mapping[str, Any]]) -> 
     lost = present = 0
     for record in records:
         rounds = _held(record)
-        for index, answers in enumerate(_carried(rounds, count)):
-            per_round[index][0] += majority(answers) == record["known"]
+        for index, right in enumerate(_right_by_round(rounds, record["known"], bool(record["correct"]), count)):
+            per_round[index][0] += right
         for index, round_ in enumerate(rounds):
             per_round[index][1] += sum(1 for now, _ in round_.values() if now is None)
             per_round[index][2] += len(round_)
