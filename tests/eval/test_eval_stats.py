@@ -125,11 +125,14 @@ def test_accuracy_per_round_is_the_majority_given_in_that_round_and_a_councils_l
     single = {**cost, "calls": 1, "answer": "9", "correct": False, "known": "7"}
     results = {("single", "t1", 1): single, ("protocol:council", "t1", 1): council}
     strategies = [parse_strategy("single"), parse_strategy("protocol:council")]
-    # A second council failed in its synthesis: its reviewers' majority was right, but it gave no answer.
-    failed = {**council, "answer": None, "correct": False, "rounds": [rounds[0], _held({"m1": "7", "m2": "7"})]}
+    # A second council failed in its synthesis: its reviewers' majority was right (one review unreadable), but it
+    # gave no answer.
+    reviews = _held({"m1": "7", "m2": "7", "m3": None})
+    failed = {**council, "answer": None, "correct": False, "rounds": [rounds[0], reviews]}
     results.update({("single", "t2", 1): single, ("protocol:council", "t2", 1): failed})
     tasks = [Task("t1", "q", "7"), Task("t2", "q", "7")]
     summary = summarise(strategies, tasks, 1, results, {}, {})
     row = summary["strategies"][1]
     assert [r["accuracy"] for r in row["rounds"]] == [0.0, 0.5, 0.5] and row["accuracy"] == 0.5
+    assert [r["unreadable_rate"] for r in row["rounds"]] == [0.0, 1 / 6, 0.0] and row["unreadable_rate"] == 0.5
     assert row["round0_vote_accuracy"] == 0.0
