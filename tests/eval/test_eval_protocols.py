@@ -78,6 +78,30 @@ def test_the_agora_and_the_critique_run_through_their_drivers_and_answer_through
     assert check_path(record).exit_code == 0 and agora_answer(record) is None  # no consensus within 9 turns
 
 
+EXAMPLES = Path(__file__).parents[1]
+
+
+def test_each_protocol_gives_its_decision_through_the_contract_and_none_without_one() -> None:
+    agora, critique = get("agora").analysis, get("critique").analysis
+    assert agora is not None and critique is not None
+    agora_answer_of, critique_answer_of = agora.load().answer, critique.load().answer
+    assert agora_answer_of is not None and critique_answer_of is not None
+    valid = EXAMPLES / "agora" / "examples" / "valid"
+    # Consensus: the text of the proposal every drone approved; the mediator's compromise when it was the one.
+    assert agora_answer_of(valid / "consensus-fact-based.md").startswith("Strategy pattern separates algorithm")
+    assert agora_answer_of(valid / "mediator-compromise.md") == (
+        "Let the formatter decide and check it in CI. Nobody indents by hand any more."
+    )
+    assert agora_answer_of(valid / "timeout.md") is None  # no consensus, no answer
+    loops = EXAMPLES / "critique" / "examples" / "valid"
+    # The DONE turn's summary, where both parties state what they agreed; none when the rounds ran out or it stuck.
+    assert critique_answer_of(loops / "extended-rounds.md") == (
+        "write-through caching for user profiles, 5-minute TTLs elsewhere."
+    )
+    assert critique_answer_of(loops / "pair-max-rounds.md") is None
+    assert critique_answer_of(loops / "custom-stuck-resumed.md") is None
+
+
 def test_a_protocol_without_an_answer_cannot_be_evaluated(tmp_path: Path) -> None:
     assert get("duel").analysis is None or get("duel").analysis.load().answer is None
     done = moot("eval", "--tasks", "arithmetic", "--limit", "1", "--strategy", "protocol:duel", cwd=tmp_path)
