@@ -26,12 +26,24 @@ TASKS = [Task("t1", "What is the result of 1+1?", "2"), Task("t2", "What is the 
 
 
 class Priced(FunctionAgent):
-    """A function agent priced like a paid model: $1 per million prompt tokens, $4 per million completion tokens."""
+    """A function agent priced like a paid model: $3 per million prompt tokens, $10 per million completion tokens."""
 
     def price_usd(
         self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
     ) -> float | None:
-        return (prompt_tokens * 1 + completion_tokens * 4) / 1e6
+        return (prompt_tokens * 3 + completion_tokens * 10) / 1e6
+
+
+PANEL = {"m1": "cheap", "m2": "dear", "m3": "dear"}
+
+
+class Dear(Priced):
+    """Four times the price: $4 per million prompt tokens, $16 per million completion tokens."""
+
+    def price_usd(
+        self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
+    ) -> float | None:
+        return 4 * (super().price_usd(prompt_tokens, completion_tokens) or 0.0)
 
 
 def _task(strategy: str, task: str, cost: Cost, **extra: Any) -> dict[str, Any]:
@@ -48,7 +60,7 @@ def _store_with_a_council(tmp_path: Path, usd: tuple[float | None, float | None,
         rounds = [{"m1": {"answer": "2", "among": None}, "m2": {"answer": "3", "among": None}, "m3": {}}]
         opening = Cost(3, 600, 60, openings)
         store.append(_task("protocol:council", task.id, Cost(7, 2000, 200, council), opening=opening.to_json(),
-                           rounds=rounds))  # fmt: skip
+                           rounds=rounds, panel=PANEL))  # fmt: skip
         store.append(_task("single", task.id, Cost(1, 100, 20, single)))
     return store
 
@@ -83,6 +95,16 @@ def test_k_is_fitted_in_dollars_where_prices_are_known_else_in_completion_tokens
     assert fit(reopened, strategy, TASKS, 1, requested) == k
 
 
+def test_further_samples_are_priced_at_the_agent_that_gives_them(tmp_path: Path) -> None:
+    # A single answer (100 prompt and 20 completion tokens) costs $0.0005 at "cheap" and $0.002 at "dear". The
+    # further samples go to the openings' agents in turn, cheap, dear, dear, cheap, dear: $0.007 after five.
+    store = _store_with_a_council(tmp_path, (0.01, 0.003, 0.0005))
+    agents = {"cheap": Priced(lambda r: ""), "dear": Dear(lambda r: "")}
+    strategy = matched("protocol:council")
+    assert fit(store, strategy, TASKS, 1, None, agents) == 8  # not 17, as if every sample cost the first's price
+    assert store.fits[strategy.name]["fitted_cost"] == pytest.approx(0.01)
+
+
 def test_a_call_costs_its_price_and_a_failed_one_what_was_sent(tmp_path: Path) -> None:
     def answer(request: AgentRequest) -> AgentReply:
         return AgentReply(text="Answer: 2", prompt_tokens=1000, completion_tokens=500, latency_s=0.1, model="m")
@@ -95,11 +117,11 @@ def test_a_call_costs_its_price_and_a_failed_one_what_was_sent(tmp_path: Path) -
     where = {"kind": "call", "strategy": "single", "task": "t1", "replicate": 1, "call": "s1"}
     request = AgentRequest(prompt="x" * 4000)  # 1,000 tokens at four characters a token
     done = asyncio.run(call(Priced(answer), request, NUMBER, "paid", where, store))
-    assert done["usd"] == pytest.approx(0.003) and not done["estimated"]
+    assert done["usd"] == pytest.approx(0.008) and not done["estimated"]
     failed = asyncio.run(call(Priced(fail), request, NUMBER, "paid", {**where, "call": "s2"}, store))
     assert failed["error"] and failed["answer"] is None and failed["failure"] == "model"
     assert failed["prompt_tokens"] >= 1000 and failed["completion_tokens"] == 0
-    assert failed["usd"] == pytest.approx(failed["prompt_tokens"] / 1e6)
+    assert failed["usd"] == pytest.approx(3 * failed["prompt_tokens"] / 1e6)
 
 
 def _debater(name: str, asked: list[tuple[str, str]], broken: set[str]) -> FunctionAgent:

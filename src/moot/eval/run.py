@@ -18,7 +18,7 @@ from typing import Any
 import moot
 from moot.agents import Agent, AgentError, resolve_agent
 from moot.errors import UserError
-from moot.eval.costs import MEASURES, Cost, mean, measure_for
+from moot.eval.costs import MEASURES, USD, Cost, mean, measure_for
 from moot.eval.report import COST_UNITS, PLOT, markdown, plot, plotting_available, scaling_curve, summarise
 from moot.eval.runner import Runner, Sampling, analysis_of
 from moot.eval.store import Store
@@ -28,6 +28,7 @@ from moot.eval.tasks import sample as sample_tasks
 
 ARITHMETIC = "arithmetic"
 RECORDS = "records"  # under --out: the protocol strategies' records
+MAX_SAMPLES = 1000  # a matched self-consistency never asks more per task
 
 
 @dataclass(frozen=True)
@@ -128,11 +129,19 @@ def _write(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def fit(store: Store, strategy: Strategy, tasks: Sequence[Task], replicates: int, requested: str | None) -> int | None:
+def fit(
+    store: Store,
+    strategy: Strategy,
+    tasks: Sequence[Task],
+    replicates: int,
+    requested: str | None,
+    agents: Mapping[str, Agent] | None = None,
+) -> int | None:
     """K of ``strategy`` (sc:match=D): fitted once and kept in the store; None while D has finished no task.
 
-    The first samples are D's openings, at what they cost; each further sample costs what a ``single`` answer
-    cost. K = the openings + (D's mean cost − its openings' mean cost) ÷ a single answer's mean cost, in the
+    The first samples are D's openings, at what they cost; the further ones are asked of D's agents in turn
+    (as :mod:`moot.eval.runner` asks them), each costing what a ``single`` answer cost, in dollars at the price
+    of the agent that gives it. K is the number of samples whose cost comes nearest D's mean cost, in the
     ``--match`` unit.
     """
     if strategy.name in store.fits:
@@ -156,22 +165,55 @@ def fit(store: Store, strategy: Strategy, tasks: Sequence[Task], replicates: int
     one = mean([Cost.of(record) for record in singles], measure) if singles else None
     if not one:
         one = openings / shared if shared else 0.0
-    k = shared + max(0, round((spent - openings) / one)) if one > 0 else max(shared, 1)
+    step = _sample_costs(measure, one, singles, _panel(records), agents or {})
+    k, paid = shared, openings
+    while k < MAX_SAMPLES and (cost := step(k + 1)) > 0 and paid + cost / 2 <= spent:
+        k, paid = k + 1, paid + cost
+    k = max(k, 1)
     store.append(
         {
             "kind": "fit",
             "strategy": strategy.name,
             "target": strategy.target,
             "measure": measure,
-            "k": max(k, 1),
+            "k": k,
             "tasks": len(records),
             "deliberation_cost": spent,
             "openings_cost": openings,
             "openings": shared,
             "sample_cost": one,
+            "fitted_cost": paid,
         }
     )
-    return max(k, 1)
+    return k
+
+
+def _panel(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The agents that answer a deliberation's further matched samples in turn: those of its openings."""
+    for record in records:
+        openings = record["rounds"][0] if record.get("rounds") else {}
+        if openings:
+            return [record["panel"].get(who, who) for who in openings]
+    return []
+
+
+def _sample_costs(
+    measure: str, one: float, singles: Sequence[Mapping[str, Any]], panel: Sequence[str], agents: Mapping[str, Agent]
+) -> Callable[[int], float]:
+    """The cost of the i-th matched sample (counted from 1): ``one``, or in dollars the price of a single answer's
+    mean tokens at the agent that gives it (``one`` where that agent's price is unknown)."""
+    if measure != USD or not panel or not singles:
+        return lambda index: one
+    prompt = round(sum(int(r["prompt_tokens"]) for r in singles) / len(singles))
+    completion = round(sum(int(r["completion_tokens"]) for r in singles) / len(singles))
+
+    def price(name: str) -> float:
+        agent = agents.get(name)
+        usd = agent.price_usd(prompt, completion) if agent is not None else None
+        return one if usd is None else usd
+
+    prices = [price(name) for name in panel]
+    return lambda index: prices[(index - 1) % len(prices)]
 
 
 def _about(options: EvalOptions, store: Store, runner: Runner, digest: str | None) -> dict[str, Any]:
@@ -223,7 +265,7 @@ def run_eval(
             done: list[Strategy] = []
             for strategy in sorted(strategies, key=lambda s: s.kind == "match"):  # sc:match after what it matches
                 if strategy.kind == "match":
-                    k = fit(store, strategy, tasks, options.replicates, options.match)
+                    k = fit(store, strategy, tasks, options.replicates, options.match, agents)
                     if k is None:
                         continue
                     strategy = replace(strategy, samples=k)
