@@ -16,7 +16,9 @@ every figure; the short version:
 - *Collapse*: distinct initial positions against distinct final ones.
 - *Anchoring*: of the other participants who opened elsewhere than the first speaker, the share that
   ended on the first speaker's opening position.
-- With a known answer, each change may be a *correct→incorrect* or *incorrect→correct* flip.
+- With a known answer, each change may be a *correct→incorrect*, *correct→unreadable* or *incorrect→correct*
+  flip; :func:`flip_tally` counts them with their denominators, leaving out a change the participant could not
+  avoid (a council reviewer never sees its own answer).
 """
 
 from __future__ import annotations
@@ -54,11 +56,13 @@ class Change:
     toward_majority: bool
     toward_chairman: bool | None  # None: the deliberation has no chairman
     supported: bool | None
-    flip: str | None = None  # "correct→incorrect", "incorrect→correct", or None (no answer known, or neither)
+    flip: str | None = None  # "correct→incorrect", "correct→unreadable", "incorrect→correct", or None
 
 
 CORRECT_TO_INCORRECT = "correct→incorrect"
 INCORRECT_TO_CORRECT = "incorrect→correct"
+CORRECT_TO_UNREADABLE = "correct→unreadable"
+UNREADABLE = "(unreadable)"  # the position of a reply whose answer could not be read
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,7 @@ class Conformity:
             "first_speaker_anchoring": self.anchoring,
             "answer": self.answer,
             "correct_to_incorrect": None if self.answer is None else self.flips(CORRECT_TO_INCORRECT),
+            "correct_to_unreadable": None if self.answer is None else self.flips(CORRECT_TO_UNREADABLE),
             "incorrect_to_correct": None if self.answer is None else self.flips(INCORRECT_TO_CORRECT),
         }
 
@@ -156,7 +161,9 @@ def _majority(values: Iterable[str]) -> str | None:
 def _flip(before: str, after: str, answer: str | None) -> str | None:
     if answer is None or (before == answer) == (after == answer):
         return None
-    return INCORRECT_TO_CORRECT if after == answer else CORRECT_TO_INCORRECT
+    if after == answer:
+        return INCORRECT_TO_CORRECT
+    return CORRECT_TO_UNREADABLE if after == UNREADABLE else CORRECT_TO_INCORRECT
 
 
 def conformity(stated: Sequence[Stated], *, chairman: str | None = None, answer: str | None = None) -> Conformity:
@@ -250,15 +257,86 @@ def agora_positions(turns: Sequence[AgoraTurn]) -> tuple[list[Stated], list[Stat
 def answers_by_round(rounds: Sequence[Mapping[str, str | None]], answer: str | None = None) -> Conformity:
     """Eval answers: ``rounds[r][agent]`` is the answer the agent gave in round r (all sealed within a round).
 
-    An answer that could not be read (None) is no position: the agent keeps its previous one.
+    An answer that could not be read (None) is the position :data:`UNREADABLE`: a correct answer that became
+    unreadable is lost as surely as one that became wrong.
     """
     stated = [
-        Stated(agent, value, step, turn=step)
+        Stated(agent, UNREADABLE if value is None else value, step, turn=step)
         for step, answers in enumerate(rounds)
         for agent, value in answers.items()
-        if value is not None
     ]
     return conformity(stated, answer=answer)
+
+
+@dataclass
+class FlipTally:
+    """Flips with their denominators: every time a participant answered again after an earlier answer."""
+
+    from_correct: int = 0  # answers again after a correct answer: the denominator of the two below
+    correct_to_incorrect: int = 0
+    correct_to_unreadable: int = 0
+    from_other: int = 0  # answers again after a wrong or unreadable answer: the denominator of the next
+    incorrect_to_correct: int = 0
+    unavoidable: int = 0  # left out: the participant could not restate its earlier answer
+
+    def add(self, other: FlipTally) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_json(self) -> dict[str, Any]:
+        def rate(count: int, of: int) -> float | None:
+            return count / of if of else None
+
+        return {
+            "correct_to_incorrect": self.correct_to_incorrect,
+            "correct_to_unreadable": self.correct_to_unreadable,
+            "from_correct": self.from_correct,
+            "incorrect_to_correct": self.incorrect_to_correct,
+            "from_other": self.from_other,
+            "unavoidable": self.unavoidable,
+            "correct_to_incorrect_rate": rate(self.correct_to_incorrect, self.from_correct),
+            "correct_to_unreadable_rate": rate(self.correct_to_unreadable, self.from_correct),
+            "incorrect_to_correct_rate": rate(self.incorrect_to_correct, self.from_other),
+        }
+
+
+# One round as flips read it: participant -> (its answer or None, the answers it could only choose among or None).
+HeldAnswers = Mapping[str, tuple[str | None, Sequence[str | None] | None]]
+
+
+def flip_tally(rounds: Sequence[HeldAnswers], answer: str) -> dict[str, FlipTally]:
+    """Each participant's flips over ``rounds`` against the known ``answer``.
+
+    A participant's answer is compared with its previous one (its latest earlier round). When it could only
+    choose among others' answers and its previous answer was not one of them, it could not keep it: that
+    transition is counted as ``unavoidable`` and in no rate.
+    """
+    tallies: dict[str, FlipTally] = {}
+    previous: dict[str, str | None] = {}
+    for round_ in rounds:
+        for who, (now, among) in round_.items():
+            tally = tallies.setdefault(who, FlipTally())
+            if who in previous:
+                before = previous[who]
+                if among is not None and before is not None and before not in among:
+                    tally.unavoidable += 1
+                elif before == answer:
+                    tally.from_correct += 1
+                    tally.correct_to_unreadable += now is None
+                    tally.correct_to_incorrect += now is not None and now != answer
+                else:
+                    tally.from_other += 1
+                    tally.incorrect_to_correct += now == answer
+            previous[who] = now
+    return tallies
+
+
+def present_then_lost(rounds: Sequence[HeldAnswers], answer: str, final: str | None) -> bool | None:
+    """Whether a participant held the right answer at some round and the decision is nonetheless wrong; None when
+    nobody ever held it."""
+    if not any(now == answer for round_ in rounds for now, _ in round_.values()):
+        return None
+    return final != answer
 
 
 def council_positions(

@@ -19,7 +19,7 @@ engine's driver base, record helpers, …) are re-exported from where they live 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -138,17 +138,41 @@ class Decision:
 
 
 @dataclass(frozen=True)
+class Held:
+    """What one participant answered in one round of a deliberation, as text, for ``moot eval``.
+
+    ``among``: the answers it could only choose from, when it could not restate its own (a council reviewer
+    ranks the others' answers, never its own); None when it answered freely.
+    """
+
+    text: str | None  # None: it gave no answer that round (a failed or empty turn)
+    among: tuple[str, ...] | None = None
+
+
+# ``(question, panel) -> options``: the options (keys of a ``moot run --batch`` line) that put ``question`` to the
+# panel, given as (participant name, agent spec) pairs in order.
+Pose = Callable[[str, Sequence[tuple[str, str]]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Analysis:
     """What moot reads out of a finished (or open) record, each ``(path) -> …`` and total on bad records.
 
     - ``positions``: the positions for the conformity metrics; [] when the record has none.
     - ``answer``: the protocol's answer to the question it was asked, for ``moot eval``; None when it gave none.
     - ``decision``: the decision summary that ``moot show``, ``--json``, MCP and the viewer lead with.
+    - ``rounds``: what each participant answered, round by round, for ``moot eval``'s accuracy per round, the
+      vote of the first round and the flips. Round 0 holds the answers given before anyone saw another's; a
+      participant missing from a round did not answer in it.
+    - ``pose``: how ``moot eval`` puts a question to a panel (see :data:`Pose`); without it (and ``answer``) the
+      protocol cannot be evaluated.
     """
 
     positions: Callable[[Path], list[Positions]] | None = None
     answer: Callable[[Path], str | None] | None = None
     decision: Callable[[Path], Decision] | None = None
+    rounds: Callable[[Path], list[dict[str, Held]]] | None = None
+    pose: Pose | None = None
 
 
 @dataclass(frozen=True)
@@ -261,9 +285,11 @@ __all__ = [
     "Decision",
     "DeliberationProtocol",
     "Driver",
+    "Held",
     "Outcome",
     "Panel",
     "Point",
+    "Pose",
     "Positions",
     "Protocol",
     "ProtocolViolationError",

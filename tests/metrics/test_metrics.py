@@ -12,13 +12,18 @@ import pytest
 
 from moot.metrics import (
     CORRECT_TO_INCORRECT,
+    CORRECT_TO_UNREADABLE,
     INCORRECT_TO_CORRECT,
+    UNREADABLE,
+    FlipTally,
     Stated,
     agora_positions,
     answers_by_round,
     conformity,
     council_answers,
     duel_stances,
+    flip_tally,
+    present_then_lost,
     record_conformity,
 )
 from moot.protocols.agora.machine import AgoraTurn, Evidence
@@ -79,21 +84,43 @@ def test_chairman_direction_and_collapse_to_one_position() -> None:
 def test_known_answer_flips_in_eval_rounds() -> None:
     rounds = [
         {"a1": "7", "a2": "9", "a3": None},
-        {"a1": "9", "a2": "9", "a3": "7"},  # a1 correct->incorrect; a3's first readable answer is no change
-        {"a1": "7", "a2": "7", "a3": "7"},  # a1 and a2 incorrect->correct
+        {"a1": "9", "a2": "9", "a3": "7"},  # a1 correct->incorrect; a3 from unreadable to the right answer
+        {"a1": "7", "a2": "7", "a3": None},  # a1 and a2 incorrect->correct; a3 correct->unreadable
     ]
     result = answers_by_round(rounds, answer="7")
     assert result.flips(CORRECT_TO_INCORRECT) == 1
-    assert result.flips(INCORRECT_TO_CORRECT) == 2
+    assert result.flips(INCORRECT_TO_CORRECT) == 3
+    assert result.flips(CORRECT_TO_UNREADABLE) == 1  # a right answer that became unreadable is lost too
     a1_first, a1_second = result.changes_of("a1")
-    assert a1_first.flip == CORRECT_TO_INCORRECT and a1_first.toward_majority  # round 0: a2 said 9, a3 nothing
+    assert a1_first.flip == CORRECT_TO_INCORRECT and not a1_first.toward_majority  # round 0: a2 9, a3 unreadable
     assert a1_second.flip == INCORRECT_TO_CORRECT and not a1_second.toward_majority  # round 1: a2 9, a3 7 tie
-    assert result.positions["a3"] == ["7", "7"]
-    assert (result.initial_distinct, result.final_distinct, result.collapsed) == (2, 1, True)
+    assert result.positions["a3"] == [UNREADABLE, "7", UNREADABLE]
     data = result.to_json()
-    assert data["correct_to_incorrect"] == 1 and data["incorrect_to_correct"] == 2
+    assert (data["correct_to_incorrect"], data["incorrect_to_correct"], data["correct_to_unreadable"]) == (1, 3, 1)
     assert data["participants"]["a2"] == {"positions": ["9", "9", "7"], "changes": 1}
     assert answers_by_round(rounds).to_json()["correct_to_incorrect"] is None  # no known answer, no flips
+
+
+def test_flip_rates_have_denominators_and_leave_out_what_a_reviewer_could_not_keep() -> None:
+    # A council: m1 alone was right; reviewing, it may only rank the others' answers (both 9): unavoidable.
+    # m2 was shown m1's 7 and m3's 9 and ranked 9 first: it kept its answer. m3 ranked m1's 7 first: a flip.
+    rounds = [
+        {"m1": ("7", None), "m2": ("9", None), "m3": ("9", None)},
+        {"m1": ("9", ["9", "9"]), "m2": ("9", ["7", "9"]), "m3": ("7", ["7", "9"])},
+        {"m1": ("9", None)},  # the chairman's synthesis
+    ]
+    tallies = flip_tally(rounds, "7")
+    assert (tallies["m1"].unavoidable, tallies["m1"].from_correct, tallies["m1"].correct_to_incorrect) == (1, 0, 0)
+    assert (tallies["m1"].from_other, tallies["m1"].incorrect_to_correct) == (1, 0)  # 9 -> 9 in the synthesis
+    assert (tallies["m3"].from_other, tallies["m3"].incorrect_to_correct) == (1, 1)
+    total = FlipTally()
+    for tally in tallies.values():
+        total.add(tally)
+    data = total.to_json()
+    assert (data["incorrect_to_correct"], data["from_other"], data["incorrect_to_correct_rate"]) == (1, 3, 1 / 3)
+    assert data["correct_to_incorrect_rate"] is None  # no answer was restated after a right one
+    assert present_then_lost(rounds, "7", final="9") is True
+    assert present_then_lost(rounds, "5", final="9") is None
 
 
 def _duel_turn(number: int, who: str, stance: str, revision: list[str]) -> DuelTurn:

@@ -1,4 +1,4 @@
-"""``moot eval``: a task set under several strategies, compared at matched token cost (see moot.eval)."""
+"""``moot eval``: a task set under several strategies, deliberations compared with their baselines (see moot.eval)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,24 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from moot.engine.session import parse_agent_options
-from moot.eval.tasks import DEFAULT_LEVEL, DEFAULT_LIMIT
+from moot.eval.tasks import AUTO, DEFAULT_LEVEL, DEFAULT_LIMIT
 
 
 def eval_command(
     tasks: Annotated[
-        str, typer.Option("--tasks", help="'arithmetic' (generated, seeded) or a JSONL file of tasks (GSM8K's works).")
+        str,
+        typer.Option(
+            "--tasks",
+            help="'arithmetic' (generated, seeded) or a JSONL file: GSM8K's, or multiple choice with a choices list.",
+        ),
     ],
     strategy: Annotated[
         list[str],
-        typer.Option("--strategy", help="single, sc:K, sc:match, vote, debate:NxR or council:N (repeatable)."),
+        typer.Option(
+            "--strategy",
+            help="single, sc:K, sc:match[=STRATEGY], vote, protocol:NAME[:KEY=VALUE,…] (council is "
+            "protocol:council), or the free-text baseline debate:NxR (repeatable).",
+        ),
     ],
     agents: Annotated[
         str | None, typer.Option("--agents", help="One agent SPEC for every answer (default: local).")
@@ -29,20 +37,40 @@ def eval_command(
         list[str] | None,
         typer.Option(
             "--agent",
-            help="NAME=SPEC (repeatable): the agents of vote, debate and council; the first answers single and sc.",
+            help="NAME=SPEC (repeatable): the panel of vote, debates and protocols; the first answers single and sc.",
         ),
     ] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help=f"Use the first N tasks (arithmetic: {DEFAULT_LIMIT}).")
     ] = None,
+    sample: Annotated[
+        int | None, typer.Option("--sample", min=1, help="Use N tasks drawn at random (seeded by --shuffle-seed).")
+    ] = None,
+    shuffle_seed: Annotated[int, typer.Option("--shuffle-seed", help="Seeds the --sample draw.")] = 0,
     seed: Annotated[int, typer.Option("--seed", help="Seeds the generated tasks and every sample.")] = 0,
     difficulty: Annotated[
         int,
         typer.Option("--difficulty", min=1, max=5, help="Arithmetic: 1 a+b … 4 a+b*c+d-e*f up to 29 (Du et al.) … 5."),
     ] = DEFAULT_LEVEL,
     extract: Annotated[
-        str, typer.Option("--extract", help="How answers are read: number, letter or regex:PATTERN.")
-    ] = "number",
+        str,
+        typer.Option(
+            "--extract",
+            help="How answers are read: auto (letter for multiple choice, else number), number, letter "
+            "or regex:PATTERN.",
+        ),
+    ] = AUTO,
+    match: Annotated[
+        str | None,
+        typer.Option(
+            "--match",
+            help="What sc:match holds equal: calls, completion, tokens or usd (default: usd where every "
+            "price is known, else completion tokens).",
+        ),
+    ] = None,
+    replicates: Annotated[
+        int, typer.Option("--replicates", min=1, help="Run every strategy R times on each task, with other seeds.")
+    ] = 1,
     temperature: Annotated[float, typer.Option("--temperature", min=0, help="Sampling temperature.")] = 0.7,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token limit of each answer.")] = 512,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per answer.")] = 120.0,
@@ -54,8 +82,8 @@ def eval_command(
     ),
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ) -> None:
-    """Run a task set under several strategies; report accuracy, tokens, flips and McNemar against self-consistency."""
-    from moot.eval.run import EvalOptions, run_eval  # reads protocols' positions: only when an eval runs
+    """Does a deliberation beat one model at equal cost? Compare strategies task by task and print the verdicts."""
+    from moot.eval.run import EvalOptions, run_eval  # imports the engine: only when an eval runs
 
     pool = parse_agent_options(agent or []) or {"agent": agents or "local"}
     options = EvalOptions(
@@ -64,6 +92,8 @@ def eval_command(
         agents=pool,
         out=out,
         limit=limit,
+        sample=sample,
+        shuffle_seed=shuffle_seed,
         seed=seed,
         difficulty=difficulty,
         extract=extract,
@@ -71,6 +101,8 @@ def eval_command(
         max_tokens=max_tokens,
         timeout_s=timeout,
         concurrency=concurrency,
+        match=match,
+        replicates=replicates,
     )
     console = Console(stderr=True)
     bar = Progress(

@@ -1,9 +1,13 @@
-"""Where an eval keeps what it has asked: one JSON line per agent call and per finished task.
+"""Where an eval keeps what it has asked: one JSON line per agent call, per finished task, per fitted K.
 
-Every line is appended and fsynced before the eval goes on, so a killed eval loses at most the calls
-in flight; running the same command again asks only for what is missing. A line torn by the kill is
-cut off when the store is opened. ``run.json`` holds what makes two runs comparable (tasks, agents,
-sampling); a second run with other settings into the same directory is refused.
+Every line is appended and fsynced before the eval goes on, so a killed eval loses at most the calls in
+flight; running the same command again asks only for what is missing. A line torn by the kill is cut off
+when the store is opened. A later line for the same call or task replaces an earlier one: a failed call
+asked again on resume, a task finished again once its failed calls were answered.
+
+``run.json`` holds what makes two runs one experiment (the task file's content, agents, sampling); a second
+run with other settings into the same directory is refused. Each run adds a ``session`` line with moot's
+version, so the report can say which versions produced the results.
 """
 
 from __future__ import annotations
@@ -18,12 +22,27 @@ from moot.errors import UserError
 RESULTS = "results.jsonl"
 IDENTITY = "run.json"
 
+CallKey = tuple[str, str, int, str]  # strategy, task, replicate, call
+TaskKey = tuple[str, str, int]  # strategy, task, replicate
+
+
+def call_key(record: dict[str, Any]) -> CallKey:
+    return (record["strategy"], record["task"], int(record.get("replicate", 1)), record["call"])
+
+
+def task_key(record: dict[str, Any]) -> TaskKey:
+    return (record["strategy"], record["task"], int(record.get("replicate", 1)))
+
 
 class Store:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.calls: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self.tasks: dict[tuple[str, str], dict[str, Any]] = {}
+        self.calls: dict[CallKey, dict[str, Any]] = {}
+        self._task_calls: dict[TaskKey, dict[str, dict[str, Any]]] = {}
+        self.tasks: dict[TaskKey, dict[str, Any]] = {}
+        self.fits: dict[str, dict[str, Any]] = {}  # sc:match strategy -> its fitted K
+        self.runs: dict[TaskKey, dict[str, Any]] = {}  # a protocol strategy's latest run of a task
+        self.sessions: list[dict[str, Any]] = []
 
     @property
     def results_path(self) -> Path:
@@ -64,11 +83,22 @@ class Store:
                 file.truncate(len(data))
                 os.fsync(file.fileno())
         for line in data.decode("utf-8").splitlines():
-            record = json.loads(line)
-            if record["kind"] == "call":
-                self.calls[(record["strategy"], record["task"], record["call"])] = record
-            else:
-                self.tasks[(record["strategy"], record["task"])] = record
+            self._index(json.loads(line))
+
+    def _index(self, record: dict[str, Any]) -> None:
+        kind = record["kind"]
+        if kind == "call":
+            key = call_key(record)
+            self.calls[key] = record
+            self._task_calls.setdefault(key[:3], {})[key[3]] = record
+        elif kind == "task":
+            self.tasks[task_key(record)] = record
+        elif kind == "fit":
+            self.fits.setdefault(record["strategy"], record)  # the first fit holds
+        elif kind == "run":
+            self.runs[task_key(record)] = record
+        elif kind == "session":
+            self.sessions.append(record)
 
     def append(self, record: dict[str, Any]) -> None:
         """One line, written and fsynced; the in-memory index follows."""
@@ -77,7 +107,9 @@ class Store:
             file.write(line)
             file.flush()
             os.fsync(file.fileno())
-        if record["kind"] == "call":
-            self.calls[(record["strategy"], record["task"], record["call"])] = record
-        else:
-            self.tasks[(record["strategy"], record["task"])] = record
+        self._index(record)
+
+    def calls_of(self, strategy: str, task: str, replicate: int, prefix: str = "") -> list[dict[str, Any]]:
+        """The recorded calls of one task under one strategy, in the order they were first recorded."""
+        calls = self._task_calls.get((strategy, task, replicate), {})
+        return [record for key, record in calls.items() if key.startswith(prefix)]

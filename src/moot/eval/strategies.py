@@ -2,52 +2,102 @@
 
 - ``single``: the first agent answers once.
 - ``sc:K``: self-consistency; the first agent answers K times, sampled independently; the majority wins.
-- ``sc:match``: self-consistency with K chosen so it spends as many tokens per task as the run's first
-  debate or council.
+- ``sc:match=D`` (``sc:match`` alone: the first deliberation): self-consistency spending what the deliberation D
+  spends. Its first samples are D's own round-0 answers (shared openings); the rest are asked of D's agents in
+  turn. K is fitted once, on the tasks D had finished when it first ran, and kept (see :mod:`moot.eval.run`).
 - ``vote``: every named agent answers once; the majority wins.
-- ``debate:NxR`` (or ``N×R``): Du et al. 2023. N agents answer sealed and independently, then R rounds in
-  which each sees the others' previous answers and answers again; the majority of the last round wins.
-- ``council:N`` (``council`` is ``council:3``): the Council protocol. N members answer sealed; each member
-  with a readable answer ranks the others' answers, shown anonymised as Answer A, B, … in the order the
-  protocol's shuffle gives it; the first member chairs and gives the final answer from every answer, review
-  and the Borda ranking. Fewer than two readable answers is no quorum: the council has no answer.
+- ``protocol:NAME[:KEY=VALUE,…]``: a registered protocol run by its own driver through moot's engine, as
+  ``moot run`` runs it, on the task's question; its answer is read from the record through the protocol's
+  ``Analysis.answer``. ``members=N`` sets the panel (default 3: the named agents in turn); the other keys are
+  the protocol's options. ``council`` and ``council:N`` are ``protocol:council`` with N members.
+- ``debate:NxR`` (or ``N×R``): a baseline, not a moot protocol: Du et al. 2023's free-text debate. N agents
+  answer sealed and independently, then R rounds in which each sees the others' previous answers and answers
+  again; the majority of the last round wins.
 
 A majority ignores replies with no readable answer; a tie goes to the answer given first.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from moot.errors import UserError
-from moot.protocols.council.machine import MAX_MEMBERS, label
 
 MATCH = "match"
 _DEBATE = re.compile(r"debate:(\d+)[x×](\d+)")
-_SC = re.compile(r"sc:(\d+|match)")
+_SC = re.compile(r"sc:(\d+)")
+_MATCH = re.compile(r"sc:match(?:=(?P<target>.+))?")
 _COUNCIL = re.compile(r"council(?::(\d+))?")
-COUNCIL_MEMBERS = 3  # ``council`` alone
+_PROTOCOL = re.compile(r"protocol:(?P<name>[A-Za-z0-9_.-]+)(?::(?P<options>.*))?")
+PANEL = 3  # a protocol's members when ``members`` is not given
+MEMBERS = "members"
 
 
 @dataclass(frozen=True)
 class Strategy:
-    name: str  # as the user wrote it, normalised (× -> x)
-    kind: str  # "single", "sc", "vote", "debate" or "council"
-    samples: int = 1  # sc: K (0 until sc:match is resolved)
-    agents: int = 1  # debate and council: N
+    name: str  # as the user wrote it, normalised (× -> x, council -> protocol:council)
+    kind: str  # "single", "sc", "match", "vote", "debate" or "protocol"
+    samples: int = 1  # sc: K
+    agents: int = 1  # debate and protocol: the panel's size
     rounds: int = 0  # debate: R
-
-    @property
-    def matched(self) -> bool:
-        return self.kind == "sc" and self.name == f"sc:{MATCH}"
+    protocol: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # the protocol's own options
+    target: str | None = None  # sc:match: the deliberation it matches (None: the first one)
+    added: bool = False  # added by moot eval to compare a deliberation with
 
     @property
     def deliberates(self) -> bool:
-        """Its agents see each other's answers: the strategies sc:match spends as much as."""
-        return self.kind in ("debate", "council")
+        """Its agents see each other's answers: what the verdict table compares with the baselines."""
+        return self.kind in ("debate", "protocol")
+
+    @property
+    def label(self) -> str:
+        """The name as reports show it."""
+        if self.kind == "debate":
+            return f"{self.name} (free-text baseline)"
+        return self.name
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _split_options(text: str) -> list[str]:
+    """``a=1,b=[1,2],c="x,y"`` -> its three items: commas inside brackets or quotes do not split."""
+    items, depth, quoted, start = [], 0, False, 0
+    for index, char in enumerate(text):
+        if char == '"' and (index == 0 or text[index - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and char in "[{":
+            depth += 1
+        elif not quoted and char in "]}":
+            depth -= 1
+        elif not quoted and depth == 0 and char == ",":
+            items.append(text[start:index])
+            start = index + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
+def _protocol(text: str, name: str, options_text: str | None) -> Strategy:
+    options: dict[str, Any] = {}
+    for item in _split_options(options_text or ""):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--strategy {text}: {item!r} is not KEY=VALUE; write e.g. protocol:council:members=3.")
+        options[key.strip()] = _value(value.strip())
+    members = options.pop(MEMBERS, PANEL)
+    if not isinstance(members, int) or isinstance(members, bool) or members < 1:
+        raise UserError(f"--strategy {text}: members must be a whole number of at least 1; write e.g. members=3.")
+    return Strategy(text, "protocol", agents=members, protocol=name, options=options)
 
 
 def parse_strategy(text: str) -> Strategy:
@@ -57,26 +107,31 @@ def parse_strategy(text: str) -> Strategy:
     if spec == "vote":
         return Strategy("vote", "vote")
     if match := _SC.fullmatch(spec):
-        k = match.group(1)
-        if k == MATCH:
-            return Strategy(spec, "sc", samples=0)
-        if int(k) < 1:
+        if int(match.group(1)) < 1:
             raise UserError(f"--strategy {text}: K must be at least 1; write e.g. sc:5.")
-        return Strategy(spec, "sc", samples=int(k))
+        return Strategy(spec, "sc", samples=int(match.group(1)))
+    if match := _MATCH.fullmatch(spec):
+        target = match.group("target")
+        return Strategy(spec, "match", target=parse_strategy(target).name if target else None)
     if match := _DEBATE.fullmatch(spec):
         n, r = int(match.group(1)), int(match.group(2))
         if n < 2:
             raise UserError(f"--strategy {text}: a debate needs at least 2 agents; write e.g. debate:3x2.")
         return Strategy(spec, "debate", agents=n, rounds=r)
     if match := _COUNCIL.fullmatch(spec):
-        n = int(match.group(1) or COUNCIL_MEMBERS)
-        if not 2 <= n <= MAX_MEMBERS:
-            raise UserError(f"--strategy {text}: a council has 2 to {MAX_MEMBERS} members; write e.g. council:3.")
-        return Strategy(spec, "council", agents=n)
+        members = match.group(1)
+        return parse_strategy("protocol:council" + (f":{MEMBERS}={members}" if members else ""))
+    if match := _PROTOCOL.fullmatch(spec):
+        return _protocol(spec, match.group("name"), match.group("options"))
     raise UserError(
-        f"--strategy {text!r} is unknown; use single, sc:K, sc:match, vote, debate:NxR (e.g. debate:3x2) "
-        "or council:N (e.g. council:3)."
+        f"--strategy {text!r} is unknown; use single, sc:K, sc:match[=STRATEGY], vote, protocol:NAME[:KEY=VALUE,…] "
+        "(e.g. protocol:council) or debate:NxR (e.g. debate:3x2)."
     )
+
+
+def matched(target: str) -> Strategy:
+    """The self-consistency matched to the deliberation named ``target``."""
+    return Strategy(f"sc:{MATCH}={target}", "match", target=target)
 
 
 def majority(answers: Sequence[str | None]) -> str | None:
@@ -100,49 +155,4 @@ def debate_prompt(question: str, ask: str, own: str, others: Sequence[str]) -> s
         f"{question}\n\nYour previous answer:\n```\n{own}\n```\n\n"
         f"These are the answers of the other agents:\n\n{shown}\n\n"
         "Use their reasoning as additional advice and give your updated answer. " + ask
-    )
-
-
-def review_prompt(question: str, shown: Sequence[str]) -> str:
-    """A council member's review: the anonymised answers as Answer A, B, …, to be ranked best first."""
-    labels = [label(index) for index in range(len(shown))]
-    answers = "\n\n".join(f"{name}:\n```\n{text}\n```" for name, text in zip(labels, shown, strict=True))
-    return (
-        f"You are evaluating different answers to the following question.\n\n{question}\n\n{answers}\n\n"
-        "Evaluate each answer in a sentence, then rank all of them from best to worst, each exactly once, "
-        f"on a last line of the form: Ranking: {', '.join(labels)}"
-    )
-
-
-def read_ranking(reply: str, shown: int) -> list[int] | None:
-    """The indexes of the answers a review ranks, best first, from its last ``Ranking:`` line.
-
-    None unless that line names every shown answer exactly once (by ``Answer B`` or a bare ``B``).
-    """
-    lines = [line for line in reply.splitlines() if line.strip().lower().startswith("ranking:")]
-    if not lines:
-        return None
-    letters = re.findall(r"(?<![A-Za-z])(?:answer\s+)?([A-Z])(?![A-Za-z])", lines[-1].split(":", 1)[1], re.IGNORECASE)
-    order = [ord(letter.upper()) - ord("A") for letter in letters]
-    return order if sorted(order) == list(range(shown)) else None
-
-
-def synthesis_prompt(
-    question: str,
-    ask: str,
-    answers: Sequence[tuple[str, str]],
-    reviews: Sequence[tuple[str, Sequence[str]]],
-    ranking: Sequence[tuple[str, int]],
-    agreement: str,
-) -> str:
-    """The chairman's prompt: every answer and review with its author, the Borda ranking and Kendall's W."""
-    shown = "\n\n".join(f"{member}'s answer:\n```\n{text}\n```" for member, text in answers)
-    ranked = "\n".join(f"- {reviewer}: {', '.join(order)}" for reviewer, order in reviews) or "- (no valid review)"
-    aggregate = "\n".join(
-        f"{rank}. {member} ({points} Borda points)" for rank, (member, points) in enumerate(ranking, 1)
-    )
-    return (
-        f"You chair a council. {question}\n\n{shown}\n\nThe members' rankings, best first:\n{ranked}\n\n"
-        f"The aggregate ranking:\n{aggregate}\nAgreement between the reviewers (Kendall's W): {agreement}\n\n"
-        f"Write the council's final answer; say how the ranking shaped it. {ask}"
     )

@@ -18,4 +18,5 @@ PLUGIN = Protocol(
     driver=Ref("moot.protocols.critique.driver:CritiqueDriver"),
     command=Ref("moot.cli.run:run_critique"),
     view=Ref("moot.web.views:critique"),
+    analysis=Ref("moot.protocols.critique.analysis:ANALYSIS"),
 )

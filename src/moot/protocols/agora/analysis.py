@@ -1,0 +1,93 @@
+"""What moot reads out of an Agora record: the proposal the drones agreed on, and what each drone backed.
+
+A drone backs its own proposal once it proposes (the text of its latest propose) and the proposal it
+approves; counter, no-change and defer keep what it backed. The mediator is left out, as in the consensus
+rule. For ``moot eval``, round k holds what each drone backed after the k-th round of drone turns: round 0
+is the openings, independent when the debate was started with sealed openings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from moot.core.files import read_text
+from moot.plugin import Analysis, Held
+from moot.protocols.agora import record
+from moot.protocols.agora.machine import CONSENSUS, MEDIATOR, AgoraProtocol, AgoraTurn, consensus_proposal
+
+# What every drone argues when moot eval puts a question with one right answer to the debate.
+SOLVER_POSITION = (
+    "Solve the question yourself and propose your answer with its final value; approve another drone's "
+    "proposal only when you find its answer right."
+)
+
+
+def _parsed(path: Path) -> record.AgoraRecord | None:
+    text, _ = read_text(path)
+    if text is None:
+        return None
+    parsed, _ = record.parse(text, str(path))
+    return parsed
+
+
+def _backed(turns: Sequence[AgoraTurn]) -> list[tuple[str, str]]:
+    """(drone, text of the proposal it backs) after each drone turn, in order; the mediator's turns left out."""
+    texts: dict[str, str] = {}  # proposal id -> its latest text
+    by_turn: dict[int, str] = {}  # turn number of a propose -> its proposal id
+    backed: list[tuple[str, str]] = []
+    current: dict[str, str] = {}
+    for turn in turns:
+        if turn.signal == "propose" and turn.proposal_id is not None:
+            texts[turn.proposal_id] = turn.message
+            by_turn[turn.number] = turn.proposal_id
+        if turn.role == MEDIATOR:
+            continue
+        if turn.signal == "propose" and turn.proposal_id is not None:
+            current[turn.role] = turn.proposal_id
+        elif turn.signal == "approve" and turn.target is not None:
+            ref = turn.target.removeprefix("turn-")
+            proposal = by_turn.get(int(ref)) if ref.isdigit() else turn.target
+            if proposal in texts:
+                current[turn.role] = proposal
+        if turn.role in current:
+            backed.append((turn.role, texts[current[turn.role]]))
+        else:
+            backed.append((turn.role, ""))
+    return backed
+
+
+def answer(path: Path) -> str | None:
+    """The text of the proposal the drones reached consensus on; None without consensus."""
+    parsed = _parsed(path)
+    if parsed is None:
+        return None
+    state = AgoraProtocol(parsed.config).replay(parsed.turns).state
+    if state.outcome is None or state.outcome.name != CONSENSUS:
+        return None
+    proposal = consensus_proposal(parsed.config.roles, state)
+    proposals = [t.message for t in parsed.turns if t.signal == "propose" and t.proposal_id == proposal]
+    return proposals[-1] if proposals else None
+
+
+def rounds(path: Path) -> list[dict[str, Held]]:
+    """What each drone backed after each full round of drone turns (see the module docstring)."""
+    parsed = _parsed(path)
+    if parsed is None:
+        return []
+    size = len(parsed.config.roles)
+    backed = _backed(parsed.turns)
+    result: list[dict[str, Held]] = []
+    for start in range(0, len(backed), size):
+        result.append({drone: Held(text or None) for drone, text in backed[start : start + size]})
+    return result
+
+
+def pose(question: str, panel: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """One solving drone per panel member, opening sealed so that the openings are independent answers."""
+    topic = " ".join(question.split())
+    return {"topic": topic, "positions": [[name, SOLVER_POSITION] for name, _ in panel], "sealed": True}
+
+
+ANALYSIS = Analysis(answer=answer, rounds=rounds, pose=pose)

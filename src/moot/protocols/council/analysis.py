@@ -1,0 +1,64 @@
+"""What moot reads out of a council record: the council's answer, and what each member held stage by stage.
+
+The council's answer is the chairman's synthesis. Its rounds, for ``moot eval``: stage 1 (round 0) is each
+member's sealed answer; stage 2 (round 1) the answer each reviewer ranked first, chosen among the answers it
+was shown, which never include its own; stage 3 (round 2) the chairman's synthesis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from moot.core.files import read_text
+from moot.plugin import Analysis, Held
+from moot.protocols.council.machine import CouncilState
+from moot.protocols.council.record import check_text
+
+
+def _state(path: Path) -> tuple[str, CouncilState] | None:
+    """The chairman and the replayed state of the record at ``path``; None when it cannot be read."""
+    text, _ = read_text(path)
+    if text is None:
+        return None
+    checked = check_text(text, path)
+    if checked.protocol is None or checked.state is None:
+        return None
+    return checked.protocol.config.chairman, checked.state
+
+
+def answer(path: Path) -> str | None:
+    """The chairman's synthesis; None when the council ended without one."""
+    found = _state(path)
+    if found is None or found[1].synthesis is None:
+        return None
+    return found[1].synthesis.answer
+
+
+def rounds(path: Path) -> list[dict[str, Held]]:
+    """Stage 1, stage 2 and stage 3 as rounds 0, 1 and 2 (see the module docstring)."""
+    found = _state(path)
+    if found is None:
+        return []
+    chairman, state = found
+    texts = {a.member: (a.text if a.valid else None) for a in state.answers}
+    result: list[dict[str, Held]] = [{member: Held(text) for member, text in texts.items()}]
+    if state.reviews:
+        reviewed: dict[str, Held] = {}
+        for review in state.reviews:
+            ranked = review.ranked_members() if review.valid else []
+            among = tuple(t for m in review.shown if (t := texts.get(m)) is not None)
+            reviewed[review.reviewer] = Held(texts.get(ranked[0]) if ranked else None, among=among)
+        result.append(reviewed)
+    if state.synthesis is not None:
+        result.append({chairman: Held(state.synthesis.answer)})
+    return result
+
+
+def pose(question: str, panel: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """The question to a council of the panel's members; the first chairs."""
+    return {"question": question, "members": [[name, spec] for name, spec in panel]}
+
+
+ANALYSIS = Analysis(answer=answer, rounds=rounds, pose=pose)

@@ -1,0 +1,52 @@
+"""What moot reads out of a critique record: the conclusion both parties agreed on, and each turn's message.
+
+The loop's answer is the summary of its DONE turn, which confirms the other party's proposal to conclude:
+the one place the two parties state what they agreed. A loop that ran out of rounds or escalated (STUCK)
+concluded nothing and has no answer. Turns alternate and each reads the ones before it, so each turn is a
+round of its own: round 0 is the opening turn alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from moot.core.files import read_text
+from moot.plugin import Analysis, Held
+from moot.protocols.critique import record
+from moot.protocols.critique.machine import CritiqueTurn, StatusKind
+
+
+def _turns(path: Path) -> tuple[CritiqueTurn, ...]:
+    text, _ = read_text(path)
+    if text is None:
+        return ()
+    parsed, _ = record.parse(text, str(path))
+    return () if parsed is None else parsed.turns
+
+
+def answer(path: Path) -> str | None:
+    """The DONE turn's summary; None when the loop did not conclude."""
+    turns = _turns(path)
+    if not turns or turns[-1].status != StatusKind.DONE:
+        return None
+    return turns[-1].summary or None
+
+
+def rounds(path: Path) -> list[dict[str, Held]]:
+    """Each turn's message as a round of its own; the DONE turn's summary stands for its author's last word."""
+    result: list[dict[str, Held]] = []
+    for turn in _turns(path):
+        text = turn.summary if turn.status == StatusKind.DONE and turn.summary else turn.message
+        result.append({turn.role: Held(text or None)})
+    return result
+
+
+def pose(question: str, panel: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """The first two panel members as the loop's two roles; the question, on one line, as its topic."""
+    roles = [name for name, _ in panel][:2]
+    return {"topic": " ".join(question.split()), "roles": roles}
+
+
+ANALYSIS = Analysis(answer=answer, rounds=rounds, pose=pose)
