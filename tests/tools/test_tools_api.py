@@ -15,8 +15,8 @@ from moot.protocols.duel import tools as duel
 
 def test_the_public_surface_is_pinned() -> None:
     assert set(tools.__all__) == {
-        "TOOL_RULES", "BadInput", "Refused", "ToolError", "Unavailable", "Workspace", "critique", "duel",
-        "events", "invoke", "open_workspace", "result_payload", "roundtable",
+        "TOOL_RULES", "BadInput", "Refused", "ToolError", "Unavailable", "Workspace", "events", "invoke",
+        "open_workspace", "result_payload",
     }  # fmt: skip
     assert set(duel.__all__) == {
         "PROTOCOL", "ArtifactView", "DuelStatus", "Joined", "TurnAppended", "append", "claim_lock", "join",
