@@ -120,8 +120,11 @@ def test_list_debates_and_debate_status_answer_beside_records_that_are_links_or_
     valid = EXAMPLES / "critique" / "examples" / "valid" / "planning-done.md"
     (root / ".dialogues").mkdir()
     shutil.copy(valid, root / ".dialogues" / "real.md")
-    shutil.copy(valid, root / ".dialogues" / "unreadable-log.md")
-    (root / ".dialogues" / ".unreadable-log.md.usage.jsonl").mkdir()  # its attempt log cannot be read
+    # A record moot wrote (its chain beside it) whose attempt log cannot be read.
+    written = EXAMPLES / "critique" / "examples" / "valid" / "moot-written.md"
+    shutil.copy(written, root / ".dialogues" / "unreadable-log.md")
+    shutil.copy(written.with_name(".moot-written.md.chain"), root / ".dialogues" / ".unreadable-log.md.chain")
+    (root / ".dialogues" / ".unreadable-log.md.usage.jsonl").mkdir()
     shutil.copy(valid, outside / "elsewhere.md")
     (root / ".dialogues" / "linked.md").symlink_to(outside / "elsewhere.md")
     (outside / "agora").mkdir()
