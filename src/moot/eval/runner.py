@@ -31,7 +31,7 @@ from moot.agents.base import prompt_as_text
 from moot.engine.loop import Limits, local_timestamp
 from moot.engine.session import run_driver
 from moot.engine.specs import build_driver
-from moot.errors import UserError
+from moot.errors import MootError, UserError
 from moot.eval.costs import Cost, estimate, total
 from moot.eval.store import Store
 from moot.eval.strategies import Strategy, debate_prompt, first_prompt, majority
@@ -42,7 +42,7 @@ INFRASTRUCTURE, MODEL, UNAVAILABLE = "infrastructure", "model", "unavailable"
 REPAIRS = 2  # a protocol turn's repairs, as `moot run` allows by default
 
 
-class Missing(Exception):
+class Missing(MootError):
     """A task could not be finished for a reason outside the strategy (an infrastructure failure)."""
 
 
