@@ -65,9 +65,37 @@ def test_timeout_is_reported_promptly_and_the_model_stays_usable(smollm_path: Pa
             await agent.reply(AgentRequest(prompt="Tell a long story.", max_tokens=48, timeout_s=0.05))
         return time.perf_counter() - start
 
-    # The caller hears at the deadline; the abandoned generation finishes in its thread.
+    # The caller hears at the deadline; the abandoned generation stops at its next token.
     assert asyncio.run(timed_out_after()) < 0.5
     assert asyncio.run(agent.reply(AgentRequest(prompt="Say hello.", max_tokens=8))).text
+
+
+def test_a_cancelled_generation_stops_at_its_next_token_and_frees_the_model(smollm_path: Path) -> None:
+    """Ctrl-C cancels the reply being generated: the model stops within a token or so (not at max_tokens) and the
+    next request has it at once. Meanwhile its token counts reached the listener."""
+    from moot.agents.local import _models
+    from moot.agents.streaming import listening
+
+    agent = LocalAgent()
+    heard: list[int] = []
+    story = AgentRequest(prompt="Write a very long story about the sea.", max_tokens=1500, timeout_s=600)
+
+    async def cancel_while_generating() -> float:
+        with listening(heard.append):
+            generating = asyncio.create_task(agent.reply(story))
+        while len(heard) < 3:  # a few tokens in
+            await asyncio.sleep(0.05)
+        generating.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await generating
+        return time.perf_counter()
+
+    cancelled = asyncio.run(cancel_while_generating())  # asyncio.run returns once the worker thread has ended
+    assert time.perf_counter() - cancelled < 10
+    assert heard[:3] == [1, 2, 3] and len(heard) < 1500
+    (loaded,) = (model for key, model in _models.items() if key[0] == smollm_path.resolve())
+    assert loaded.lock.acquire(blocking=False)  # the model is free for the next request
+    loaded.lock.release()
 
 
 def test_any_gguf_path_and_bad_files(smollm_path: Path, tmp_path: Path) -> None:

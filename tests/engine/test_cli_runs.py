@@ -203,7 +203,7 @@ def _spawn(args: list[str], cwd: Path, **env: str) -> pexpect.spawn:
     return pexpect.spawn(MOOT[0], [*MOOT[1:], *args], cwd=str(cwd), env=environ, encoding="utf-8", timeout=60)
 
 
-def test_ctrl_c_ends_with_one_line_naming_the_record_and_the_resume_command(tmp_path: Path) -> None:
+def test_ctrl_c_says_it_stops_then_names_the_record_and_the_resume_command(tmp_path: Path) -> None:
     slow = tmp_path / "slow.sh"
     slow.write_text("#!/bin/sh\nsleep 60\n")
     slow.chmod(0o755)
@@ -217,7 +217,10 @@ def test_ctrl_c_ends_with_one_line_naming_the_record_and_the_resume_command(tmp_
     assert time.monotonic() - started < 10
     assert child.exitstatus == 130
     said = [line[line.index("moot:") :] for line in child.before.splitlines() if "moot:" in line]
-    assert said == ["moot: stopped. The record is .dialogues/t.md; continue with: moot resume .dialogues/t.md"]
+    assert said == [
+        "moot: stopping… (Ctrl-C again quits at once)",
+        "moot: stopped. The record is .dialogues/t.md; continue with: moot resume .dialogues/t.md",
+    ]
     report = check_path(tmp_path / ".dialogues/t.md")
     assert report.summary is not None and report.summary.detail["run_halted"]["cause"] == "interrupted"
 

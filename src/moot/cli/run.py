@@ -27,11 +27,12 @@ from moot import registry
 from moot.agents import Agent
 from moot.agents.acp_catalog import ALLOW_WRITES_ENV
 from moot.agents.pricing import total_usd, usd_text
+from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
 from moot.cli.progress import Progress, print_outcome
 from moot.config import Settings, load_settings
-from moot.core.run_state import remove_record, stored_agents
+from moot.core.run_state import remove_record, resume_text, stored_agents
 from moot.engine.driver import Driver
-from moot.engine.loop import Limits, RunResult
+from moot.engine.loop import INTERRUPTED, Limits, RunResult
 from moot.engine.session import (
     AgentChoice,
     limits_from,
@@ -232,6 +233,7 @@ def execute(
     ``after`` may continue the debate (the person agreed to more rounds): it returns True to run again.
     """
     path = driver.record_path
+    progress: Progress | None = None
     try:
         settings = load_settings(flags.root)
         per_role = parse_agent_options(flags.agent or [])
@@ -262,34 +264,61 @@ def execute(
             if created:
                 remove_record(path, stop_at=flags.root)
             raise
-        progress = Progress(
+        progress = shown = Progress(
             driver, follow=flags.follow, quiet=flags.as_json or flags.quiet, debug=flags.debug or debug_everything
         )
-        progress.interactive_roles = {role for role, agent in chosen.items() if agent.interactive}
+        shown.interactive_roles = {role for role, agent in chosen.items() if agent.interactive}
         while True:
             roles = driver.roles()
             specs = {role: choice.spec_for(role, settings) for role in roles}
-            with progress:
-                result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,), specs))
+            with shown:
+                result = run_interruptible(
+                    run_driver(driver, chosen, limits, (shown.on_event,), specs),
+                    stopping=lambda: shown.say("moot: stopping… (Ctrl-C again quits at once)"),
+                    stop_now=lambda: stopped_text(driver, flags, shown.final),
+                )
             if after is None or flags.as_json or not after(driver, result):
                 break
             chosen = resolve_agents(roles, choice, settings)
     except KeyboardInterrupt:
-        typer.echo(f"moot: stopped. The record is {path}; continue with: moot resume {path}", err=True)
-        raise typer.Exit(130) from None
+        out, err = stopped_text(driver, flags, progress.final if progress is not None else None)
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except (DiskFault, OSError) as exc:  # every accepted turn is durable: once the disk is fixed, the run resumes
         fault = DiskFault.of(exc)
         if fault is None:
             raise
         raise fault.then_do(f"run `moot resume {path}`") from exc
     if flags.as_json:
-        from moot.conformity import conformity_json
-
-        typer.echo(json.dumps({**result.to_json(), "conformity": conformity_json(path)}, ensure_ascii=False))
+        typer.echo(run_json(result.to_json(), path))
     else:
         print_outcome(result, quiet=flags.quiet)
     outcome = result.outcome
     raise typer.Exit(0 if outcome is not None and outcome.consensus else 1)
+
+
+def stopped_text(driver: Driver, flags: RunFlags, final: dict[str, Any] | None) -> tuple[str, str]:
+    """What an interrupted run prints on stdout (--json: its one object) and on stderr (where to resume).
+
+    ``final`` is the engine's account of the run up to the stop; a run stopped before the engine began (an agent's
+    probe) has none, and its object says only where it stopped.
+    """
+    path = driver.record_path
+    err = f"moot: stopped. The record is {path}; continue with: {resume_text(path)}\n"
+    if not flags.as_json:
+        return "", err
+    if final is None:
+        halt = {"cause": "interrupted", "role": driver.next_speaker(), "reason": INTERRUPTED}
+        final = RunResult(driver.protocol, path, driver.summary(), halted=halt).to_json()
+    return run_json(final, path) + "\n", err
+
+
+def run_json(result: dict[str, Any], path: Path) -> str:
+    """The one object --json prints: the run's result and the record's conformity."""
+    from moot.conformity import conformity_json
+
+    return json.dumps({**result, "conformity": conformity_json(path)}, ensure_ascii=False)
 
 
 @run_app.callback()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,11 @@ def current_halt(record: Path, turns: int) -> dict[str, Any] | None:
     if not isinstance(halted, dict) or halted.get("turns") != turns:
         return None
     return halted
+
+
+def resume_text(record: Path | str) -> str:
+    """The command that continues a halted run of ``record``."""
+    return f"moot resume {shlex.quote(str(record))}"
 
 
 def halt_text(halted: dict[str, Any]) -> str:

@@ -36,9 +36,10 @@ from moot.agents.base import (
     debate_cache_key,
 )
 from moot.agents.pricing import saving_usd, total_usd, usd_text
+from moot.agents.streaming import listening
 from moot.core.files import append_log_line, rewrite_log
 from moot.core.machine import Outcome, ProtocolViolationError, Summary
-from moot.core.run_state import read_run_state, safe_spec, write_run_state
+from moot.core.run_state import RUN_HALTED, read_run_state, resume_text, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, reply_format_violation
 from moot.engine.sealed import open_phase, read_commitments, run_phase
 
@@ -58,7 +59,9 @@ class Limits:
 
 @dataclass(frozen=True)
 class Event:
-    type: str  # turn_started | attempt | turn_rejected | turn_accepted | halted | outcome
+    # turn_started | tokens (a reply's completion tokens so far, from an agent that streams) | attempt |
+    # turn_rejected (``repairing``: a repair request follows) | turn_accepted | halted | outcome (also when halted)
+    type: str
     role: str | None
     data: dict[str, Any]
 
@@ -80,6 +83,7 @@ class RunResult:
     cached_tokens: int = 0  # of prompt_tokens, read from the provider's cache
     cache_write_tokens: int = 0  # of prompt_tokens, written to it
     uncached_costs: list[float | None] = field(default_factory=list)  # each attempt's price without the cache
+    halted: dict[str, Any] | None = None  # how the run stopped without a protocol outcome (moot.core.run_state)
 
     def spend(self, reply: AgentReply, cost: float | None, uncached: float | None) -> None:
         """Count one reply's tokens and its price (``Agent.reply_cost``)."""
@@ -102,14 +106,25 @@ class RunResult:
     def outcome(self) -> Outcome | None:
         return self.summary.outcome
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def resumable(self) -> bool:
+        """Whether ``moot resume`` continues the run: it halted, and its record holds no protocol outcome."""
         outcome = self.outcome
+        return self.halted is not None and (outcome is None or outcome.name == RUN_HALTED)
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as ``--json`` prints it; a run halted without a protocol outcome (Ctrl-C) has RUN_HALTED."""
+        outcome = self.outcome
+        halted = self.halted or {}
+        name = outcome.name if outcome is not None else (RUN_HALTED if self.halted else None)
         return {
             "protocol": self.protocol,
             "artifact": str(self.record_path),
-            "outcome": None if outcome is None else outcome.name,
+            "outcome": name,
             "consensus": bool(outcome and outcome.consensus),
-            "reason": None if outcome is None else outcome.reason,
+            "reason": outcome.reason if outcome is not None else halted.get("reason"),
+            "run_halted": self.halted,
+            "resume": resume_text(self.record_path) if self.resumable else None,
             "turns": self.summary.turns,
             "turns_this_run": self.turns,
             "prompt_tokens": self.prompt_tokens,
@@ -146,6 +161,8 @@ def usage_path(record: Path) -> Path:
     return record.with_name(f".{record.name}.usage.jsonl")
 
 
+INTERRUPTED = "the person stopped the run"  # the reason of a Ctrl-C halt
+
 # Why a row that claimed a turn is no longer accepted: the run stopped before the turn reached the record.
 NOT_WRITTEN = "the run stopped before this turn was written to the record; a later run asked for it again"
 
@@ -178,6 +195,7 @@ class Engine:
         self.specs = {role: safe_spec(spec) for role, spec in (specs or {}).items()}
         self.usage_log = usage_path(driver.record_path)
         self._debate = str(driver.record_path.resolve())  # what names this debate in provider cache keys
+        self.halted: dict[str, Any] | None = None  # how this run stopped without a protocol outcome
 
     def emit(self, type_: str, role: str | None, **data: Any) -> None:
         event = Event(type_, role, data)
@@ -205,15 +223,21 @@ class Engine:
                     break
         except (asyncio.CancelledError, KeyboardInterrupt) as stop:
             # Ctrl-C, or a cancelled task (its message says who): every accepted turn is already durable; the
-            # halt says where the run stopped.
+            # halt says where the run stopped, and the outcome event says what the run did until then.
             cancelled = isinstance(stop, asyncio.CancelledError) and stop.args and isinstance(stop.args[0], str)
-            why = stop.args[0] if cancelled else "the person stopped the run"
-            self._write_state(self._halt_entry("interrupted", self.driver.next_speaker(), why))
+            why = stop.args[0] if cancelled else INTERRUPTED
+            role = self.driver.next_speaker()
+            self.note_halt("interrupted", role, why)
+            self._finish(result, started)
             raise
+        self._finish(result, started)
+        return result
+
+    def _finish(self, result: RunResult, started: float) -> None:
         result.elapsed_s = time.monotonic() - started
         result.summary = self.driver.summary()
+        result.halted = self.halted
         self.emit("outcome", None, **result.to_json())
-        return result
 
     def _halt_entry(self, cause: str, role: str | None, reason: str) -> dict[str, Any]:
         return {
@@ -229,10 +253,11 @@ class Engine:
         self.driver.fail(role, reason, self.clock())
         self.note_halt(cause, role, reason)
 
-    def note_halt(self, cause: str, role: str, reason: str) -> None:
+    def note_halt(self, cause: str, role: str | None, reason: str) -> None:
         """Record in the run sidecar (and tell subscribers) that the run ended without a protocol outcome."""
         entry = self._halt_entry(cause, role, reason)
         self._write_state(entry)
+        self.halted = entry
         self.emit("halted", role, **{key: value for key, value in entry.items() if key != "role"})
 
     def _write_state(self, halted: dict[str, Any] | None) -> None:
@@ -273,20 +298,38 @@ class Engine:
         built_for = self.driver.bounds(role).context_tokens  # before the wait: other roles may refit meanwhile
         started = time.monotonic()
         try:
-            reply = await asyncio.wait_for(self.agents[role].reply(request), self.limits.turn_timeout_s)
+            reply = await self._reply(role, request, self.limits.turn_timeout_s)
         except AgentContextExceeded as exc:
             if self._bounds(role).context_tokens >= built_for:
                 raise  # the agent knows of no smaller context than the request was built for: nothing to refit to
             self._refit(role, exc.context_tokens)
             request = self.timed(self.driver.request_for(role))
             left = self.limits.turn_timeout_s - (time.monotonic() - started)
-            reply = await asyncio.wait_for(self.agents[role].reply(request), max(left, 0.001))
+            reply = await self._reply(role, request, max(left, 0.001))
             return reply.model_copy(update={"attempts": exc.attempts + reply.attempts}), request  # every request sent
         learnt = self._bounds(role).context_tokens
         if learnt < self.driver.bounds(role).context_tokens:
             self._refit(role, learnt)
             request = self.timed(self.driver.request_for(role))
         return reply, request
+
+    async def _reply(self, role: str, request: AgentRequest, timeout_s: float) -> AgentReply:
+        """``role``'s agent's reply within ``timeout_s``; an agent that streams tells subscribers its tokens so far."""
+        loop = asyncio.get_running_loop()
+        waiting = True
+
+        def tell(tokens: int) -> None:
+            if waiting:  # a count that arrives after the reply (or its cancellation) is news no more
+                self.emit("tokens", role, tokens=tokens)
+
+        def heard(tokens: int) -> None:  # from the agent's thread, perhaps: the event goes out on the loop
+            loop.call_soon_threadsafe(tell, tokens)
+
+        try:
+            with listening(heard):
+                return await asyncio.wait_for(self.agents[role].reply(request), timeout_s)
+        finally:
+            waiting = False
 
     def _refit(self, role: str, context_tokens: int) -> None:
         """Size every role's requests by what its agent now knows of its model (what one learnt, all use)."""
@@ -322,8 +365,10 @@ class Engine:
                 self.emit("turn_accepted", role, turn=number, attempt=attempt, tokens=tokens)
                 return True
             rules = [v.rule for v in candidate.errors]
-            self.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules)
-            if self.driver.next_speaker() != role:  # someone else wrote the record meanwhile: ask who is next now
+            moved_on = self.driver.next_speaker() != role  # someone else wrote the record meanwhile: ask who is next
+            repairing = not moved_on and attempt <= self.limits.repairs
+            self.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules, repairing=repairing)
+            if moved_on:
                 return True
             request = self.timed(self.driver.repair_prompt(request, reply.text, candidate.errors))
         reason = f"{role} gave no valid turn in {self.limits.repairs + 1} attempts (last: {', '.join(rules)})"
@@ -378,7 +423,7 @@ class Engine:
             agent_attempts=getattr(exc, "attempts", 1),
         )
         self._log_attempt(result, row)
-        self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason)
+        self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason, repairing=False)
         return reason
 
     def _attempt_row(self, number: int, role: str, attempt: int, **fields: Any) -> dict[str, Any]:

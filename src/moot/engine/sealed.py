@@ -200,7 +200,8 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
             engine.emit("turn_accepted", role, turn=number, attempt=attempt, tokens=tokens, phase=phase.name)
             return
         rules = [v.rule for v in candidate.errors]
-        engine.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules)
+        repairing = attempt <= engine.limits.repairs
+        engine.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules, repairing=repairing)
         request = engine.timed(engine.driver.repair_prompt(request, reply.text, candidate.errors))
     reason = f"{role} gave no valid answer in {engine.limits.repairs + 1} attempts (last: {', '.join(rules)})"
     await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
