@@ -14,8 +14,9 @@ provider's documented prompt-cache rule and reporting cached tokens in that prov
 
 Every request is answered with a valid turn built from the request's own JSON Schema (:func:`fill`):
 real-length prose in text fields (hundreds of words a turn), the first allowed value of an enum (the n-th in
-the n-th item of a list, so a ranking is a permutation), and, for a text that must name someone (a
-pattern), a sentence naming the first word of the request that the pattern accepts. No script: what a turn
+the n-th item of a list, so a ranking is a permutation), nothing in a text whose description says it is
+otherwise empty, and, for a text that must name someone (a pattern), a sentence naming the first word of
+the request that the pattern accepts. No script: what a turn
 holds follows from what moot asked. Tokens are counted with one tokenizer throughout (the caller's).
 """
 
@@ -113,7 +114,10 @@ def _text(schema: dict[str, Any], seed: str, context: str, depth: int) -> str:
         return ""
     if "pattern" in schema:
         return _naming(schema["pattern"], seed, context)
-    short = depth > 1 or "short" in str(schema.get("description", "")).lower()
+    description = str(schema.get("description", "")).lower()
+    if "otherwise empty" in description:
+        return ""  # a text only some turns fill (a critique's summary with DONE): the first enum value is not one
+    short = depth > 1 or "short" in description
     text = prose(seed, WORDS_SHORT if short else WORDS_LONG)
     return text[:limit] if limit else text
 

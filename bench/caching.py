@@ -7,6 +7,9 @@ answers every request with a valid, real-length turn built from the request's ow
 from moot's own usage log: the share of prompt tokens read from the cache from turn 3 on, and the debate's
 price at the genai-prices table's rates with the cache (read and write rates) and without it.
 
+The baseline is the same debates run on the code of ``BASELINE``, the last commit before the drivers built
+their prompts prefix-stable (extracted with ``git archive`` and put first on the subprocesses' ``PYTHONPATH``).
+
 Beside them, the same cache rules applied to a 6-turn critique-shaped conversation that the benchmark builds
 to the prefix contract of ``AgentRequest`` (rules in the system message, the transcript in append-only parts,
 the per-turn instruction last, one schema for every turn), sent through moot's own agents: what the agents
@@ -34,6 +37,8 @@ from moot.agents.llama_server import embedded_model_missing
 from moot.agents.pricing import table_price_usd, usd_text
 from moot.engine.loop import usage_path
 
+BASELINE = "07afe56"  # the last commit whose drivers marked no prefix and narrowed every role's schema per turn
+REPO = Path(__file__).resolve().parent.parent
 FROM_TURN = 3
 GOAL_SHARE = 0.70  # of prompt tokens read from the cache from turn 3 on
 GOAL_CRITIQUE_RATIO = 0.5  # an Anthropic-priced critique at most half its uncached price
@@ -57,11 +62,14 @@ def agent_args(protocol: str, spec: str) -> list[str]:
     return ["--agents", spec]
 
 
-def moot_run(protocol: str, provider: str, url: str, work: Path) -> list[dict[str, Any]]:
-    """Run one debate through ``moot run`` against the server; its usage log's rows, every reply accepted."""
+def moot_run(protocol: str, provider: str, url: str, work: Path, src: str) -> list[dict[str, Any]]:
+    """Run one debate through ``moot run`` (moot's sources at ``src``) against the server; its usage log's rows,
+    every reply accepted."""
     spec = PROVIDERS[provider][1]
     label, args, turns = PROTOCOLS[protocol]
-    env = {**os.environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-bench", "PYTHONPATH": _src()}
+    # The current sources after the baseline's: their distribution's metadata names the protocols' entry points.
+    path = os.pathsep.join(dict.fromkeys([src, _src()]))
+    env = {**os.environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-bench", "PYTHONPATH": path}
     command = [sys.executable, "-m", "moot", "run", protocol, *args, *agent_args(protocol, spec.format(url=url))]
     done = subprocess.run(
         [*command, "--json", "--quiet"], cwd=work, env=env, capture_output=True, text=True, timeout=900
@@ -86,12 +94,21 @@ def _src() -> str:
     return str(Path(moot.__file__).resolve().parent.parent)
 
 
+def baseline_source(work: Path) -> str:
+    """The ``src`` directory of ``BASELINE``, extracted from git."""
+    target = work / "baseline"
+    target.mkdir()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", BASELINE, "src"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return str(target / "src")
+
+
 def figures(rows: Sequence[dict[str, Any]], provider: str) -> dict[str, Any]:
     """Share of prompt tokens from the cache from turn 3 on, and the debate's price with and without the cache."""
     model = PROVIDERS[provider][0]
     late = [row for row in rows if row["turn"] >= FROM_TURN]
     prompt_late = sum(row["prompt_tokens"] for row in late)
-    cached_price = uncached_price = 0.0
+    cached_price = uncached_price = output_price = 0.0
     for row in rows:
         tokens = (row["prompt_tokens"], row["completion_tokens"])
         cached = table_price_usd(
@@ -103,8 +120,10 @@ def figures(rows: Sequence[dict[str, Any]], provider: str) -> dict[str, Any]:
         )
         uncached = table_price_usd(model, *tokens, provider=provider)
         assert cached is not None and uncached is not None, f"the price table lacks {model}"
+        output = table_price_usd(model, 0, row["completion_tokens"], provider=provider)
         cached_price += cached
         uncached_price += uncached
+        output_price += output or 0.0
     return {
         "requests": len(rows),
         "prompt_tokens": sum(row["prompt_tokens"] for row in rows),
@@ -114,6 +133,7 @@ def figures(rows: Sequence[dict[str, Any]], provider: str) -> dict[str, Any]:
         "price_cached_usd": cached_price,
         "price_uncached_usd": uncached_price,
         "price_ratio": cached_price / uncached_price if uncached_price else 1.0,
+        "output_share": output_price / uncached_price if uncached_price else 0.0,
         "logged_cost_usd": sum(row.get("cost_usd") or 0.0 for row in rows),  # moot's own price (0 on loopback)
         "per_turn": [
             [row["turn"], row["prompt_tokens"], row.get("cached_tokens", 0), row.get("cache_write_tokens", 0)]
@@ -209,15 +229,17 @@ def run(quick: bool) -> BenchResult:
     if missing:
         return BenchResult("caching", "", [], {}, skipped=f"no SmolLM2 tokenizer: {missing}")
     state = CacheServer(locked(smollm_tokenizer()))
-    found: dict[str, dict[str, dict[str, Any]]] = {}
+    found: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
     contract: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp, serving(state) as url:
-        for protocol in PROTOCOLS:
-            for provider in PROVIDERS:
-                state.reset()  # each debate meets a cold cache, as a new debate does
-                work = Path(tmp) / f"{protocol}-{provider}"
-                work.mkdir()
-                found.setdefault(protocol, {})[provider] = figures(moot_run(protocol, provider, url, work), provider)
+        for side, src in (("baseline", baseline_source(Path(tmp))), ("current", _src())):
+            for protocol in PROTOCOLS:
+                for provider in PROVIDERS:
+                    state.reset()  # each debate meets a cold cache, as a new debate does
+                    work = Path(tmp) / f"{side}-{protocol}-{provider}"
+                    work.mkdir()
+                    rows = moot_run(protocol, provider, url, work, src)
+                    found.setdefault(side, {}).setdefault(protocol, {})[provider] = figures(rows, provider)
         for provider in PROVIDERS:
             state.reset()
             rows = asyncio.run(prefix_stable_critique(make_agent(provider, url), PROTOCOLS["critique"][2]))
@@ -225,11 +247,12 @@ def run(quick: bool) -> BenchResult:
     return report(found, contract)
 
 
-def report(found: dict[str, dict[str, dict[str, Any]]], contract: dict[str, dict[str, Any]]) -> BenchResult:
+def report(found: dict[str, dict[str, dict[str, dict[str, Any]]]], contract: dict[str, dict[str, Any]]) -> BenchResult:
     rows = []
-    for protocol, by_provider in found.items():
-        for provider, f in by_provider.items():
-            rows.append(_row(PROTOCOLS[protocol][0], provider, f))
+    for protocol in PROTOCOLS:
+        for provider in PROVIDERS:
+            for side, label in (("baseline", f"baseline ({BASELINE})"), ("current", "current")):
+                rows.append(_row(f"{PROTOCOLS[protocol][0]}, {label}", provider, found[side][protocol][provider]))
     for provider, f in contract.items():
         rows.append(_row("6-turn critique-shaped, built to the prefix contract (not moot's driver)", provider, f))
     table = Table(
@@ -247,9 +270,11 @@ def report(found: dict[str, dict[str, dict[str, Any]]], contract: dict[str, dict
         ],
         rows,
         [
-            "moot's drivers as they are: no request is yet built to the prefix contract (AgentRequest.prefix_ends), "
-            "so Anthropic gets no breakpoint and reads nothing from its cache, and OpenAI reads only what its "
-            "automatic prefix rule finds. This is the baseline; the drivers' prefix-stable prompts come later.",
+            f"baseline ({BASELINE}): no driver marked a prefix (AgentRequest.prefix_ends), so Anthropic got no "
+            "breakpoint, and each role's schema and system message changed between its turns. current: each "
+            "turn's prompt is the previous one plus what was said since (fixed context, the transcript a turn a "
+            "part, then who speaks and the instruction), one schema per role, and the roles share one prefix where "
+            "their prompts agree; a roundtable speaker reads every speech, not the latest three.",
             "Cache rules (bench/cache_server.py): OpenAI reads the longest prefix of an earlier prompt (its schema "
             "first, then the messages) in 128-token steps from 1,024 tokens; Anthropic reads and writes prefixes "
             "ending at a cache_control breakpoint of at least 1,024 tokens (Claude Sonnet 4.x), looking 20 blocks "
@@ -261,41 +286,54 @@ def report(found: dict[str, dict[str, dict[str, Any]]], contract: dict[str, dict
             "sends it through moot's agents, to check what the agents and the cache rules do with such requests.",
         ],
     )
-    critique = found["critique"]["anthropic"]
-    share = {(p, v): found[p][v]["share_from_turn_3"] for p in found for v in found[p]}
+    now, before = found["current"], found["baseline"]
+    critique = now["critique"]["anthropic"]
+    share = {(p, v): now[p][v]["share_from_turn_3"] for p in now for v in now[p]}
+    was = {(p, v): before[p][v]["share_from_turn_3"] for p in before for v in before[p]}
     summary = (
-        f"With today's prompts, {_pct(min(share.values()))}–{_pct(max(share.values()))} of prompt tokens come from "
-        f"the cache from turn 3 on (goal ≥ {_pct(GOAL_SHARE)}); an Anthropic-priced critique costs "
-        f"{critique['price_ratio']:.2f}× its uncached price (goal ≤ {GOAL_CRITIQUE_RATIO:g}×). Requests built to "
-        f"the prefix contract read {_pct(contract['anthropic']['share_from_turn_3'])} (Anthropic) and "
-        f"{_pct(contract['openai']['share_from_turn_3'])} (OpenAI) from turn 3 on."
+        f"From turn 3 on, {_pct(min(share.values()))}–{_pct(max(share.values()))} of prompt tokens come from the "
+        f"cache (baseline {BASELINE}: {_pct(min(was.values()))}–{_pct(max(was.values()))}; goal ≥ {_pct(GOAL_SHARE)}): "
+        + ", ".join(f"{PROTOCOLS[p][0]} ({v}) {_pct(s)}" for (p, v), s in share.items())
+        + f". An Anthropic-priced critique costs {critique['price_ratio']:.2f}× its uncached price (baseline "
+        f"{before['critique']['anthropic']['price_ratio']:.2f}×; goal ≤ {GOAL_CRITIQUE_RATIO:g}×)."
     )
     losses = []
     short = [f"{PROTOCOLS[p][0]} ({v}) {_pct(s)}" for (p, v), s in share.items() if s < GOAL_SHARE]
     if short:
         losses.append(
             f"caching: from turn 3 on, less than {_pct(GOAL_SHARE)} of the prompt tokens come from the cache: "
-            f"{'; '.join(short)}. moot's drivers do not yet build prefix-stable requests: Anthropic gets no "
-            "breakpoint, and a request's prefix in common with earlier ones ends early for OpenAI's automatic rule "
-            "(the reply schema, read first, changes with the critique's legal statuses; the system message names "
-            "the speaker, a roundtable's also the round; a roundtable shows only its latest speeches)."
+            f"{'; '.join(short)}. A prefix is read only once a request has sent 1,024 tokens of it, and each turn's "
+            "newest turn and instruction are new: a six-turn critique reaches the minimum only at turn 4 (turn 3 "
+            "shares the topic and one turn with turn 2). A council asks each prompt once, its stages' members at "
+            "once and each reviewer with its own order of the answers: nothing is there to read, so it marks no "
+            "breakpoint and writes nothing."
         )
     if critique["price_ratio"] > GOAL_CRITIQUE_RATIO:
         losses.append(
             f"caching: an Anthropic-priced critique costs {critique['price_ratio']:.2f}× its uncached price "
-            f"(goal ≤ {GOAL_CRITIQUE_RATIO:g}×): no breakpoint is sent until the critique driver marks its prefix."
+            f"(goal ≤ {GOAL_CRITIQUE_RATIO:g}×): its output alone costs {critique['output_share']:.2f}× the "
+            "uncached price ($15 per million output tokens against $3 input, with real-length turns), which no "
+            "prompt cache reduces."
         )
     per_turn = Table(
-        "the critique-shaped conversation built to the prefix contract, per turn",
-        ["turn", *(f"{v}: prompt / from cache / written" for v in contract)],
+        "a 6-turn critique per turn, current drivers and the prefix contract's conversation",
+        [
+            "turn",
+            *(f"moot {v}: prompt / from cache / written" for v in PROVIDERS),
+            *(f"contract {v}: prompt / from cache / written" for v in contract),
+        ],
         [
             [turns[0][0], *(f"{fmt(t[1], 0)} / {fmt(t[2], 0)} / {fmt(t[3], 0)}" for t in turns)]
-            for turns in zip(*(contract[v]["per_turn"] for v in contract), strict=True)
+            for turns in zip(
+                *(now["critique"][v]["per_turn"] for v in PROVIDERS),
+                *(contract[v]["per_turn"] for v in contract),
+                strict=True,
+            )
         ],
         [
             "Nothing is read until a prefix of 1,024 tokens has been seen (both providers' minimum): with turns of "
-            "about 300 words, the rules, the topic and the first two turns reach it only by turn 4 or 5. A longer "
-            "fixed context (a source document, an agenda) reaches it at once.",
+            "about 300 words, the topic and the first two turns reach it only by turn 4. A longer fixed context (a "
+            "source document, an agenda) reaches it at once.",
         ],
     )
     return BenchResult("caching", summary, [table, per_turn], {"moot": found, "prefix_contract": contract}, losses)

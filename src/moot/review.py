@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from moot.agents.base import AgentRequest
 from moot.core.files import read_text
 from moot.engine.driver import Driver
 from moot.engine.loop import RunResult
@@ -128,15 +127,11 @@ class ReviewDriver(CritiqueDriver):
     diff: str = ""
     label: str = ""
 
-    def request_for(self, role: str) -> AgentRequest:
-        request = super().request_for(role)
-        shown = f"The change under review ({self.label}):\n```diff\n{self.diff}\n```"
-        return request.model_copy(
-            update={
-                "system": f"{request.system}\n{REVIEW_RULES.get(role, '')}",
-                "prompt": f"{shown}\n\n{request.prompt}",
-            }
-        )
+    def role_rules(self, role: str) -> str:
+        return f"{super().role_rules(role)}\n{REVIEW_RULES.get(role, '')}"
+
+    def shared_context(self) -> list[str]:
+        return [f"The change under review ({self.label}):\n```diff\n{self.diff}\n```\n\n"]
 
 
 def start_review(root: Path, change: Change, *, diff_limit: int, max_rounds: int | None, started: str) -> ReviewDriver:

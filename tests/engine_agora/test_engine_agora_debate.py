@@ -16,7 +16,8 @@ from moot.protocols.agora.driver import FAILED, MESSAGE_CHARS, REPLY_MAX_TOKENS,
 from moot.protocols.agora.machine import MEDIATOR_POSITION, make_turn
 from moot.protocols.agora.machine import AgoraReply as Reply
 
-SEED_BLOCK = ["DIALOGUE:", "TURN:", "YOUR ROLE:", "YOUR POSITION:", "TOPIC:", "OPPONENT SAID:"]
+# The seed's context block, the lines that stay the same across a role's turns first (a cacheable prefix).
+SEED_BLOCK = ["DIALOGUE:", "YOUR ROLE:", "YOUR POSITION:", "TOPIC:", "TURN:", "OPPONENT SAID:"]
 
 
 def headings(path: Path) -> list[str]:
@@ -107,17 +108,21 @@ def test_the_prompt_is_the_seeds_context_block(tmp_path: Path) -> None:
     lines = second.prompt.split("\n")
     assert [next(line for line in lines if line.startswith(key)) for key in SEED_BLOCK] == [
         "DIALOGUE: adopt-a-monorepo",
-        "TURN: 2",
         "YOUR ROLE: keeper",
         "YOUR POSITION: Keep one each",
         f"TOPIC: {TOPIC}",
+        "TURN: 2",
         "OPPONENT SAID: One repository removes 14 pull requests per change.",
     ]
     positions = [next(i for i, line in enumerate(lines) if line.startswith(key)) for key in SEED_BLOCK]
     assert positions == sorted(positions)
     assert lines[-1] == "YOUR TURN. Output JSON only:"
     assert "EVIDENCE POOL" not in second.prompt and "EVIDENCE POOL" not in first.prompt
-    assert first.prompt.split("\n")[:3] == ["DIALOGUE: adopt-a-monorepo", "TURN: 1", "YOUR ROLE: builder"]
+    assert first.prompt.split("\n")[:3] == [
+        "DIALOGUE: adopt-a-monorepo",
+        "YOUR ROLE: builder",
+        "YOUR POSITION: One repository for all services",
+    ]
     assert all(r.max_tokens == REPLY_MAX_TOKENS == 100 for r in agent.requests)
     assert second.system is not None and "JSON only" in second.system and "Methodology opinion" in second.system
 

@@ -72,7 +72,7 @@ def test_research_drones_speak_first_and_every_debater_sees_the_pool(tmp_path: P
         lines = request.prompt.split("\n")
         pool = lines.index("EVIDENCE POOL:")
         said = next(i for i, line in enumerate(lines) if line.startswith("OPPONENT SAID:"))
-        assert said < pool < lines.index("YOUR TURN. Output JSON only:")
+        assert pool < said < lines.index("YOUR TURN. Output JSON only:")  # the pool stays, what was said changes
         assert "- [notes.md:1] A change to the shared auth library needs 14 pull requests (confidence 0.9)" in lines
         assert "- [notes.md:2] service A uses auth 2.1 while service B still uses auth 1.8 (confidence 0.9)" in lines
         assert request.system is not None and "EVIDENCE POOL was gathered by research drones" in request.system
@@ -88,7 +88,7 @@ def test_a_resumed_debate_sees_the_same_pool_and_asks_no_researcher_again(tmp_pa
     debate = Debate([findings(("notes.md:2", "Two teams reported version drift"))], [drone("propose")])
     broken = run(driver, every_role(driver, debate.agent))
     assert broken.outcome is not None and broken.outcome.name == FAILED
-    before = debate.requests[1].prompt.split("EVIDENCE POOL:")[1]
+    before = debate.requests[1].prompt.split("EVIDENCE POOL:")[1].split("\n\nTURN:")[0]
 
     resumed = AgoraDriver.resume(driver.record_path)
     assert resumed.next_speaker() == "skeptic"
@@ -96,7 +96,7 @@ def test_a_resumed_debate_sees_the_same_pool_and_asks_no_researcher_again(tmp_pa
     result = run(resumed, every_role(resumed, again.agent))
     assert result.outcome is not None and result.outcome.name == "CONSENSUS"
     assert all(r.role != RESEARCHER for r in again.requests)
-    assert again.requests[0].prompt.split("EVIDENCE POOL:")[1] == before
+    assert again.requests[0].prompt.split("EVIDENCE POOL:")[1].split("\n\nTURN:")[0] == before
     assert "Two teams reported version drift" in before
     checks_clean(resumed.record_path)
 

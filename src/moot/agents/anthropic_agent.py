@@ -30,6 +30,7 @@ from moot.agents.base import (
     AgentRequest,
     AgentUnavailable,
     RetryPolicy,
+    TurnBounds,
     UnknownAgentSpec,
     call_with_retries,
 )
@@ -47,6 +48,7 @@ class AnthropicAgent(Agent):
     """A Claude model."""
 
     name = "anthropic"
+    turn_bounds = TurnBounds(prefix_cache=True)
     supports_schema = True
     needs_network = True
 

@@ -57,7 +57,9 @@ class AgentRequest(BaseModel):
       model's schema comes before the messages in the provider's prefix).
 
     ``prefix_ends=None`` (the default) marks nothing: such a request is sent as it always was. An empty
-    tuple marks only ``system`` as stable. Build a marked request with :meth:`with_prefix`.
+    tuple marks only ``system`` as stable. Build a marked request with :meth:`with_prefix`. The built-in
+    drivers build their turns' requests so; the schema stays the same, and the roles share a prefix, for a
+    role whose agent reports :attr:`TurnBounds.prefix_cache`.
 
     What the backends do with it: Anthropic's requests carry a ``cache_control`` breakpoint on ``system`` and
     one at the end of the prefix, whose parts become content blocks; OpenAI caches every prompt's prefix on
@@ -188,11 +190,18 @@ class TurnBounds:
     ``compact`` is for small models (the embedded one, any local GGUF): their drivers' own short token
     budgets and character caps on text fields, so the JSON of a turn ends before max_tokens cuts it.
     Everyone else gets only the protocol seed's limits and these generous defaults.
+
+    ``prefix_cache`` is for a model server that reads a prompt's prefix it has seen from a cache, the reply
+    schema first (OpenAI's and Anthropic's APIs, and the servers behind the OpenAI-compatible agent): its
+    drivers keep a role's schema the same across its turns and build every role's requests on one prefix
+    (see :class:`AgentRequest`). Everyone else (a grammar-decoded small model, a person's form, a command)
+    gets a schema narrowed to what is legal now.
     """
 
     context_tokens: int = DEFAULT_CONTEXT_TOKENS
     max_tokens: int | None = None  # completion tokens per turn; None: the driver's default for this size
     compact: bool = False
+    prefix_cache: bool = False
 
     def turn_tokens(self, compact_default: int) -> int:
         """The completion budget of a turn whose small-model budget is ``compact_default``."""

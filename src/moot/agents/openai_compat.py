@@ -56,6 +56,7 @@ class OpenAIAgent(Agent):
     """A model behind ``/v1/chat/completions``."""
 
     name = "openai"
+    turn_bounds = TurnBounds(prefix_cache=True)
     supports_schema = True
     needs_network = True
 

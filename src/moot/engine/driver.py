@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from moot.agents.base import AgentRequest, TurnBounds
+from moot.agents.base import AgentRequest, TurnBounds, debate_cache_key
 from moot.core.machine import Outcome, Rule, RuleBook, Summary, Violation
 
 ENGINE_RULES = RuleBook(
@@ -80,6 +80,21 @@ class Driver(ABC):
 
     def bounds(self, role: str) -> TurnBounds:
         return self.turn_bounds.get(role) or TurnBounds()
+
+    def caches_prefix(self, role: str) -> bool:
+        """Whether ``role``'s model server caches prompt prefixes (:attr:`TurnBounds.prefix_cache`).
+
+        Its requests keep one reply schema across its turns and share one prefix with the other roles', and the
+        protocol's check and repair hold its turns to what is legal. Any other participant's schema narrows,
+        turn by turn, to what is legal now: a grammar-decoded model then cannot write an illegal turn, and a
+        person's form offers only the legal choices.
+        """
+        return self.bounds(role).prefix_cache
+
+    def shared_cache_key(self) -> str:
+        """The provider cache key of requests that every role shares the prefix of (the rules in ``system``, the
+        role named in the instruction); without one, each role's requests meet a cache of their own."""
+        return debate_cache_key(str(self.record_path.resolve()), "every role")
 
     @classmethod
     def resume(cls, path: Path, context: str | None = None) -> Driver:

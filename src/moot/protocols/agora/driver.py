@@ -249,6 +249,14 @@ When SOURCE PASSAGES are given, each item cites one line as path:line and its co
 from that line; never fabricate. JSON only: no prose, no markdown."""
 
 
+def _target_schema(targets: list[str], cached: bool) -> dict[str, Any]:
+    """The target: one of ``targets`` (none on a first turn); any, or none, for a model whose server caches the
+    schema with the prompt's prefix (the protocol's check names the targets that exist)."""
+    if cached:
+        return {"type": ["string", "null"]}
+    return {"type": "string", "enum": targets} if targets else {"type": "null"}
+
+
 def text_schema(max_chars: int) -> dict[str, Any]:
     """A one-line string of 1 to ``max_chars`` characters that starts with a visible character.
 
@@ -472,10 +480,11 @@ class AgoraDriver(Driver, SealedPhases):
     def request_for(self, role: str) -> AgentRequest:
         if role == RESEARCHER:
             return self._research_request()
-        prompt = self._context_block(role)
+        fixed, instruction = self._context_block(role)
         system = drone_system(role, self.config.methodology, self.config.max_turns, bool(self._pool()))
-        return AgentRequest(
-            prompt=prompt,
+        return AgentRequest.with_prefix(
+            [fixed],
+            instruction,
             system=system,
             json_schema=self.reply_schema(role),
             max_tokens=REPLY_MAX_TOKENS,
@@ -486,33 +495,33 @@ class AgoraDriver(Driver, SealedPhases):
     def _pool(self) -> list[Evidence]:
         return self.research.pool if self.research is not None else []
 
-    def _context_block(self, role: str) -> str:
-        """The seed's context injection, line for line; the mediator hears every side instead of one opponent."""
+    def _context_block(self, role: str) -> tuple[str, str]:
+        """The seed's context injection, the mediator hearing every side instead of one opponent: the lines
+        that stay the same across the role's turns (the stable prefix), then the turn and what was said."""
         lines = [
             f"DIALOGUE: {self.config.dialogue_id}",
-            f"TURN: {self._opening_number(role) or self.state.turns + 1}",
             f"YOUR ROLE: {role}",
             f"YOUR POSITION: {self.config.position_of(role)}",
             f"TOPIC: {self.config.topic}",
-            "",
         ]
-        if role == MEDIATOR:
-            lines.append("PARTICIPANTS SAID:")
-            for participant in self.config.participants:
-                latest = next((t for t in reversed(self.turns) if t.role == participant.role), None)
-                said = f"{latest.signal} (turn-{latest.number}): {latest.message}" if latest else "nothing yet"
-                lines.append(f"- {participant.role}, arguing '{participant.position}': {said}")
-        else:
-            previous = self.turns[-1] if self.turns else None
-            lines.append(f"OPPONENT SAID: {previous.message if previous else '(nothing yet: you open the debate)'}")
         pool = self._pool()
         if pool:
             lines += ["", f"EVIDENCE POOL:\n{_pool_text(pool)}"]
         elif self.grounding is not None:
             passages = self._passages(role)
             lines += ["", "SOURCE PASSAGES (cite a line as path:line, copying its text):", passages]
-        lines += ["", "YOUR TURN. Output JSON only:"]
-        return "\n".join(lines)
+        turn = [f"TURN: {self._opening_number(role) or self.state.turns + 1}", ""]
+        if role == MEDIATOR:
+            turn.append("PARTICIPANTS SAID:")
+            for participant in self.config.participants:
+                latest = next((t for t in reversed(self.turns) if t.role == participant.role), None)
+                said = f"{latest.signal} (turn-{latest.number}): {latest.message}" if latest else "nothing yet"
+                turn.append(f"- {participant.role}, arguing '{participant.position}': {said}")
+        else:
+            previous = self.turns[-1] if self.turns else None
+            turn.append(f"OPPONENT SAID: {previous.message if previous else '(nothing yet: you open the debate)'}")
+        turn += ["", "YOUR TURN. Output JSON only:"]
+        return "\n".join(lines) + "\n\n", "\n".join(turn)
 
     def _passages(self, role: str) -> str:
         """The source passages for a debater without a pool: those retrieved for the topic and its position."""
@@ -569,6 +578,8 @@ class AgoraDriver(Driver, SealedPhases):
         at one item (none in an opinion debate without a research pool) to fit the 100 tokens.
         """
         signals, targets = self.choices(role)
+        if self.caches_prefix(role):  # one schema for all its turns: read_reply holds it to the choices
+            signals, targets = list(SIGNALS), []
         methodology = self.config.methodology
         offered = self._offered(role)
         max_evidence = 0 if methodology == "opinion" and not self._pool() and not offered else 1
@@ -579,7 +590,7 @@ class AgoraDriver(Driver, SealedPhases):
                 "signal": {"type": "string", "enum": signals},
                 "message": text_schema(message_chars),
                 "confidence": {"type": "number", "enum": CONFIDENCES},
-                "target": {"type": "string", "enum": targets} if targets else {"type": "null"},
+                "target": _target_schema(targets, self.caches_prefix(role)),
                 "evidence": {
                     "type": "array",
                     "items": _evidence_item_schema(EVIDENCE_SOURCE_CHARS, EVIDENCE_CONTENT_CHARS, offered),
@@ -630,6 +641,11 @@ class AgoraDriver(Driver, SealedPhases):
         if isinstance(reply, list):
             return Candidate(None, reply)
         number = self._opening_number(role)
+        signals = self.choices(role)[0]
+        if self.caches_prefix(role) and reply.signal not in signals:  # what a narrowed schema would offer
+            return Candidate(
+                None, [reply_format_violation(f"signal {reply.signal} is not legal now; use {' or '.join(signals)}.")]
+            )
         if number is None:
             turn = make_turn(reply, self.state.turns + 1, role)
             return Candidate(turn, [*self.machine.validate(self.state, turn), *self._grounding_problems(turn.evidence)])

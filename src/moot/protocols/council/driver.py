@@ -43,7 +43,7 @@ from moot.protocols.council.machine import (
     redact,
     review_order,
     rounded_w,
-    shown_to,
+    shown_parts,
 )
 
 # A small model's bounds: a concise answer of about 130 words. llama.cpp turns each maxLength into a grammar
@@ -213,7 +213,7 @@ class CouncilDriver(Driver, SealedPhases):
             "required": ["answer"],
             "additionalProperties": False,
         }
-        return self._request(role, system, f"Question: {self.config.question}", schema, ANSWER_MAX_TOKENS)
+        return self._request(role, system, ([f"Question: {self.config.question}"], ""), schema, ANSWER_MAX_TOKENS)
 
     def _pending_review(self, role: str) -> Review:
         answered = [answer.member for answer in self.state.valid_answers()]
@@ -222,11 +222,15 @@ class CouncilDriver(Driver, SealedPhases):
     def _review_request(self, role: str) -> AgentRequest:
         shown = self._pending_review(role).shown
         labels = [label(index) for index in range(len(shown))]
-        material = shown_to(self.config, self.state, self._pending_review(role))
-        prompt = (
-            "You are evaluating different answers to the following question.\n\n"
-            f"{material}\n\n"
-            "Your task: evaluate each answer on its own (what it does well, what it does poorly), then rank all "
+        # The question and the answers in the order this reviewer is shown them are the stable prefix (of its
+        # repairs: each reviewer is shown its own order).
+        material = shown_parts(self.config, self.state, self._pending_review(role))
+        parts = [
+            f"You are evaluating different answers to the following question.\n\n{material[0]}",
+            *(f"\n\n{part}" for part in material[1:]),
+        ]
+        instruction = (
+            "\n\nYour task: evaluate each answer on its own (what it does well, what it does poorly), then rank all "
             f"of them from best to worst: {', '.join(labels)}, each exactly once, each with a one- or two-sentence "
             "reason. Refer to answers only by their labels; the authors are anonymous."
         )
@@ -249,7 +253,8 @@ class CouncilDriver(Driver, SealedPhases):
         }
         system = "You are a member of a council reviewing anonymous answers. Judge the answers, not their authors."
         # The system message and prompt name no member and no model: redact() took them out of the answers.
-        return self._request(role, system, redact(prompt, self.config), schema, REVIEW_MAX_TOKENS)
+        redacted = ([redact(part, self.config) for part in parts], redact(instruction, self.config))
+        return self._request(role, system, redacted, schema, REVIEW_MAX_TOKENS)
 
     def repair_prompt(self, request: AgentRequest, reply: str, violations: list[Violation]) -> AgentRequest:
         """A review sent back is redacted too: the identity it named (and the rule's message that quotes it) is
@@ -262,20 +267,26 @@ class CouncilDriver(Driver, SealedPhases):
     def _synthesis_request(self, role: str) -> AgentRequest:
         aggregate = borda(self.config, self.state)
         others = [member for member, _ in aggregate[1:]]
-        answers = "\n\n".join(f"{a.member}'s answer:\n{a.text}" for a in self.state.valid_answers())
-        reviews = "\n\n".join(
+        answers = [f"{a.member}'s answer:\n{a.text}" for a in self.state.valid_answers()]
+        reviews = [
             f"{review.reviewer}'s ranking, best first:\n"
             + "\n".join(f"- {m}: {reason}" for m, reason in zip(review.ranked_members(), review.reasons, strict=False))
             for review in self.state.reviews
             if review.valid
-        )
+        ]
         ranking = "\n".join(
             f"{rank}. {member} ({points} Borda points)" for rank, (member, points) in enumerate(aggregate, 1)
         )
         agreement = record.agreement_text(kendall_w(self.state))
-        prompt = (
-            f"Question: {self.config.question}\n\n{answers}\n\nThe members' reviews:\n{reviews}\n\n"
-            f"The aggregate ranking:\n{ranking}\nAgreement between the reviewers (Kendall's W): {agreement}\n\n"
+        # The question, the answers and the reviews in the record's order are the stable prefix.
+        parts = [
+            f"Question: {self.config.question}",
+            *(f"\n\n{answer}" for answer in answers),
+            "\n\nThe members' reviews:\n" + (reviews[0] if reviews else ""),
+            *(f"\n\n{review}" for review in reviews[1:]),
+        ]
+        instruction = (
+            f"\n\nThe aggregate ranking:\n{ranking}\nAgreement between the reviewers (Kendall's W): {agreement}\n\n"
             "Write the council's final answer. In 'basis', say how the ranking shaped it and name the top-ranked "
             f"member, {aggregate[0][0]}. In 'dissent', give one entry for each of {', '.join(others)}: the position "
             "of their answer and why it was not adopted (or which part was)."
@@ -302,12 +313,22 @@ class CouncilDriver(Driver, SealedPhases):
             "additionalProperties": False,
         }
         system = "You chair a council. You write its final answer from the members' answers and their reviews."
-        return self._request(role, system, prompt, schema, SYNTHESIS_MAX_TOKENS)
+        return self._request(role, system, (parts, instruction), schema, SYNTHESIS_MAX_TOKENS)
 
-    def _request(self, role: str, system: str, prompt: str, schema: dict[str, Any], max_tokens: int) -> AgentRequest:
-        """``max_tokens`` is a small model's budget; other agents get their own (see TurnBounds)."""
+    def _request(
+        self, role: str, system: str, prompt: tuple[list[str], str], schema: dict[str, Any], max_tokens: int
+    ) -> AgentRequest:
+        """A request whose ``prompt`` is its fixed parts, in order, and its instruction. ``max_tokens`` is a small
+        model's budget; other agents get their own (see TurnBounds).
+
+        Its prefix is not marked: each prompt is asked once (a stage's members all at once, each reviewer in
+        its own order), so a provider cache written for it would never be read, and writing costs more than
+        reading the prompt uncached.
+        """
+        parts, instruction = prompt
         return AgentRequest(
-            prompt=prompt,
+            prompt="".join(parts) + instruction,
+            prefix_ends=(),
             system=system,
             json_schema=schema,
             max_tokens=self.bounds(role).turn_tokens(max_tokens),

@@ -338,11 +338,16 @@ def unmasked(text: str, config: CouncilConfig) -> list[str]:
 
 def shown_to(config: CouncilConfig, state: CouncilState, review: Review) -> str:
     """Everything a reviewer is shown besides the instructions: the question and the anonymized answers."""
+    return "\n\n".join(shown_parts(config, state, review))
+
+
+def shown_parts(config: CouncilConfig, state: CouncilState, review: Review) -> list[str]:
+    """:func:`shown_to` as its parts: the question, then each answer in the order the reviewer is shown them."""
     texts = {answer.member: answer.text or "" for answer in state.valid_answers()}
     parts = [f"Question: {redact(config.question, config)}"]
     for index, member in enumerate(review.shown):
         parts.append(f"{label(index)}:\n{redact(texts.get(member, ''), config)}")
-    return "\n\n".join(parts)
+    return parts
 
 
 def borda(config: CouncilConfig, state: CouncilState) -> list[tuple[str, int]]:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from moot.agents.base import AgentRequest
 from moot.core.files import read_text
 from moot.core.machine import Outcome, Severity, Summary, Violation
 from moot.core.run_state import RUN_HALTED
-from moot.engine.driver import Candidate, Driver, first_error, json_schema_of
+from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
 from moot.limits import require_subject
@@ -152,9 +153,52 @@ class CritiqueDriver(Driver):
         self.human_note = note
 
     def request_for(self, role: str) -> AgentRequest:
+        """The topic, the user's context and the dialogue so far as the stable prefix, one part a turn; then the
+        person's answer to a STUCK turn, the role and its rules, and what to write.
+
+        A model whose server caches prefixes gets its role and rules after the dialogue, so that both roles'
+        requests share one prefix and one cache; any other participant keeps them in the system message, where
+        the small model's turns were measured.
+        """
+        rules = self.role_rules(role)
+        bounds = self.bounds(role)
+        tokens = bounds.turn_tokens(COMPACT_REPLY_TOKENS)
+        shown = COMPACT_DIALOGUE_CHARS if bounds.compact else (bounds.context_tokens - tokens) * CHARS_PER_TOKEN
+        turns = _tail(self.text[self.text.find("\n---\n") + 5 :].strip(), shown)
+        private = bool(self.context) and role == self.config.roles[0]
+        parts = [*self.shared_context(), f"Topic: {self.config.topic}\n\n"]
+        if private:
+            parts.append(f"Context from the user (only you have it):\n{self.context}\n\n")
+        if turns:
+            parts += _turn_parts(f"The dialogue so far ({self.record_path.name}):\n", turns)
+        instruction = [] if turns else ["No turns yet: you open."]
+        if self.human_note is not None:
+            instruction.append(f"A person answered the STUCK escalation:\n{self.human_note}")
+        narrowed = not self.caches_prefix(role)
+        if not narrowed:
+            instruction.append(rules)
+        round_ = self.protocol_machine.expected_round(self.state)
+        instruction.append(
+            f"Write your turn as the {role} for round {round_} of {self.config.max_rounds}: "
+            f"message = your own words ({COMPACT_LENGTH if bounds.compact else FULL_LENGTH}), status, "
+            "summary (only with DONE)."
+        )
+        return AgentRequest.with_prefix(
+            parts,
+            "\n\n".join(instruction),
+            system=rules if narrowed else None,
+            json_schema=self._reply_schema(role),
+            max_tokens=tokens,
+            role=role,
+            protocol=self.protocol,
+            cache_key=None if narrowed or private else self.shared_cache_key(),
+        )
+
+    def role_rules(self, role: str) -> str:
+        """Who ``role`` is and the dialogue's rules as it reads them."""
         other = self.config.other(role)
         guidance = ROLE_GUIDANCE.get(role, CUSTOM_GUIDANCE)
-        system = (
+        return (
             f"You are the {role} in a structured dialogue with the {other} about: {self.config.topic}.\n"
             f"{guidance}\n"
             "Rules: respond to the latest turn. Status AWAITING passes the "
@@ -162,45 +206,22 @@ class CritiqueDriver(Driver):
             f"the {other}'s PROPOSING_DONE and needs a summary of what was agreed. STUCK means a human must decide; "
             "explain the blocker in the message."
         )
-        bounds = self.bounds(role)
-        tokens = bounds.turn_tokens(COMPACT_REPLY_TOKENS)
-        shown = COMPACT_DIALOGUE_CHARS if bounds.compact else (bounds.context_tokens - tokens) * CHARS_PER_TOKEN
-        turns = _tail(self.text[self.text.find("\n---\n") + 5 :].strip(), shown)
-        parts = [f"Topic: {self.config.topic}"]
-        if self.context and role == self.config.roles[0]:
-            parts.append(f"Context from the user (only you have it):\n{self.context}")
-        if self.human_note is not None:
-            parts.append(f"A person answered the STUCK escalation:\n{self.human_note}")
-        parts.append(f"The dialogue so far ({self.record_path.name}):\n{turns}" if turns else "No turns yet: you open.")
-        round_ = self.protocol_machine.expected_round(self.state)
-        parts.append(
-            f"Write your turn as the {role} for round {round_} of {self.config.max_rounds}: "
-            f"message = your own words ({COMPACT_LENGTH if bounds.compact else FULL_LENGTH}), status, "
-            "summary (only with DONE)."
-        )
-        return AgentRequest(
-            prompt="\n\n".join(parts),
-            system=system,
-            json_schema=self._reply_schema(role),
-            max_tokens=tokens,
-            role=role,
-            protocol=self.protocol,
-        )
+
+    def shared_context(self) -> list[str]:
+        """Fixed context both roles read before the topic (each part ending in a blank line); none here."""
+        return []
 
     def _reply_schema(self, role: str) -> dict[str, object]:
-        """The reply schema with only the statuses that are legal now, so decoding cannot pick another.
+        """The reply schema; narrowed to the statuses that are legal now, so that decoding cannot pick another,
+        except for a model whose server caches prefixes (one schema for all its turns; see Driver.caches_prefix).
 
         DONE is offered only to confirm the other's PROPOSING_DONE (Rule 5), and concluding or
         escalating only once both parties have spoken: a dialogue needs two voices.
         """
-        last = self.state.last
-        if last is not None and last.status is StatusKind.PROPOSING_DONE:
-            allowed = ["DONE", "AWAITING"]
-        elif self.state.turns < 2:
-            allowed = ["AWAITING"]
-        else:
-            allowed = ["AWAITING", "PROPOSING_DONE", "STUCK"]
         schema = json_schema_of(CritiqueReply)
+        if self.caches_prefix(role):
+            return schema
+        allowed = self._legal_statuses()
         schema["properties"]["status"]["enum"] = allowed
         if "DONE" not in allowed:
             schema["properties"]["summary"]["maxLength"] = 0
@@ -210,6 +231,14 @@ class CritiqueDriver(Driver):
             schema["properties"]["summary"]["maxLength"] = COMPACT_MESSAGE_CHARS if "DONE" in allowed else 0
         return schema
 
+    def _legal_statuses(self) -> list[str]:
+        last = self.state.last
+        if last is not None and last.status is StatusKind.PROPOSING_DONE:
+            return ["DONE", "AWAITING"]
+        if self.state.turns < 2:
+            return ["AWAITING"]
+        return ["AWAITING", "PROPOSING_DONE", "STUCK"]
+
     def read_reply(self, role: str, text: str, now: str) -> Candidate:
         reply, problem = parse_reply(text, CritiqueReply)
         if reply is None:
@@ -218,7 +247,14 @@ class CritiqueDriver(Driver):
             turn = self.protocol_machine.turn_from_reply(self.state, role, reply, now)
         except ValueError as exc:
             return Candidate(None, [RULES.violation("CRITIQUE_TURN_HEADER", first_error(exc))])
-        candidate = Candidate(turn, [_in_a_run(v) for v in self.protocol_machine.validate(self.state, turn)])
+        violations = [_in_a_run(v) for v in self.protocol_machine.validate(self.state, turn)]
+        legal = self._legal_statuses()
+        if self.caches_prefix(role) and reply.status not in legal:
+            # What the narrowed schema leaves out, asked of a model that gets the whole schema (see _reply_schema).
+            violations.append(
+                reply_format_violation(f"status {reply.status} is not legal now; use {' or '.join(legal)}.")
+            )
+        candidate = Candidate(turn, violations)
         self.validated = (turn, self.state) if not candidate.errors else None  # commit need not check it again
         return candidate
 
@@ -263,6 +299,19 @@ def _in_a_run(violation: Violation) -> Violation:
     if violation.rule == "CRITIQUE_DONE_CONFIRMS":
         return violation.model_copy(update={"severity": Severity.ERROR})
     return violation
+
+
+def _turn_parts(heading: str, turns: str) -> list[str]:
+    """The dialogue as prefix parts, one a turn (the first after ``heading``), each ending as it does in the
+    prompt: the parts of the next request begin with these."""
+    starts = [0, *(match.start() for match in _TURN_START.finditer(turns, 1))]
+    pieces = [
+        turns[start:end].rstrip("\n") + "\n\n" for start, end in zip(starts, [*starts[1:], len(turns)], strict=True)
+    ]
+    return [heading + pieces[0], *pieces[1:]]
+
+
+_TURN_START = re.compile(r"^---\n\n## \[", re.MULTILINE)  # a turn as render_turn writes it
 
 
 def _tail(turns: str, chars: int) -> str:

@@ -336,6 +336,13 @@ class DuelDriver(Driver):
         return self._request(request.role, extra)
 
     def _request(self, role: str, extra: str) -> AgentRequest:
+        """The topic, the source and the supporting lines, then the duel so far, one part a turn, as the stable
+        prefix; then what to write, and a repair's notes after it.
+
+        A model whose server caches prefixes gets its role and the duel's rules after the duel so far, so that
+        both roles' requests share one prefix and one cache; any other participant keeps them in the system
+        message, where the small model's turns were measured.
+        """
         system = self._system(role)
         fixed = self._instructions(role)
         bounds = self.bounds(role)
@@ -343,23 +350,30 @@ class DuelDriver(Driver):
         budget = bounds.context_tokens - tokens - TEMPLATE_TOKENS
         budget -= estimate_tokens(system) + estimate_tokens(fixed) + estimate_tokens(extra) + 40
         history = self._history(max(0, int(budget * HISTORY_SHARE)))
-        source = clip_to_tokens(self.source_text, max(0, budget - estimate_tokens(history)))
+        source = clip_to_tokens(self.source_text, max(0, budget - estimate_tokens("".join(history))))
         shown = "\n".join(f"{where}: {text}" for where, (_, text) in self.supporting.items())
         parts = [
-            f"Topic: {self.config.topic}",
-            f"Source document (read-only): {self.config.source_path}\n<<<\n{source}\n>>>",
-            f"Supporting files (evidence may add one of these lines as 'supporting'):\n{shown}" if shown else "",
-            history or "No turns yet: you open the duel.",
+            f"Topic: {self.config.topic}\n\n",
+            f"Source document (read-only): {self.config.source_path}\n<<<\n{source}\n>>>\n\n",
+            f"Supporting files (evidence may add one of these lines as 'supporting'):\n{shown}\n\n" if shown else "",
+            *history,
+        ]
+        narrowed = not self.caches_prefix(role)
+        instruction = [
+            "" if history else "No turns yet: you open the duel.",
+            "" if narrowed else system,
             fixed,
             extra,
         ]
-        return AgentRequest(
-            prompt="\n\n".join(part for part in parts if part),
-            system=system,
+        return AgentRequest.with_prefix(
+            parts,
+            ("\n\n" if history else "") + "\n\n".join(part for part in instruction if part),
+            system=system if narrowed else None,
             json_schema=self._reply_schema(role),
             max_tokens=tokens,
             role=role,
             protocol=self.protocol,
+            cache_key=None if narrowed else self.shared_cache_key(),
         )
 
     def _system(self, role: str) -> str:
@@ -392,8 +406,8 @@ class DuelDriver(Driver):
     def _previous_turn(self, role: str) -> DuelTurn | None:
         return next((t for t in reversed(self.state.turns) if t.participant == role), None)
 
-    def _history(self, tokens: int) -> str:
-        """The latest turns, newest kept first, each as a short digest of what it claimed."""
+    def _history(self, tokens: int) -> list[str]:
+        """The latest turns, newest kept first, each as a short digest of what it claimed: a part each."""
         kept: list[str] = []
         used = 0
         for turn in reversed(self.state.turns):
@@ -404,7 +418,10 @@ class DuelDriver(Driver):
                 break
             kept.append(digest)
             used += cost
-        return "The duel so far:\n" + "\n".join(reversed(kept)) if kept else ""
+        if not kept:
+            return []
+        shown = list(reversed(kept))
+        return [f"The duel so far:\n{shown[0]}", *(f"\n{digest}" for digest in shown[1:])]
 
     def _addressable(self) -> list[str]:
         return [f"Turn {t.number}" for t in self.state.turns] + [f"source § {s}" for s in self.sections]
@@ -414,23 +431,30 @@ class DuelDriver(Driver):
         return [Stance.OPEN_TO_DEBATE.value] if not self.state.turns else [s.value for s in Stance]
 
     def _reply_schema(self, role: str) -> dict[str, Any]:
+        """The reply schema, narrowed to the choices legal now (stances, what a counterpoint addresses); for a
+        model whose server caches prefixes, one schema for all its turns, and read_reply holds its
+        choices to what is legal (:meth:`_choice_problems`)."""
+        narrowed = not self.caches_prefix(role)
         schema = json_schema_of(GuidedDuelReply)
         defs = schema["$defs"]
-        schema["properties"]["stance"]["enum"] = self._allowed_stances()
+        schema["properties"]["stance"]["enum"] = self._allowed_stances() if narrowed else [s.value for s in Stance]
         defs["Evidence"]["properties"]["section"]["enum"] = self.sections
         if self.supporting:
             defs["Evidence"]["properties"]["supporting"]["enum"] = ["", *self.supporting]
         else:
             del defs["Evidence"]["properties"]["supporting"]
-        defs["GuidedCounterpoint"]["properties"]["addresses"]["enum"] = self._addressable()
-        if self._previous_turn(role) is None:
+        if narrowed:
+            defs["GuidedCounterpoint"]["properties"]["addresses"]["enum"] = self._addressable()
+        if narrowed and self._previous_turn(role) is None:
             del schema["properties"]["stance_revision"], defs["StanceRevision"]
         else:
             schema["properties"]["stance_revision"] = {"$ref": "#/$defs/StanceRevision"}
-            defs["StanceRevision"]["properties"]["because_of"]["enum"] = self._addressable()
-        # Every property is asked for, so decoding writes each one (an optional one would be skipped).
+            if narrowed:
+                defs["StanceRevision"]["properties"]["because_of"]["enum"] = self._addressable()
+        # Every property is asked for, so decoding writes each one (an optional one would be skipped); a cached
+        # model's stance revision stays optional, as it is before the role's second turn.
         for part in (schema, *defs.values()):
-            part["required"] = list(part["properties"])
+            part["required"] = [name for name in part["properties"] if narrowed or name != "stance_revision"]
             for value in part["properties"].values():
                 value.pop("default", None)
         if self.bounds(role).compact:

@@ -1,7 +1,8 @@
 """The Roundtable's orchestration, as the guide's unattended relay does it, with moot as the relay.
 
-- A speaker is asked with exactly what the guide's step 2 has it read: AGENDA.md, ``prompt_for_speaker``
-  from turn.json, and the latest three speeches (never the whole transcript). Its reply is the
+- A speaker is asked with what the guide's step 2 has it read: AGENDA.md, ``prompt_for_speaker`` from
+  turn.json, and the latest three speeches; a model whose server caches prompt prefixes reads every speech,
+  in order, which its cache makes cheaper than a window that moves. Its reply is the
   protocol's :class:`~moot.protocols.roundtable.machine.RoundtableReply`; its ``prompt_for_next_speaker``
   becomes the next speaker's ``prompt_for_speaker``. moot writes the speech file and then turn.json
   (one commit, crash-recoverable).
@@ -284,32 +285,34 @@ class RoundtableDriver(Driver, SealedPhases):
         return role == MODERATOR and self.state.turn.status == "concluding"
 
     def request_for(self, role: str) -> AgentRequest:
-        # Someone else (the agent tools) may have written the meeting since: read it again, cheaply unless so. A
-        # meeting that can no longer be read keeps the state last read; the commit then says what is wrong.
-        with contextlib.suppress(ProtocolViolationError):
-            self.writer.fresh()
-        if self._concluding(role):
-            return self._moderator_request(role)
-        return self._speaker_request(role)
+        return self._ask(role, "")
 
     def repair_prompt(self, request: AgentRequest, reply: str, violations: list[Violation]) -> AgentRequest:
-        """The original request again, with the rule ids and messages; rebuilt rather than appended to
-        so that it still fits the small model's context after several repairs."""
+        """The original request again, with the rule ids and messages after its instruction; rebuilt rather than
+        appended to so that it still fits the small model's context after several repairs."""
         problems = "\n".join(f"- {v.rule}: {v.message}" for v in violations if v.is_error)
         extra = (
             f"Your previous reply was:\n{clip_to_tokens(reply, 160)}\n\nIt broke these rules of the protocol:\n"
             f"{clip_to_tokens(problems, 200)}\n\nFix the errors and try again."
         )
-        fresh = self.request_for(request.role)
-        return self._fit(fresh, extra)
+        return self._ask(request.role, extra)
 
-    def _speaker_request(self, role: str) -> AgentRequest:
+    def _ask(self, role: str, extra: str) -> AgentRequest:
+        # Someone else (the agent tools) may have written the meeting since: read it again, cheaply unless so. A
+        # meeting that can no longer be read keeps the state last read; the commit then says what is wrong.
+        with contextlib.suppress(ProtocolViolationError):
+            self.writer.fresh()
+        if self._concluding(role):
+            return self._moderator_request(role, extra)
+        return self._speaker_request(role, extra)
+
+    def _speaker_request(self, role: str, extra: str) -> AgentRequest:
         text = TEXT[self.language]
         turn = self.state.turn
         sealed = self.sealed_phase() is not None
         # A sealed speaker hears no one else in round 1, so cannot declare that everyone agrees.
         everyone_spoke = not sealed and self._everyone_will_have_spoken()
-        system = text["speaker"].format(
+        speaker = text["speaker"].format(
             role=role,
             meeting=turn.conference,
             round=turn.round,
@@ -318,39 +321,37 @@ class RoundtableDriver(Driver, SealedPhases):
             consensus=text["consensus_open" if everyone_spoke else "consensus_closed"],
         )
         schema = _schema(RoundtableReply, SPEECH_LIMITS[self.language], self.bounds(role).compact)
-        if not everyone_spoke:
+        if not everyone_spoke and not self.caches_prefix(role):  # read_reply refuses it from the others
             schema["properties"]["consensus_reached"]["enum"] = [False]
-        return self._fit(self._request(role, system, schema), "")
+        return self._fit(role, speaker, schema, extra)
 
-    def _moderator_request(self, role: str) -> AgentRequest:
-        system = TEXT[self.language]["moderator"].format(meeting=self.state.turn.conference)
-        return self._fit(
-            self._request(role, system, _schema(Minutes, MINUTES_LIMITS[self.language], self.bounds(role).compact)), ""
-        )
+    def _moderator_request(self, role: str, extra: str) -> AgentRequest:
+        moderator = TEXT[self.language]["moderator"].format(meeting=self.state.turn.conference)
+        schema = _schema(Minutes, MINUTES_LIMITS[self.language], self.bounds(role).compact)
+        return self._fit(role, moderator, schema, extra)
 
-    def _request(self, role: str, system: str, schema: dict[str, Any]) -> AgentRequest:
-        return AgentRequest(
-            prompt="",
-            system=system,
-            json_schema=schema,
-            max_tokens=self.bounds(role).turn_tokens(COMPACT_REPLY_TOKENS[self.language]),
-            role=role,
-            protocol=self.protocol,
-        )
+    def _fit(self, role: str, directions: str, schema: dict[str, Any], extra: str) -> AgentRequest:
+        """The request: the agenda and the speeches, cut to the context left, then the instruction.
 
-    def _fit(self, request: AgentRequest, extra: str) -> AgentRequest:
-        """Fill in the prompt: the agenda, the instruction and the speeches, cut to the context left."""
+        A model whose server caches prefixes reads every speech (the guide lets a speaker go further back than
+        the latest): the agenda and the speeches are the stable prefix that every speaker's requests share, and
+        its directions (who it is, the round) follow them, where they change. Any other participant reads the
+        latest speeches only (the guide's step 2), with its directions in the system message. The minutes are
+        asked once, so their prefix is not marked: a cache written for them would never be read.
+        """
         text = TEXT[self.language]
         turn = self.state.turn
-        budget = self.bounds(request.role).context_tokens - TEMPLATE_TOKENS - (request.max_tokens or 0)
-        budget -= estimate_tokens(request.system or "") + estimate_tokens(extra) + INSTRUCTION_TOKENS
+        bounds = self.bounds(role)
+        stable = bounds.prefix_cache
+        max_tokens = bounds.turn_tokens(COMPACT_REPLY_TOKENS[self.language])
+        budget = bounds.context_tokens - TEMPLATE_TOKENS - max_tokens
+        budget -= estimate_tokens(directions) + estimate_tokens(extra) + INSTRUCTION_TOKENS
         budget -= 60  # labels and separators
         agenda = clip_to_tokens(self.agenda or "", int(max(0, budget) * AGENDA_SHARE))
         speeches = self._speeches()
-        concluding = self._concluding(request.role)
-        shown = speeches if concluding else speeches[-LATEST_SPEECHES:]
-        instruction = clip_to_tokens(turn.prompt_for_speaker, INSTRUCTION_TOKENS)
-        parts = [f"{text['agenda']}\n{agenda}", f"{text['instruction']}\n{instruction}"]
+        concluding = self._concluding(role)
+        shown = speeches if concluding or stable else speeches[-LATEST_SPEECHES:]
+        parts = [f"{text['agenda']}\n{agenda}\n\n"]
         if shown:
             share = max(0, budget - estimate_tokens(agenda)) // len(shown)
             omitted = len(speeches) - len(shown)
@@ -359,12 +360,25 @@ class RoundtableDriver(Driver, SealedPhases):
                 f"### {speech_file_name(s.sequence, s.role)}\n{clip_to_tokens(s.body.strip(), share - 8)}"
                 for s in shown
             ]
-            parts.append(text["all" if concluding else "latest"] + "\n\n" + "\n\n".join(listed))
-        else:
-            parts.append(text["none"])
+            heading = text["all" if concluding or stable else "latest"] + "\n\n"
+            parts += [heading + listed[0] + "\n\n", *(item + "\n\n" for item in listed[1:])]
+        instruction = [] if shown else [text["none"]]
+        instruction.append(f"{text['instruction']}\n{clip_to_tokens(turn.prompt_for_speaker, INSTRUCTION_TOKENS)}")
+        if stable:
+            instruction.append(directions)
         if extra:
-            parts.append(extra)
-        return request.model_copy(update={"prompt": "\n\n".join(parts)})
+            instruction.append(extra)
+        request = AgentRequest.with_prefix(
+            parts,
+            "\n\n".join(instruction),
+            system=None if stable else directions,
+            json_schema=schema,
+            max_tokens=max_tokens,
+            role=role,
+            protocol=self.protocol,
+            cache_key=self.shared_cache_key() if stable else None,
+        )
+        return request.model_copy(update={"prefix_ends": ()}) if concluding else request
 
     def _speeches(self) -> tuple[Speech, ...]:
         """Every speech of the meeting, in order."""
