@@ -18,5 +18,6 @@ PLUGIN = Protocol(
     driver=Ref("moot.protocols.agora.driver:AgoraDriver"),
     command=Ref("moot.cli.run:run_agora"),
     view=Ref("moot.web.views:agora"),
+    analysis=Ref("moot.protocols.agora.analysis:ANALYSIS"),
     capabilities=frozenset({SEALED, GROUNDED}),
 )

@@ -18,5 +18,6 @@ PLUGIN = Protocol(
     driver=Ref("moot.protocols.council.driver:CouncilDriver"),
     command=Ref("moot.protocols.council.command:run_council"),
     view=Ref("moot.web.views:council"),
+    analysis=Ref("moot.protocols.council.analysis:ANALYSIS"),
     capabilities=frozenset({SEALED}),
 )

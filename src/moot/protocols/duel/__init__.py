@@ -18,5 +18,6 @@ PLUGIN = Protocol(
     driver=Ref("moot.protocols.duel.driver:DuelDriver"),
     command=Ref("moot.cli.run:run_duel"),
     view=Ref("moot.web.views:duel"),
+    analysis=Ref("moot.protocols.duel.analysis:ANALYSIS"),
     capabilities=frozenset({GROUNDED}),
 )
