@@ -1,5 +1,6 @@
-"""A plugin's optional hooks reach moot's generic commands: its positions give `moot show --json` conformity
-figures (numeric positions included), and its view gives the exported page a panel drawn with moot.web.plots."""
+"""A plugin's optional hooks reach the generic parts of moot: its positions give `moot show --json` conformity
+figures (numeric positions included), its view gives the exported page a panel drawn
+with moot.web.plots, and its call plan sizes the dry run's estimate."""
 
 from __future__ import annotations
 
@@ -53,3 +54,21 @@ def test_a_plugins_view_draws_its_panel_with_moots_plot_helpers(
     html = page.read_text(encoding="utf-8")
     assert 'aria-label="the rally"' in html and html.count("<circle") >= 4 + 2  # a dot per return, the legend's
     assert "position changes: 1" in html  # the conformity from its positions
+
+
+def test_a_plugins_call_plan_prices_the_dry_run_estimate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-used")  # priced, never asked
+    from pingpong.driver import PingPongDriver, PingPongOptions
+
+    from moot.agents import resolve_agent
+    from moot.engine.estimate import estimate
+    from moot.engine.loop import Limits
+
+    driver = PingPongDriver.start(tmp_path, PingPongOptions(topic="T", volleys=5), "2026-01-01 10:00")
+    assert driver.call_plan() == ["ping", "pong", "ping", "pong", "ping"]
+    agent = resolve_agent("openai:gpt-4o-mini")
+    ping, pong = estimate(driver, {"ping": agent, "pong": agent}, Limits())
+    assert (ping.role, ping.calls, ping.completion_tokens) == ("ping", 3, 60)  # 20 tokens a return
+    assert (pong.role, pong.calls, pong.completion_tokens) == ("pong", 2, 40)
+    assert ping.cost_usd is not None and pong.cost_usd is not None and ping.cost_usd > pong.cost_usd > 0
