@@ -1,26 +1,27 @@
-"""The conformity of a record on disk: its text read as ``moot show`` reads it, analysed by :mod:`moot.metrics`.
+"""The conformity of a record on disk: the positions its protocol reads out of it (``Analysis.positions``),
+analysed by :mod:`moot.metrics`.
 
-``moot show --json``, ``moot run … --json`` and signed receipts all report this one JSON object:
-``{analysis: Conformity.to_json()}``, ``{}`` for a protocol that records no positions.
+``moot show --json``, ``moot run … --json``, the viewer and signed receipts all report this one JSON object:
+``{kind: Conformity.to_json()}``, ``{}`` for a protocol that records no positions.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from moot.detect import detect, documents
-
-if TYPE_CHECKING:
-    from moot.metrics import Conformity
+from moot import registry
+from moot.detect import detect
+from moot.metrics import Conformity, conformity
 
 
 def record_analyses(protocol: str, target: Path) -> dict[str, Conformity]:
     """The conformity analyses of a record, by what the position is ({} for a protocol without positions)."""
-    from moot.metrics import record_conformity  # imports protocols: only when a record is analysed
-
-    shown = documents(protocol, target)
-    return record_conformity(protocol, shown[0][1]) if shown else {}
+    analysis = registry.get(protocol).analysis
+    positions = analysis.load().positions if analysis is not None else None
+    if positions is None:
+        return {}
+    return {found.kind: conformity(found.stated, chairman=found.chairman) for found in positions(target)}
 
 
 def conformity_json(path: Path) -> dict[str, Any]:

@@ -5,8 +5,9 @@ every figure; the short version:
 
 - A *position* is what a participant holds after one of its turns: a duel stance, the Agora proposal
   it backs or the signal it sent, an eval agent's answer, the answer a council member gave, ranked
-  first in its review, or (the chairman) adopted in the synthesis. A *change* is a position that
-  differs from the same participant's previous one.
+  first in its review, or (the chairman) adopted in the synthesis, or a number a participant
+  estimates (numbers compare by value, with no tolerance). A *change* is a position that differs from
+  the same participant's previous one.
 - Positions with the same ``step`` were stated at once (a sealed round); each sees only earlier steps.
   The *view* of a change is everyone's latest position before its step.
 - A change is *toward the first speaker* / *toward the majority* / *toward the chairman* when its new
@@ -28,8 +29,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from moot.protocols.agora.machine import MEDIATOR, AgoraTurn, proposal_id_for
-from moot.protocols.duel.machine import DuelTurn
+# A position: a text (a stance, a proposal id, an answer) or a number. Positions are equal when ``==`` says so:
+# 3 and 3.0 are one position, "3" and 3 are two, and there is no tolerance (a protocol that wants one rounds the
+# numbers it states).
+Value = str | float
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class Stated:
     """One position as a participant stated it."""
 
     participant: str
-    value: str
+    value: Value
     step: int  # equal steps were stated at once (a sealed round)
     supported: bool | None = None  # the turn brought new evidence or argument; None: the record cannot tell
     turn: int | None = None  # where it stands in the record, for people reading the report
@@ -50,8 +53,8 @@ class Change:
     participant: str
     step: int
     turn: int | None
-    before: str
-    after: str
+    before: Value
+    after: Value
     toward_first_speaker: bool
     toward_majority: bool
     toward_chairman: bool | None  # None: the deliberation has no chairman
@@ -69,13 +72,13 @@ UNREADABLE = "(unreadable)"  # the position of a reply whose answer could not be
 class Conformity:
     """The conformity metrics of one sequence of positions (see the module docstring)."""
 
-    positions: dict[str, list[str]]
+    positions: dict[str, list[Value]]
     changes: list[Change]
     first_speaker: str | None
     chairman: str | None = None
-    answer: str | None = None
-    initial: dict[str, str] = field(default_factory=dict)
-    final: dict[str, str] = field(default_factory=dict)
+    answer: Value | None = None
+    initial: dict[str, Value] = field(default_factory=dict)
+    final: dict[str, Value] = field(default_factory=dict)
 
     def changes_of(self, participant: str) -> list[Change]:
         return [change for change in self.changes if change.participant == participant]
@@ -150,7 +153,7 @@ class Conformity:
         }
 
 
-def _majority(values: Iterable[str]) -> str | None:
+def _majority(values: Iterable[Value]) -> Value | None:
     """The one value held more often than any other, or None (no values, or a tie at the top)."""
     ranked = Counter(values).most_common(2)
     if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
@@ -158,7 +161,7 @@ def _majority(values: Iterable[str]) -> str | None:
     return ranked[0][0]
 
 
-def _flip(before: str, after: str, answer: str | None) -> str | None:
+def _flip(before: Value, after: Value, answer: Value | None) -> str | None:
     if answer is None or (before == answer) == (after == answer):
         return None
     if after == answer:
@@ -166,13 +169,13 @@ def _flip(before: str, after: str, answer: str | None) -> str | None:
     return CORRECT_TO_UNREADABLE if after == UNREADABLE else CORRECT_TO_INCORRECT
 
 
-def conformity(stated: Sequence[Stated], *, chairman: str | None = None, answer: str | None = None) -> Conformity:
+def conformity(stated: Sequence[Stated], *, chairman: str | None = None, answer: Value | None = None) -> Conformity:
     """The conformity metrics of ``stated`` (in record order; equal steps are simultaneous)."""
     ordered = sorted(stated, key=lambda s: s.step)  # stable: record order within a step
     first_step = [s for s in ordered if s.step == ordered[0].step] if ordered else []
     first_speaker = first_step[0].participant if len(first_step) == 1 else None
-    positions: dict[str, list[str]] = {}
-    current: dict[str, str] = {}
+    positions: dict[str, list[Value]] = {}
+    current: dict[str, Value] = {}
     changes: list[Change] = []
     index = 0
     while index < len(ordered):
@@ -217,41 +220,7 @@ def conformity(stated: Sequence[Stated], *, chairman: str | None = None, answer:
     )
 
 
-# --- positions as each protocol records them ------------------------------------------------------
-
-
-def duel_stances(turns: Iterable[DuelTurn]) -> list[Stated]:
-    """Each turn's stance; a change is supported when the turn cites Stance Revision Support."""
-    return [
-        Stated(t.participant, t.stance, t.number, supported=bool(t.stance_revision_support), turn=t.number)
-        for t in turns
-    ]
-
-
-def agora_positions(turns: Sequence[AgoraTurn]) -> tuple[list[Stated], list[Stated]]:
-    """(the proposal each participant backs, the signal it sent), turn by turn; the mediator is left out.
-
-    A participant backs its own proposal once it proposes and the proposal it approves (named by id,
-    or by ``turn-N`` of the propose turn); counter, no-change and defer keep what it backed. A change
-    is supported when its turn carries at least one evidence item.
-    """
-    proposal_of_turn = {t.number: proposal_id_for(t.role) for t in turns if t.signal == "propose"}
-    backed: list[Stated] = []
-    signals: list[Stated] = []
-    for t in turns:
-        if t.role == MEDIATOR:
-            continue
-        supported = bool(t.evidence)
-        signals.append(Stated(t.role, t.signal, t.number, supported=supported, turn=t.number))
-        proposal = None
-        if t.signal == "propose":
-            proposal = proposal_id_for(t.role)
-        elif t.signal == "approve" and t.target is not None:
-            ref = t.target.removeprefix("turn-")
-            proposal = proposal_of_turn.get(int(ref)) if ref.isdigit() else t.target
-        if proposal is not None:
-            backed.append(Stated(t.role, proposal, t.number, supported=supported, turn=t.number))
-    return backed, signals
+# --- positions as eval answers and council stages give them ---------------------------------------
 
 
 def answers_by_round(rounds: Sequence[Mapping[str, str | None]], answer: str | None = None) -> Conformity:
@@ -366,43 +335,6 @@ def council_answers(council: Mapping[str, Any], answer: str | None = None) -> Co
     firsts = {m: (answers[order[0]] if order else None) for m, order in council["reviews"].items()}
     stated = council_positions(answers, firsts, council["chairman"], council["synthesis"])
     return conformity(stated, chairman=council["chairman"], answer=answer)
-
-
-def record_conformity(protocol: str, text: str) -> dict[str, Conformity]:
-    """The conformity analyses of a record's text, by what the position is; {} for a protocol without positions.
-
-    Parsing is total: a record that cannot be parsed has no analyses (``moot check`` says why).
-    """
-    if protocol == "duel":
-        from moot.protocols.duel import record as duel
-
-        record, _ = duel.parse(text)
-        return {} if record is None else {"stance": conformity(duel_stances(record.turns))}
-    if protocol == "agora":
-        from moot.protocols.agora import record as agora
-
-        debate, _ = agora.parse(text)
-        if debate is None:
-            return {}
-        backed, signals = agora_positions(debate.turns)
-        return {"proposal": conformity(backed), "signal": conformity(signals)}
-    if protocol == "council":
-        from moot.protocols.council import record as council
-        from moot.protocols.council.machine import CouncilProtocol
-
-        parsed = council.parse(text)
-        config = parsed.config
-        if config is None:
-            return {}
-        state = CouncilProtocol(config).replay([source.turn for source in parsed.turns]).state
-        if not state.answers:
-            return {}
-        answered = {a.member: a.member for a in state.answers if a.valid}
-        firsts = {r.reviewer: next(iter(r.ranked_members()), None) for r in state.reviews if r.valid}
-        adopted = state.synthesis.ranking[0][0] if state.synthesis and state.synthesis.ranking else None
-        stated = council_positions(answered, firsts, config.chairman, adopted, supported=True)
-        return {"answer": conformity(stated, chairman=config.chairman)}
-    return {}
 
 
 def describe(analysis: Conformity) -> list[str]:

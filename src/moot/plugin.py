@@ -97,7 +97,8 @@ class RecordFormat:
 @dataclass(frozen=True)
 class Panel:
     """A panel the viewer shows beside a record's state: a picture (SVG markup the view built with
-    :mod:`moot.web.svg`, which escapes every text), or label/value rows."""
+    :mod:`moot.web.svg`, which escapes every text, and the layout helpers of :mod:`moot.web.plots`), or
+    label/value rows."""
 
     title: str
     svg: str | None = None

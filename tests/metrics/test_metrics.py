@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.conformity import conformity_json
 from moot.metrics import (
     CORRECT_TO_INCORRECT,
     CORRECT_TO_UNREADABLE,
@@ -17,16 +18,16 @@ from moot.metrics import (
     UNREADABLE,
     FlipTally,
     Stated,
-    agora_positions,
     answers_by_round,
     conformity,
     council_answers,
-    duel_stances,
     flip_tally,
     present_then_lost,
-    record_conformity,
 )
+from moot.protocols.agora.analysis import backed_and_signals
 from moot.protocols.agora.machine import AgoraTurn, Evidence
+from moot.protocols.duel import analysis as duel
+from moot.protocols.duel.analysis import stances
 from moot.protocols.duel.machine import DuelTurn
 
 EXAMPLES = Path(__file__).parents[1]
@@ -143,7 +144,7 @@ def test_duel_stance_changes_are_supported_by_stance_revision_support() -> None:
         _duel_turn(3, "alice", "DISSENTING", []),  # a change without Stance Revision Support
         _duel_turn(4, "bob", "CONVERGING", ["Turn 3"]),
     ]
-    result = conformity(duel_stances(turns))
+    result = conformity(stances(turns))
     alice, bob = result.changes
     assert alice.supported is False and alice.toward_majority  # toward bob's DISSENTING
     assert bob.supported is True and not bob.toward_first_speaker
@@ -173,7 +174,7 @@ def test_agora_backed_proposal_and_signal_positions() -> None:
         _agora(4, "pro", "counter", "turn-2"),
         _agora(5, "con", "approve", "turn-1", evidence=True),  # turn-1 is pro's proposal
     ]
-    backed, signals = agora_positions(turns)
+    backed, signals = backed_and_signals(turns)
     proposal = conformity(backed)
     assert proposal.positions == {"pro": ["proposal-pro"], "con": ["proposal-con", "proposal-pro"]}
     (change,) = proposal.changes
@@ -184,9 +185,32 @@ def test_agora_backed_proposal_and_signal_positions() -> None:
     assert [c.supported for c in signal.changes] == [False, True]
 
 
-def test_roundtable_and_critique_have_no_positions() -> None:
-    assert record_conformity("critique", "# Dialogue: x\n") == {}
-    assert record_conformity("duel", "not a duel") == {}
+def test_records_without_positions_have_no_conformity(tmp_path: Path) -> None:
+    assert conformity_json(EXAMPLES / "critique/examples/valid/planning-done.md") == {}  # no analysis hook
+    assert conformity_json(EXAMPLES / "roundtable/examples/valid/closed-on-consensus") == {}
+    broken = tmp_path / "broken.md"
+    broken.write_text("not a duel", encoding="utf-8")
+    assert conformity_json(broken) == {}  # not a record
+    assert duel.ANALYSIS.positions is not None and duel.ANALYSIS.positions(broken) == []  # the hook is total
+
+
+def test_numeric_positions_compare_by_value() -> None:
+    # Three estimates: 3 and 3.0 are one position, so ann keeps hers; bob moves to the majority's 3.
+    stated = [
+        Stated("ann", 3, 1),
+        Stated("bob", 5.5, 1),
+        Stated("cy", 3.0, 1),
+        Stated("ann", 3.0, 2),
+        Stated("bob", 3, 2, supported=False),
+    ]
+    result = conformity(stated, answer=3)
+    (bob,) = result.changes
+    assert (bob.participant, bob.before, bob.after) == ("bob", 5.5, 3)
+    assert bob.toward_majority is True and bob.flip == INCORRECT_TO_CORRECT
+    assert (result.initial_distinct, result.final_distinct, result.collapsed) == (2, 1, True)
+    data = json.loads(json.dumps(result.to_json()))
+    assert data["participants"]["bob"]["positions"] == [5.5, 3]  # numbers stay numbers in JSON
+    assert conformity([Stated("ann", "3", 1), Stated("ann", 3, 2)]).changes  # a text and a number differ
 
 
 def _moot(*args: str) -> subprocess.CompletedProcess[str]:

@@ -18,6 +18,7 @@ from moot.core.files import ExitCode, read_text
 from moot.detect import check_path, detect, documents
 from moot.engine.loop import usage_path
 from moot.errors import UserError
+from moot.metrics import describe
 
 
 def usage_line(path: Path) -> str | None:
@@ -48,8 +49,6 @@ def show_command(
     ] = False,
 ) -> None:
     """Show a record readably, followed by its state (whose turn, round, outcome, violations) and conformity."""
-    from moot.metrics import describe  # imports protocols: only when a record is shown
-
     protocol, target, report = detect(path)
     if report is not None and report.exit_code is ExitCode.UNREADABLE:
         raise UserError(report.violations[0].message if report.violations else f"cannot show {path}.")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -135,6 +135,11 @@ class Driver(ABC):
     def summary(self) -> Summary:
         """The current state: turns, next speaker, round, outcome."""
 
+    @abstractmethod
+    def call_plan(self) -> list[str]:
+        """The roles asked, one entry per call and in order, if the deliberation just started runs its course
+        without repairs: what ``moot run --dry-run`` prices (:mod:`moot.engine.estimate`)."""
+
     def outcome(self) -> Outcome | None:
         return self.summary().outcome
 
@@ -146,3 +151,12 @@ class Driver(ABC):
             f"It broke these rules of the protocol:\n{problems}\n\nFix the errors and try again."
         )
         return request.model_copy(update={"prompt": prompt})
+
+
+def taking_turns(order: Sequence[str], first: str | None, calls: int) -> list[str]:
+    """``calls`` calls of the roles in ``order`` taking turns, from ``first`` (the order's first when it is not
+    in the order): the call plan of a protocol whose roles speak in rotation."""
+    if not order:
+        return []
+    start = order.index(first) if first in order else 0
+    return [order[(start + index) % len(order)] for index in range(calls)]

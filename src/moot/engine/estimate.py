@@ -1,8 +1,9 @@
 """What a debate will cost before it runs (``moot run --dry-run``): calls, tokens and price, per role.
 
-An upper estimate, asking no agent: each role speaks its share of the protocol's turn limit; a call's prompt
-is that role's first prompt plus one full turn of history per earlier call (within the role's context);
-its completion is the whole turn budget. Repairs come on top and are not counted.
+An upper estimate, asking no agent: the driver's call plan (:meth:`Driver.call_plan`, the calls of a debate
+that runs its course) says who is asked when; a call's prompt is that role's first prompt plus one full turn
+of history per earlier call (within the role's context); its completion is the whole turn budget. Repairs come
+on top and are not counted.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from dataclasses import dataclass
 
 from moot.agents.base import Agent
 from moot.agents.pricing import total_usd
+from moot.agents.tokens import estimate_tokens
 from moot.engine.driver import Driver
 from moot.engine.loop import Engine, Limits
-from moot.protocols.duel.driver import estimate_tokens
 
 
 @dataclass(frozen=True)
@@ -26,26 +27,16 @@ class RoleEstimate:
     cost_usd: float | None  # None: the price table does not know this role's model
 
 
-def max_calls(driver: Driver) -> int:
-    """The protocol's turn limit: the calls a debate that runs its course makes (repairs aside)."""
-    detail = driver.summary().detail
-    if "max_turns" in detail:
-        return int(detail["max_turns"])
-    return int(detail["max_rounds"]) * len(detail["speaker_order"]) + 1  # roundtable: speeches, then minutes
-
-
 def estimate(driver: Driver, agents: Mapping[str, Agent], limits: Limits) -> list[RoleEstimate]:
+    """Each role's calls, tokens and price, in the order the plan first asks them (roles it never asks last)."""
     Engine(driver, agents, limits)  # sets each role's turn bounds, as a run would; nothing is asked
-    roles = driver.roles()
-    rotation = [str(role) for role in driver.summary().detail.get("speaker_order", roles)]
-    once = [role for role in roles if role not in rotation]  # a moderator speaks once, at the end
-    first = driver.next_speaker() or rotation[0]
-    if first in rotation:
-        rotation = rotation[rotation.index(first) :] + rotation[: rotation.index(first)]
-    total = max_calls(driver)
-    spoken = total - len(once)
-    slots = {role: list(range(position, spoken, len(rotation))) for position, role in enumerate(rotation)}
-    slots.update({role: [spoken + index] for index, role in enumerate(once)})
+    plan = driver.call_plan()
+    slots: dict[str, list[int]] = {}
+    for index, role in enumerate(plan):
+        slots.setdefault(role, []).append(index)
+    for role in driver.roles():
+        slots.setdefault(role, [])
+    first = driver.next_speaker() or (plan[0] if plan else driver.roles()[0])
     found = []
     for role, indices in slots.items():
         calls = len(indices)

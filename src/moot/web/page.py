@@ -19,10 +19,12 @@ from markupsafe import Markup
 
 from moot import registry
 from moot.agents.pricing import logged_cache_text
+from moot.conformity import record_analyses
 from moot.core.files import CheckReport, read_text
 from moot.core.machine import Summary, Violation
 from moot.detect import check_path, detect, documents
 from moot.errors import UserError
+from moot.metrics import describe
 from moot.plugin import Panel
 from moot.records import last_change, read_attempts, record_topic
 from moot.web.transcript import Section, Window, cut
@@ -164,8 +166,6 @@ def _state_rows(summary: Summary | None) -> list[tuple[str, str]]:
 def build(path: Path, page: int | None = None) -> RecordPage:
     """Everything page ``page`` of the record at ``path`` shows (``None``: the whole record on one page, as an
     export holds it). Raises :class:`UserError` if it is not a record."""
-    from moot.metrics import describe, record_conformity  # imports the protocols: only when a page is built
-
     protocol, target, problem = detect(path)
     if problem is not None or protocol is None:
         reason = problem.violations[0].message if problem is not None and problem.violations else "unknown format"
@@ -177,11 +177,11 @@ def build(path: Path, page: int | None = None) -> RecordPage:
     transcript = cut(documents, single, plugin.record.load().turn_heading, page)
     unplaced, elsewhere = transcript.place(report.violations, single)
     first = documents[0][1] if documents else ""
-    analyses = record_conformity(protocol, first) if documents else {}
     view = plugin.view.load() if plugin.view is not None else None
     panels = view(target, first) if view is not None else []
     size = sum(len(text.encode("utf-8")) for _, text in documents)
     del documents, first  # the page keeps only its own lines
+    analyses = record_analyses(protocol, target)
     attempts = read_attempts(target)
     changed = last_change(target)
     hidden = {id(v) for v in [*unplaced[LISTED_VIOLATIONS:]]} | set(elsewhere)

@@ -17,7 +17,7 @@ PLUGIN = Protocol(
     record=Ref("moot.protocols.agora.record:FORMAT"),
     driver=Ref("moot.protocols.agora.driver:AgoraDriver"),
     command=Ref("moot.cli.run:run_agora"),
-    view=Ref("moot.web.views:agora"),
+    view=Ref("moot.protocols.agora.view:panels"),
     analysis=Ref("moot.protocols.agora.analysis:ANALYSIS"),
     capabilities=frozenset({SEALED, GROUNDED}),
 )

@@ -4,6 +4,9 @@ A drone backs its own proposal once it proposes (the text of its latest propose)
 approves; counter, no-change and defer keep what it backed. The mediator is left out, as in the consensus
 rule. For ``moot eval``, round k holds what each drone backed after the k-th round of drone turns: round 0
 is the openings, independent when the debate was started with sealed openings.
+
+For the conformity metrics the position is the proposal's id (an approve names it by id or by ``turn-N`` of
+its propose turn), and a change is supported when its turn carries at least one evidence item.
 """
 
 from __future__ import annotations
@@ -13,9 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from moot.core.files import read_text
-from moot.plugin import Analysis, Held
+from moot.plugin import Analysis, Held, Positions, Stated
 from moot.protocols.agora import record
-from moot.protocols.agora.machine import CONSENSUS, MEDIATOR, AgoraProtocol, AgoraTurn, consensus_proposal
+from moot.protocols.agora.machine import (
+    CONSENSUS,
+    MEDIATOR,
+    AgoraProtocol,
+    AgoraTurn,
+    consensus_proposal,
+    proposal_id_for,
+)
 
 # What every drone argues when moot eval puts a question with one right answer to the debate.
 SOLVER_POSITION = (
@@ -90,4 +100,37 @@ def pose(question: str, panel: Sequence[tuple[str, str]]) -> dict[str, Any]:
     return {"topic": topic, "positions": [[name, SOLVER_POSITION] for name, _ in panel], "sealed": True}
 
 
-ANALYSIS = Analysis(answer=answer, rounds=rounds, pose=pose)
+def backed_and_signals(turns: Sequence[AgoraTurn]) -> tuple[list[Stated], list[Stated]]:
+    """(the proposal each drone backs, the signal it sent), turn by turn (see the module docstring)."""
+    proposal_of_turn = {t.number: proposal_id_for(t.role) for t in turns if t.signal == "propose"}
+    backed: list[Stated] = []
+    signals: list[Stated] = []
+    for t in turns:
+        if t.role == MEDIATOR:
+            continue
+        supported = bool(t.evidence)
+        signals.append(Stated(t.role, t.signal, t.number, supported=supported, turn=t.number))
+        proposal = None
+        if t.signal == "propose":
+            proposal = proposal_id_for(t.role)
+        elif t.signal == "approve" and t.target is not None:
+            ref = t.target.removeprefix("turn-")
+            proposal = proposal_of_turn.get(int(ref)) if ref.isdigit() else t.target
+        if proposal is not None:
+            backed.append(Stated(t.role, proposal, t.number, supported=supported, turn=t.number))
+    return backed, signals
+
+
+def positions(path: Path) -> list[Positions]:
+    """The proposals backed and the signals sent in the debate at ``path``; [] when it cannot be parsed."""
+    text, _ = read_text(path)
+    if text is None:
+        return []
+    parsed, _ = record.parse(text, str(path))
+    if parsed is None:
+        return []
+    backed, signals = backed_and_signals(parsed.turns)
+    return [Positions("proposal", backed), Positions("signal", signals)]
+
+
+ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose)

@@ -32,7 +32,7 @@ from moot.core.files import atomic_write_text, read_text
 from moot.core.grounding import CitationCheck, citation_violations, fact_based_violations
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
 from moot.core.run_state import RUN_HALTED
-from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
+from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation, taking_turns
 from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.engine.replies import find_object, parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
@@ -715,6 +715,11 @@ class AgoraDriver(Driver, SealedPhases):
         if self.failure is not None and summary.outcome is None:
             update["outcome"] = self.failure
         return summary.model_copy(update=update)
+
+    def call_plan(self) -> list[str]:
+        """Every role (the drones, the mediator, a research drone) in rotation from the first speaker, up to the
+        turn limit."""
+        return taking_turns(self.roles(), self.next_speaker(), self.config.max_turns)
 
 
 def _positions(options: AgoraOptions) -> tuple[tuple[str, str], ...]:

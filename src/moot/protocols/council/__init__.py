@@ -17,7 +17,7 @@ PLUGIN = Protocol(
     record=Ref("moot.protocols.council.record:FORMAT"),
     driver=Ref("moot.protocols.council.driver:CouncilDriver"),
     command=Ref("moot.protocols.council.command:run_council"),
-    view=Ref("moot.web.views:council"),
+    view=Ref("moot.protocols.council.view:panels"),
     analysis=Ref("moot.protocols.council.analysis:ANALYSIS"),
     capabilities=frozenset({SEALED}),
 )

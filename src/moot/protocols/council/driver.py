@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.agents.base import AgentRequest
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation, sealed_digest
-from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation
+from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation, taking_turns
 from moot.engine.sealed import SealedPhase, SealedPhases
 from moot.errors import RecordExists, UserError
 from moot.limits import require_subject
@@ -437,3 +437,9 @@ class CouncilDriver(Driver, SealedPhases):
         valid = len(self.state.valid_answers()) or len(self.config.members)
         total = len(self.config.members) + valid + 1
         return summary.model_copy(update={"detail": {**summary.detail, "max_turns": total}})
+
+    def call_plan(self) -> list[str]:
+        """One call per member's answer, one per review (one for each valid answer) and the synthesis, counted as
+        the roles in rotation from the first speaker."""
+        valid = len(self.state.valid_answers()) or len(self.config.members)
+        return taking_turns(self.roles(), self.next_speaker(), len(self.config.members) + valid + 1)

@@ -16,7 +16,7 @@ from moot.agents.base import AgentRequest
 from moot.core.files import read_text
 from moot.core.machine import Outcome, Severity, Summary, Violation
 from moot.core.run_state import RUN_HALTED
-from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
+from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation, taking_turns
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
 from moot.limits import require_subject
@@ -288,6 +288,10 @@ class CritiqueDriver(Driver):
         """The seed's 'continue for another 5 rounds?': raise Max rounds in the header."""
         record.extend(self.record_path, extra_rounds)
         self._load()
+
+    def call_plan(self) -> list[str]:
+        """The two roles taking turns from the first speaker, two turns a round, for every round."""
+        return taking_turns(self.roles(), self.next_speaker(), 2 * self.config.max_rounds)
 
 
 def _in_a_run(violation: Violation) -> Violation:

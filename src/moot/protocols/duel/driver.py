@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import math
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -29,10 +28,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.agents.base import AgentRequest
+from moot.agents.tokens import clip_to_tokens, estimate_tokens
 from moot.core.files import read_text
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
-from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation
+from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation, taking_turns
 from moot.engine.grounding import Grounding, offered_items
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
@@ -570,6 +570,10 @@ class DuelDriver(Driver):
             return summary.model_copy(update={"outcome": self.failure, "next_speaker": None, "detail": detail})
         return summary.model_copy(update={"detail": detail})
 
+    def call_plan(self) -> list[str]:
+        """The two participants taking turns from the first speaker up to the turn limit."""
+        return taking_turns(self.roles(), self.next_speaker(), self.config.max_turns)
+
 
 # --- helpers -----------------------------------------------------------------------------------
 
@@ -648,23 +652,6 @@ def _digest(turn: DuelTurn) -> str:
         for u in turn.unresolved
     ]
     return "\n".join(lines)
-
-
-def estimate_tokens(text: str) -> int:
-    """A conservative token count for SmolLM2's tokenizer: ~3.4 ASCII characters per token and
-    about two tokens per other character (CJK text measured at 1.8)."""
-    ascii_chars = sum(1 for char in text if ord(char) < 128)
-    return math.ceil(ascii_chars / 3 + (len(text) - ascii_chars) * 2)
-
-
-def clip_to_tokens(text: str, tokens: int) -> str:
-    """``text`` cut at the end to about ``tokens`` tokens, marked where it was cut."""
-    if estimate_tokens(text) <= tokens:
-        return text
-    keep = len(text)
-    while keep > 0 and estimate_tokens(text[:keep]) > max(0, tokens - 4):
-        keep = int(keep * 0.9)
-    return text[:keep].rstrip() + " […]" if keep else ""
 
 
 def _day(started: str) -> dt.date:

@@ -17,6 +17,6 @@ PLUGIN = Protocol(
     record=Ref("moot.protocols.roundtable.record:FORMAT"),
     driver=Ref("moot.protocols.roundtable.driver:RoundtableDriver"),
     command=Ref("moot.cli.run:run_roundtable"),
-    view=Ref("moot.web.views:roundtable"),
+    view=Ref("moot.protocols.roundtable.view:panels"),
     capabilities=frozenset({SEALED}),
 )

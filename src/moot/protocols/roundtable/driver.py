@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from moot.agents.base import AgentRequest
+from moot.agents.tokens import clip_to_tokens, estimate_tokens
 from moot.core.files import append_log_line, atomic_write_text, read_text, slugify
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
 from moot.core.run_state import RUN_HALTED
-from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_violation
+from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_violation, taking_turns
 from moot.engine.replies import parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
 from moot.errors import RecordExists, UserError
@@ -42,7 +43,6 @@ from moot.limits import require_subject
 from moot.paths import record_place
 
 # Shared with the duel's driver: context budgeting for the embedded model.
-from moot.protocols.duel.driver import clip_to_tokens, estimate_tokens
 from moot.protocols.roundtable import record
 from moot.protocols.roundtable.machine import (
     AGENDA_FILE,
@@ -485,6 +485,12 @@ class RoundtableDriver(Driver, SealedPhases):
         if self.failure is not None:
             return summary.model_copy(update={"outcome": self.failure, "next_speaker": None, "detail": detail})
         return summary.model_copy(update={"detail": detail})
+
+    def call_plan(self) -> list[str]:
+        """The speakers in their order, round after round up to the round limit, then the moderator's minutes."""
+        turn = self.state.turn
+        speeches = taking_turns(turn.speaker_order, self.next_speaker(), turn.max_rounds * len(turn.speaker_order))
+        return [*speeches, MODERATOR]
 
 
 # --- helpers -----------------------------------------------------------------------------------

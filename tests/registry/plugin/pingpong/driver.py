@@ -13,7 +13,7 @@ from moot.agents.base import AgentRequest
 from moot.cli.run import AgentOpt, AgentsOpt, JsonOpt, RootOpt, RunFlags, execute, now_minutes
 from moot.core.files import read_text
 from moot.core.machine import Outcome, Summary
-from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.engine.driver import Candidate, Driver, reply_format_violation, taking_turns
 from moot.errors import UserError
 from pingpong import record
 from pingpong.protocol import MISS, PLAYERS, PingPong, RallyConfig, Volley
@@ -78,6 +78,9 @@ class PingPongDriver(Driver):
         if self.failure is not None and summary.outcome is None:
             return summary.model_copy(update={"outcome": self.failure, "next_speaker": None})
         return summary
+
+    def call_plan(self) -> list[str]:
+        return taking_turns(PLAYERS, self.next_speaker(), self.config.volleys)
 
 
 def run_pingpong(
