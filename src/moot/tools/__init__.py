@@ -15,9 +15,10 @@
 
     payload, exit_code = tools.invoke(lambda: duel.status(ws, duel_id=...))   # what the CLI prints
 
-Modules: :mod:`moot.protocols.duel.tools` (join, status, claim_lock, refresh_lock, release_lock, append),
-:mod:`moot.protocols.roundtable.tools` (start, status, take_floor, speak, minutes, release_floor),
-:mod:`moot.protocols.critique.tools` (append, claim, release, status), :mod:`moot.tools.events` (emit, read_events).
+Each protocol's operations are in its ``tools`` module (the duel's join, status, claim_lock, refresh_lock,
+release_lock, append, read; the roundtable's and the critique loop's likewise), declared once in its ``TOOLS``
+(:mod:`moot.tools.declare`), from which the CLI and the MCP server are generated; :mod:`moot.tools.events`
+holds emit and read_events.
 A participant's secret is passed as ``participant_secret``, else read from ``ws.keyring`` (see
 :mod:`moot.tools.seats`). Exit codes: 0 ok, 1 refused (:class:`Refused`), 2 bad input (:class:`BadInput`),
 3 unavailable.

@@ -17,5 +17,6 @@ PLUGIN = Protocol(
     record=Ref("moot.protocols.critique.record:FORMAT"),
     driver=Ref("moot.protocols.critique.driver:CritiqueDriver"),
     command=Ref("moot.cli.run:run_critique"),
+    tools=Ref("moot.protocols.critique.tools:TOOLS"),
     view=Ref("moot.web.views:critique"),
 )
