@@ -28,22 +28,35 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from moot.tools.errors import TOOL_RULES, BadInput, Refused, ToolError, Unavailable
-from moot.tools.workspace import Workspace, open_workspace
-
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from moot.tools import events
+    from moot.tools.errors import TOOL_RULES, BadInput, Refused, ToolError, Unavailable
+    from moot.tools.workspace import Workspace, open_workspace
+
+# The parts load on first use: a command imports only what it needs, and declaring a tool
+# (moot.tools.declare) imports no ledger, so that `moot --help` lists the agent tools without one.
+_LAZY = {
+    "TOOL_RULES": "moot.tools.errors",
+    "BadInput": "moot.tools.errors",
+    "Refused": "moot.tools.errors",
+    "ToolError": "moot.tools.errors",
+    "Unavailable": "moot.tools.errors",
+    "Workspace": "moot.tools.workspace",
+    "open_workspace": "moot.tools.workspace",
+}
 
 
-def __getattr__(name: str) -> ModuleType:
-    # The events module loads on first use, so that one CLI command imports only what it needs.
+def __getattr__(name: str) -> Any:
     if name == "events":
         return importlib.import_module(f"moot.tools.{name}")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'moot.tools' has no attribute {name!r}")
 
 
@@ -54,6 +67,8 @@ def result_payload(result: BaseModel) -> dict[str, Any]:
 
 def invoke(action: Callable[[], BaseModel]) -> tuple[dict[str, Any], int]:
     """Run one tool call and return what a transport sends back: the JSON payload and the exit code."""
+    from moot.tools.errors import ToolError
+
     try:
         result = action()
     except ToolError as refusal:

@@ -96,10 +96,12 @@ class Argument:
 @functools.cache
 def arguments_of(function: Callable[..., Any]) -> tuple[Argument, ...]:
     """The arguments of a tool's function, in the order of its parameters."""
-    hints = typing.get_type_hints(function, include_extras=True)
+    namespace = inspect.unwrap(function).__globals__
     found = []
     for param in inspect.signature(function).parameters.values():
-        hint = hints.get(param.name)
+        if param.kind is not inspect.Parameter.KEYWORD_ONLY:
+            continue  # the workspace: its type (and the result's) may be imported for type checking only
+        hint = eval(param.annotation, namespace) if isinstance(param.annotation, str) else param.annotation
         if typing.get_origin(hint) is not Annotated:
             continue
         base, *metadata = typing.get_args(hint)

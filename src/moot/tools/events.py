@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, WithJsonSchema
 
-from moot.ledger import ConflictError, InvalidInputError
 from moot.plugin import Tool, ToolSet
-from moot.tools.errors import BadInput, Refused, shown, tool
-from moot.tools.models import EventList, EventView
-from moot.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from moot.tools.models import EventList, EventView
+    from moot.tools.workspace import Workspace
 
 DEFAULT_STEP = "unspecified"
 # What an agent may emit (rp1's agent-tools emit); the ledger's other event types are the engine's own.
@@ -26,6 +26,8 @@ AGENT_EVENT_TYPES = ("status_change", "artifact_registered", "btw_update")
 
 def parse_data(data: str | dict[str, Any] | None) -> dict[str, Any]:
     """``--data`` as given on a command line (JSON text) or by MCP (an object); ``None`` is ``{}``."""
+    from moot.tools.errors import BadInput
+
     if data is None:
         return {}
     if isinstance(data, dict):
@@ -45,7 +47,6 @@ def parse_data(data: str | dict[str, Any] | None) -> dict[str, Any]:
     return decoded
 
 
-@tool
 def emit(
     ws: Workspace,
     *,
@@ -66,6 +67,11 @@ def emit(
 ) -> EventView:
     """Record one workflow event (status_change, artifact_registered, btw_update); a malformed event is refused
     whole (TOOLS_EVENT) and nothing is stored. close_run ends the run: no later event is accepted for it."""
+    # The ledger loads here, not with the module: `moot --help` reads this declaration and needs none.
+    from moot.ledger import ConflictError, InvalidInputError
+    from moot.tools.errors import BadInput, Refused, shown, translated
+    from moot.tools.models import EventView
+
     if type not in AGENT_EVENT_TYPES:
         raise BadInput(
             f"Event type {shown(type)!r} is not one an agent emits; pass --type {', '.join(AGENT_EVENT_TYPES)}.",
@@ -79,30 +85,34 @@ def emit(
                 rule="TOOLS_EVENT",
             )
     payload = parse_data(data)
-    try:
-        event = ws.ledger.append_event(
-            workflow=workflow,
-            type=type,
-            run_id=run_id,
-            step=step,
-            data=payload,
-            unit=unit or None,
-            harness=harness or None,
-            close_run=close_run,
-        )
-    except InvalidInputError as exc:
-        raise BadInput(str(exc), rule="TOOLS_EVENT") from exc
-    except ConflictError as exc:
-        raise Refused(str(exc), rule="TOOLS_EVENT") from exc
-    return EventView.of(event)
+    with translated():
+        try:
+            event = ws.ledger.append_event(
+                workflow=workflow,
+                type=type,
+                run_id=run_id,
+                step=step,
+                data=payload,
+                unit=unit or None,
+                harness=harness or None,
+                close_run=close_run,
+            )
+        except InvalidInputError as exc:
+            raise BadInput(str(exc), rule="TOOLS_EVENT") from exc
+        except ConflictError as exc:
+            raise Refused(str(exc), rule="TOOLS_EVENT") from exc
+        return EventView.of(event)
 
 
-@tool
 def read_events(
     ws: Workspace, *, run_id: str | None = None, after_id: int | None = None, limit: int | None = None
 ) -> EventList:
     """Events in the order they were stored; ``after_id`` continues from the last one seen."""
-    events = [EventView.of(e) for e in ws.ledger.read_events(run_id=run_id, after_id=after_id, limit=limit)]
+    from moot.tools.errors import translated
+    from moot.tools.models import EventList, EventView
+
+    with translated():
+        events = [EventView.of(e) for e in ws.ledger.read_events(run_id=run_id, after_id=after_id, limit=limit)]
     return EventList(events=events, last_id=events[-1].id if events else after_id)
 
 
