@@ -190,19 +190,64 @@ class Sharing:
 
 
 @dataclass(frozen=True)
-class Tool:
-    """One agent-tool operation, declared once: ``moot PROTOCOL NAME`` on the command line and the MCP tool
-    ``PROTOCOL_NAME`` (underscores) are both generated from it.
+class Seat:
+    """How an agent tool stands to a seat over MCP, where a connection speaks only for the seats it took
+    (moot.mcp.identity); the command line needs none of this (a seat's secret is kept per OS user).
 
-    ``function(workspace, arguments) -> result model`` does the work and raises only ``moot.tools.ToolError``;
-    ``arguments`` is one pydantic model whose field descriptions are the options' help and the MCP schema;
-    the function's docstring is the tool's description.
+    - ``takes``: True when the call takes the seat (it is bound to the connection once the call succeeds);
+      False when the connection must hold it already.
+    - ``of(workspace, arguments) -> (record, role, where)``: the seat the call is about: the key of its record,
+      the role, and how a message names the record; ``arguments`` maps argument names to values. None for a
+      seat that only the call's answer names (joining a duel by its source).
+    - ``answered(result) -> (record, role)``: with ``of`` None, the seat the answer names; the connection's
+      first such call fixes the name it speaks under (the argument ``name``).
+    - ``claim``: the tool that takes the seat, named when a call without it is refused.
+    - ``name``: with ``answered``, the argument that names the participant.
+    """
+
+    takes: bool
+    of: Callable[[Workspace, dict[str, Any]], tuple[str, str, str]] | None = None
+    answered: Callable[[Any], tuple[str, str]] | None = None
+    claim: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One agent-tool operation, declared once: the command ``moot PROTOCOL NAME`` and the MCP tool
+    (``PROTOCOL_NAME``, or ``mcp_name``) are both generated from it (docs/agent-tools.md).
+
+    - ``name``: the command's name, kebab-case.
+    - ``function(workspace, **arguments) -> result model``: does the work and raises only
+      ``moot.tools.ToolError``; its docstring is the tool's description. Its arguments are its keyword
+      parameters annotated ``Annotated[T, Field(description=...)]`` (more metadata from ``moot.tools.declare``
+      says how one reads on the command line); the argument model is built once from them (:attr:`arguments`).
+    - ``read_only``: the call changes nothing (MCP's read-only hint).
+    - ``seat``: how the call stands to a seat over MCP; None when it needs none.
+    - ``locate``: the argument that names the record by its id, from which the command line finds the work root
+      when ``--root`` is not given.
+    - ``remembers``: the field of the answer that names a record by its id, which the command line remembers
+      with its work root, so that later calls (``locate``) find it without ``--root``.
+    - ``folder_option``: a command-line option naming the protocol's record folder (``<work root>/FOLDER``),
+      which sets the work root when ``--root`` is not given (``--debate-dir``, as rp1's agents pass it).
+    - ``mcp_name``: the MCP tool's name when it is not ``PROTOCOL_NAME`` (kept for clients that use it).
     """
 
     name: str
     function: Callable[..., BaseModel]
-    arguments: type[BaseModel]
     read_only: bool = False
+    seat: Seat | None = None
+    locate: str | None = None
+    remembers: str | None = None
+    folder_option: str | None = None
+    mcp_name: str | None = None
+
+    @property
+    def arguments(self) -> type[BaseModel]:
+        """The argument model, built from the function's annotated parameters (once per function)."""
+        from moot.tools.declare import argument_model
+
+        return argument_model(self.function)
 
 
 ToolSet = tuple[Tool, ...]
@@ -300,6 +345,7 @@ __all__ = [
     "Rule",
     "RuleBook",
     "RunCommand",
+    "Seat",
     "Severity",
     "Sharing",
     "Stated",

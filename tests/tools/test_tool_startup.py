@@ -142,3 +142,14 @@ def test_a_usage_error_is_the_whole_apps_own(args: list[str], tmp_path: Path) ->
     code, out, err = fast([*args, "--root", str(tmp_path)], tmp_path, env)
     assert (code, out, err) == whole_app([*args, "--root", str(tmp_path)], tmp_path, env)
     assert code == 2 and "Usage: moot duel" in err
+
+
+def test_the_whole_apps_help_lists_the_agent_tools_without_loading_them(tmp_path: Path) -> None:
+    """`moot --help` names every protocol's tool group and `moot emit` from the declarations' plugin objects,
+    without importing a protocol's tools or the ledger they use."""
+    out, modules = call(["--help"], tmp_path)
+    assert "emit" in out and "duel" in out and "roundtable" in out
+    loaded = sorted(
+        m for m in modules if m.startswith("moot.ledger") or (m.startswith("moot.protocols.") and m.endswith(".tools"))
+    )
+    assert loaded == [], f"moot --help imported {loaded}"

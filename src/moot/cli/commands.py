@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-import typer
-
 from moot import registry
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
@@ -21,8 +19,7 @@ from moot.cli.rules import rules_command
 from moot.cli.run import resume_command, run_app
 from moot.cli.serve import export_command, serve_command
 from moot.cli.show import show_command
-from moot.cli.tool_app import TOOL_GROUPS
-from moot.plugin import Ref
+from moot.cli.tools import group_app
 
 app = new_app()
 app.command("check")(check_command)
@@ -47,14 +44,12 @@ unloaded = list(registry.problems())
 for _plugin in registry.protocols().values():
     try:
         _command = _plugin.command.load()
-        _group = TOOL_GROUPS.get(_plugin.name)
-        _tools = None if _group is None else Ref[typer.Typer](_group).load()
     except Exception as _exc:
         unloaded.append(registry.unloadable(_plugin.name, _plugin.command.target, _exc))
         continue
     run_app.command(_plugin.name)(_command)
-    if _tools is not None:
-        app.add_typer(_tools, name=_plugin.name)
+    if _plugin.tools is not None:
+        app.add_typer(group_app(_plugin), name=_plugin.name)
 
 # --- agent tools: register their commands/sub-apps below this line ---
 from moot.cli.tools import register as _register_agent_tools  # noqa: E402

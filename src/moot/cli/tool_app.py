@@ -1,83 +1,96 @@
 """The agent-tool commands, run without the rest of the CLI.
 
 An outside agent calls ``moot duel status``, ``moot critique append``, ``moot emit`` and the like on every
-turn. :func:`for_tool_command` answers such a call with the command alone: moot's own tool commands read
-their options without typer (:mod:`moot.cli.tool_options`), and anything else of the group (help, a usage
-error, a third-party protocol's tools) gets a typer app holding only that group, with the same root options.
-Help, usage errors and output are thus the same as through the whole app, without its imports (the engine,
-the agents, rich help) on the way.
+turn. :func:`for_tool_command` answers such a call with the command alone: the protocol's tool declarations
+give its options, read without typer (:mod:`moot.cli.tool_options`), and anything else of the group (help, a
+usage error) gets a typer app holding only that group, with the same root options. Help, usage errors and
+output are thus the same as through the whole app, without its imports (the engine, the agents, rich help) on
+the way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_OWN_TOOLS = "moot.cli.tools:"
-# moot's own protocols' agent-tool groups: name -> the typer app that holds them.
-TOOL_GROUPS = {
-    "critique": "moot.cli.tools:critique_app",
-    "duel": "moot.cli.tools:duel_app",
-    "roundtable": "moot.cli.tools:roundtable_app",
-}
+if TYPE_CHECKING:
+    from moot.plugin import Protocol, Tool
 
-
-def _tool_groups() -> dict[str, str]:
-    return TOOL_GROUPS
+# The commands every protocol shares: ``moot emit`` (moot.tools.events:TOOLS) and ``moot events``. Named here so
+# that deciding whether a command is an agent tool imports nothing.
+SHARED_COMMANDS = ("emit", "events")
 
 
-def _group_app(name: str, groups: dict[str, str]) -> Any:
-    """A typer app of the root and ``name``'s commands alone."""
+def _protocol(name: str) -> Protocol | None:
+    """The protocol ``name`` if it has agent tools. moot's own entry points are read first (one distribution,
+    not all of them: the every-turn call stays fast); they win over another package's of the same name, as in
+    the registry."""
+    from importlib.metadata import EntryPoints, PackageNotFoundError, distribution
+
+    from moot import registry
+
+    try:
+        own = distribution(registry.OWN_DISTRIBUTION).entry_points.select(group=registry.ENTRY_POINT_GROUP, name=name)
+    except PackageNotFoundError:
+        own = EntryPoints(())
+    plugin: Any = None
+    for point in own:
+        try:
+            plugin = point.load()
+        except Exception:
+            return None  # the whole app says why it cannot be loaded
+    if plugin is None:
+        plugin = registry.protocols().get(name)
+    return plugin if plugin is not None and plugin.tools is not None else None
+
+
+def _group_app(plugin: Protocol | None) -> Any:
+    """A typer app of the root and ``plugin``'s commands alone (the shared commands' without one)."""
     from moot.cli.root import new_app
+    from moot.cli.tools import group_app, register
 
     app = new_app()
-    if name in groups:
-        from moot.plugin import Ref
-
-        app.add_typer(Ref[Any](groups[name]).load(), name=name)
+    if plugin is not None:
+        app.add_typer(group_app(plugin), name=plugin.name)
     else:
-        from moot.cli.tools import register
-
         register(app)
     return app
 
 
-def _own_command(args: list[str], groups: dict[str, str]) -> tuple[Callable[..., None], list[str]] | None:
-    """moot's own tool command that ``args`` call, and the arguments left for it."""
-    from moot.cli import tools
+def _command(plugin: Protocol | None, args: list[str]) -> tuple[Tool | None, list[str]]:
+    """The tool that ``args`` call (``None`` for ``moot events``), and the arguments left for it."""
+    from moot.cli.tools import shared_tools
 
-    if args[0] in tools.SHARED_COMMANDS:
-        return tools.SHARED_COMMANDS[args[0]], args[1:]
-    reference = groups[args[0]]
-    if not reference.startswith(_OWN_TOOLS) or len(args) < 2:
-        return None
-    group = tools.GROUPS[reference.removeprefix(_OWN_TOOLS)]
-    command = group.commands.get(args[1])
-    return None if command is None else (command, args[2:])
+    if plugin is None:
+        tools, name, rest = shared_tools(), args[0], args[1:]
+    else:
+        tools, name, rest = plugin.tools.load() if plugin.tools else (), (args[1:2] or [""])[0], args[2:]
+    return next((tool for tool in tools if tool.name == name), None), rest
 
 
 def for_tool_command(args: list[str]) -> Callable[..., None] | None:
-    """What runs ``args`` (called as ``app(args=…, prog_name=…)``) when they call an agent-tool command of
-    moot's own; else ``None``."""
-    if not args or args[0] in ("--help", "--version", "--debug"):
+    """What runs ``args`` (called as ``app(args=…, prog_name=…)``) when they call an agent-tool command; else
+    ``None``."""
+    if not args or args[0].startswith("-"):
         return None
-    from moot.cli.tools import SHARED_COMMANDS
-
-    name = args[0]
-    groups = _tool_groups()
-    if name not in groups and name not in SHARED_COMMANDS:
+    plugin = None if args[0] in SHARED_COMMANDS else _protocol(args[0])
+    if plugin is None and args[0] not in SHARED_COMMANDS:
         return None
 
     def run(args: list[str], prog_name: str) -> None:
-        own = _own_command(args, groups)
-        if own is not None:
-            from moot.cli.tool_options import parse
+        from moot.cli import tools
+        from moot.cli.tool_options import parse
 
-            command, rest = own
-            options = parse(command, rest)
-            if options is not None:
-                command(**options)
+        tool, rest = _command(plugin, args)
+        if tool is not None:
+            given = parse(tools.tool_options(plugin, tool), rest)
+            if given is not None:
+                tools.run_tool(plugin.folder if plugin else None, tool, given)
+        elif plugin is None:  # moot events
+            given = parse(tools.EVENTS_OPTIONS, rest)
+            if given is not None:
+                tools.events(given)
                 return
-        _group_app(name, groups)(args=args, prog_name=prog_name)
+        _group_app(plugin)(args=args, prog_name=prog_name)
 
     return run

@@ -1,92 +1,100 @@
-"""The agent-tool commands' options, declared once and served two ways.
+"""The options of an agent-tool command, generated from its declaration and served two ways.
 
-A command is a plain function whose parameters are ``Annotated[type, Opt("--flag", help=…, envvar=…)]``.
-:func:`typer_command` turns it into a typer command (for help, usage errors and the whole app), and
-:func:`parse` reads a well-formed call without typer, which is the call an agent makes every turn. Whatever
-:func:`parse` is not sure of (``--help``, a missing or unknown option, a value that does not convert) it
-leaves to typer, so messages and exit codes are typer's own either way.
+Each argument of a :class:`moot.plugin.Tool` is an option (``--kebab-name``, its description the help; see
+:mod:`moot.tools.declare` for what :class:`~moot.tools.declare.Cli` changes), and every command adds
+``--root``. :func:`typer_command` turns them into a typer command (for help, usage errors and the whole app),
+and :func:`parse` reads a well-formed call without typer, which is the call an agent makes every turn.
+Whatever :func:`parse` is not sure of (``--help``, a missing or unknown option, a value that does not
+convert) it leaves to typer, so messages and exit codes are typer's own either way.
 """
 
 from __future__ import annotations
 
-import functools
+import inspect
 import os
-import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from moot.tools.declare import arguments_of
 
-@dataclass(frozen=True)
-class Opt:
-    """One ``--flag`` of an agent-tool command."""
+if TYPE_CHECKING:
+    from moot.plugin import Tool
 
-    flag: str
-    help: str | None = None
-    envvar: str | None = None
-
-
-@dataclass(frozen=True)
-class ToolGroup:
-    """``moot NAME …``: a help text and its commands, by name."""
-
-    help: str
-    commands: dict[str, Callable[..., None]] = field(default_factory=dict)
-
-    def command(self, name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-        def add(function: Callable[..., None]) -> Callable[..., None]:
-            self.commands[name] = function
-            return function
-
-        return add
-
-
-@dataclass(frozen=True)
-class _Param:
-    name: str
-    kind: type
-    opt: Opt
-    default: Any  # _REQUIRED when the option must be given
-
-
+ROOT = "root"
+FOLDER = "folder"  # the keyword of a tool's folder option (see Tool.folder_option)
 _REQUIRED = object()
 _CONVERTERS: dict[type, Callable[[str], Any]] = {str: str, int: int, float: float, Path: Path}
 
 
-def _params(function: Callable[..., None]) -> list[_Param]:
-    """The options of ``function``, from its signature and its ``Annotated`` hints."""
-    import inspect
+@dataclass(frozen=True)
+class Option:
+    """One ``--flag`` of an agent-tool command, filling the keyword ``name``."""
 
-    hints = typing.get_type_hints(function, include_extras=True)
+    name: str
+    flag: str
+    kind: type  # what the text converts to: str, int, float, bool or Path
+    help: str
+    envvar: str | None = None
+    default: Any = _REQUIRED  # _REQUIRED when the option must be given
+
+
+ROOT_OPTION = Option(
+    ROOT, "--root", Path, "The work root (default: $MOOT_ROOT, else the current directory).", "MOOT_ROOT", None
+)
+
+
+def _kind(annotation: Any) -> type:
+    """What the command line converts an argument to; a list or an object is passed on as text."""
+    plain = [arg for arg in typing.get_args(annotation) if arg is not type(None)] or [annotation]
+    return plain[0] if len(plain) == 1 and plain[0] in (bool, int, float) else str
+
+
+def options(tool: Tool, folder: str | None = None) -> list[Option]:
+    """The command's options: the tool's arguments, ``--root``, and its folder option if it has one."""
     found = []
-    for param in inspect.signature(function).parameters.values():
-        hint = hints[param.name]
-        base, opt = typing.get_args(hint)  # Annotated[T, Opt(...)]
-        if isinstance(base, types.UnionType):  # T | None
-            base = next(arg for arg in typing.get_args(base) if arg is not type(None))
-        default = _REQUIRED if param.default is inspect.Parameter.empty else param.default
-        found.append(_Param(param.name, base, opt, default))
+    for arg in arguments_of(tool.function):
+        help = arg.description
+        if arg.cli.file:
+            help = f"A file holding it ('-' for stdin): {help}"
+        if typing.get_origin(arg.annotation) is list:
+            help += " Comma-separated."
+        # An argument that may be None may be left out here: the tool then refuses with its own sentence.
+        default = None if arg.optional and arg.required else arg.default
+        if default is inspect.Parameter.empty:
+            default = _REQUIRED
+        found.append(Option(arg.name, arg.flag, _kind(arg.annotation), help, arg.cli.envvar, default))
+    if tool.folder_option:
+        found.append(
+            Option(
+                FOLDER,
+                tool.folder_option,
+                Path,
+                f"<work root>/{folder}; sets the work root if --root is not given.",
+                default=None,
+            )
+        )
+    found.append(ROOT_OPTION)
     return found
 
 
-def parse(function: Callable[..., None], args: list[str]) -> dict[str, Any] | None:
-    """``function``'s keyword arguments from ``args`` (its options only), or ``None`` when typer should read
-    them: help, an unknown or repeated option, a missing one, or a value that does not convert."""
-    params = _params(function)
-    by_flag = {param.opt.flag: param for param in params}
+def parse(found: list[Option], args: list[str]) -> dict[str, Any] | None:
+    """The options' values from ``args``, or ``None`` when typer should read them: help, an unknown or
+    repeated option, a missing one, or a value that does not convert."""
+    by_flag = {option.flag: option for option in found}
     given: dict[str, Any] = {}
     index = 0
     while index < len(args):
         flag, has_value, value = args[index].partition("=")
-        param = by_flag.get(flag)
-        if param is None or param.name in given:
+        option = by_flag.get(flag)
+        if option is None or option.name in given:
             return None
-        if param.kind is bool:
+        if option.kind is bool:
             if has_value:
                 return None
-            given[param.name] = True
+            given[option.name] = True
             index += 1
             continue
         if not has_value:
@@ -96,54 +104,42 @@ def parse(function: Callable[..., None], args: list[str]) -> dict[str, Any] | No
             index += 1
         index += 1
         try:
-            given[param.name] = _CONVERTERS[param.kind](value)
+            given[option.name] = _CONVERTERS[option.kind](value)
         except (KeyError, ValueError):
             return None
-    for param in params:
-        if param.name in given:
+    for option in found:
+        if option.name in given:
             continue
-        from_env = os.environ.get(param.opt.envvar) if param.opt.envvar else None
+        from_env = os.environ.get(option.envvar) if option.envvar else None
         if from_env:  # an empty variable counts as unset, as typer has it
-            if param.kind is bool:
+            if option.kind is bool:
                 return None
             try:
-                given[param.name] = _CONVERTERS[param.kind](from_env)
+                given[option.name] = _CONVERTERS[option.kind](from_env)
             except (KeyError, ValueError):
                 return None
-        elif param.default is _REQUIRED:
+        elif option.default is _REQUIRED:
             return None
         else:
-            given[param.name] = param.default
+            given[option.name] = option.default
     return given
 
 
-def typer_command(function: Callable[..., None]) -> Callable[..., None]:
-    """``function`` as typer reads a command: each ``Opt`` becomes a ``typer.Option``."""
-    import inspect
-
+def typer_command(found: list[Option], run: Callable[[dict[str, Any]], None], doc: str) -> Callable[..., None]:
+    """A typer command with ``found`` as its options, which calls ``run`` with their values."""
     import typer
 
-    hints = typing.get_type_hints(function, include_extras=True)
     params = []
-    for param in inspect.signature(function).parameters.values():
-        base, opt = typing.get_args(hints[param.name])
-        option = typer.Option(opt.flag, help=opt.help, envvar=opt.envvar)
-        params.append(param.replace(annotation=typing.Annotated[base, option]))
+    for option in found:
+        kind: Any = option.kind if option.default is _REQUIRED or option.default is not None else option.kind | None
+        hint = typing.Annotated[kind, typer.Option(option.flag, help=option.help, envvar=option.envvar)]
+        default = inspect.Parameter.empty if option.default is _REQUIRED else option.default
+        params.append(inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hint))
 
-    @functools.wraps(function)
-    def command(**kwargs: Any) -> None:
-        function(**kwargs)
+    def command(**values: Any) -> None:
+        run(values)
 
+    command.__doc__ = doc
     command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
     command.__annotations__ = {param.name: param.annotation for param in params}
     return command
-
-
-def typer_app(group: ToolGroup) -> Any:
-    """``group`` as a typer app (``moot NAME``'s sub-app)."""
-    import typer
-
-    app = typer.Typer(help=group.help, no_args_is_help=True)
-    for name, function in group.commands.items():
-        app.command(name)(typer_command(function))
-    return app

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import anyio
 from mcp_types import Tool
 
 from moot import __version__
-from moot.plugin import Ref
 from moot.protocols.critique import host as critique_command
 from moot.protocols.duel import PLUGIN as DUEL
 from moot.protocols.duel.guide import guide
+from moot.tools.declare import mcp_name
 
 SKILL = "moot-duel"
 SKILL_DESCRIPTION = (
@@ -42,10 +41,12 @@ def server_tools() -> list[Tool]:
 
 
 def duel_tools(tools: list[Tool]) -> list[Tool]:
-    """The tools of the duel's guide: the ones the duel's protocol registers."""
-    from moot.mcp.server import PARTICIPATION_TOOLS
+    """The tools of the duel's guide: the duel's own and the shared ones (emit)."""
+    from moot.mcp.agent_tools import tool_sets
 
-    names = {function.__name__ for function, _ in Ref[Any](PARTICIPATION_TOOLS[DUEL.name]).load()}
+    names = {
+        mcp_name(protocol, tool) for protocol, found in tool_sets() if protocol in (DUEL.name, None) for tool in found
+    }
     return [tool for tool in tools if tool.name in names]
 
 

@@ -1,9 +1,10 @@
 """Who may act as which participant: an MCP connection speaks only for the participant it joined as.
 
-Participant ids are not secrets (``status`` lists them), so the server binds them to the connection that
-joined: ``join`` binds the returned id, and ``claim_lock``, ``refresh_lock``, ``release_lock`` and
-``append_turn`` refuse any other id (``TOOLS_IDENTITY``). One connection is one participant: its first join
-fixes its name, and a later join under another name is refused before the ledger sees it.
+Participant ids are not secrets (``status`` lists them), so the server binds a seat to the connection that
+took it; each tool's declaration says whether it takes a seat or requires one (:class:`moot.plugin.Seat`).
+A duel's ``join`` binds the participant id it returns, and ``claim_lock``, ``refresh_lock``, ``release_lock``
+and ``append_turn`` refuse any other id (``TOOLS_IDENTITY``). One connection is one participant: its first
+join fixes its name, and a later join under another name is refused before the ledger sees it.
 
 Each seat also has a secret (:mod:`moot.tools.seats`), which the server keeps for the connection that joined
 (its :meth:`Identities.keyring`) and passes to the ledger on that connection's every claim and write, so a
@@ -47,7 +48,6 @@ class Identities:
     """The participants each connection joined as, guarded for the server's worker threads."""
 
     _names: dict[str, str] = field(default_factory=dict)
-    _joined: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
     _seats: dict[str, dict[str, str]] = field(default_factory=dict)  # connection -> record -> role
     _secrets: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)  # -> (debate, participant) -> secret
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -71,24 +71,12 @@ class Identities:
                     rule="TOOLS_IDENTITY",
                 )
 
-            def bind(duel_id: str, participant_id: str) -> None:
+            def bind(record: str, participant_id: str) -> None:
                 with self._lock:
                     self._names.setdefault(key, name)
-                    self._joined.setdefault(key, set()).add((duel_id, participant_id))
+                    self._seats.setdefault(key, {})[record] = participant_id
 
             yield bind
-
-    def require(self, connection: str | None, duel_id: str, participant_id: str) -> None:
-        """Refuse to act for a participant this connection did not join as."""
-        key = _required(connection, "act as a participant")
-        with self._lock:
-            joined = (duel_id, participant_id) in self._joined.get(key, set())
-        if not joined:
-            raise Refused(
-                f"Participant {participant_id!r} of duel {duel_id!r} did not join through this MCP connection; "
-                "call join with your own name and use the participant_id it returns.",
-                rule="TOOLS_IDENTITY",
-            )
 
     @contextmanager
     def seating(self, connection: str | None, record: str, role: str, *, where: str) -> Iterator[None]:
@@ -115,8 +103,8 @@ class Identities:
             held = self._seats.get(key, {}).get(record)
         if held != role:
             raise Refused(
-                f"The role {role!r} in {where} was not taken through this MCP connection; call {claim} as your own "
-                "role first and act as that role.",
+                f"{role!r} in {where} is not a seat this MCP connection took; call {claim} as yourself first and "
+                "act in the seat it gives you.",
                 rule="TOOLS_IDENTITY",
             )
 

@@ -1,5 +1,5 @@
-"""The MCP server: the tools that run deliberations, each protocol's participation tools, and the debate
-artifacts, served with the official SDK's ``MCPServer``.
+"""The MCP server: the tools that run deliberations, every protocol's agent tools (generated from their
+declarations, :mod:`moot.mcp.agent_tools`), and the debate artifacts, served with the official SDK's ``MCPServer``.
 
 The work root's ledger and the runner of its debates are opened once, in the server's lifespan, and shared by
 every connection. The participation tools run on the SDK's worker threads (the ledger serialises its
@@ -20,23 +20,17 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp_types import Resource
 from pydantic import ValidationError
 
-from moot import __version__, registry, tools
+from moot import __version__, tools
 from moot.agents.policy import AgentPolicy
 from moot.doors import agent_policy, same_token
 from moot.engine.runner import Runner
 from moot.mcp import resources
+from moot.mcp.agent_tools import add_agent_tools
 from moot.mcp.run_tools import RUN_TOOLS
 from moot.mcp.state import ServerState, state_of
-from moot.plugin import Ref
 
 NAME = "moot"
 DOOR = "moot mcp"  # how refusals name the server whose flags open them
-# moot's own protocols' participation tools, each a tuple of (function, ToolAnnotations).
-PARTICIPATION_TOOLS = {
-    "critique": "moot.protocols.critique.mcp_tools:CRITIQUE_TOOLS",
-    "duel": "moot.protocols.duel.mcp_tools:DUEL_TOOLS",
-    "roundtable": "moot.protocols.roundtable.mcp_tools:ROUNDTABLE_TOOLS",
-}
 INSTRUCTIONS = (
     "moot runs deliberations between models and agents and enforces every rule in code. To have other models "
     "deliberate, call start_debate (any protocol; it answers at once with a debate_id), then debate_status with "
@@ -132,10 +126,7 @@ def build_server(
     )
     for function, hints in RUN_TOOLS:
         server.add_tool(function, name=function.__name__, annotations=hints)
-    for plugin in registry.protocols().values():
-        own = PARTICIPATION_TOOLS.get(plugin.name)
-        for function, hints in Ref[Any](own).load() if own is not None else ():
-            server.add_tool(function, name=function.__name__, annotations=hints)
+    add_agent_tools(server)
 
     @server.resource(resources.DEBATE_TEMPLATE, name="debate", title="Debate artifact", mime_type=resources.MARKDOWN)
     def debate(name: str, ctx: Context) -> str:

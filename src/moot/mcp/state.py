@@ -3,6 +3,7 @@ answer becomes an MCP result (refusals are tool errors, never protocol errors or
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -10,13 +11,15 @@ from typing import Any, cast
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from moot import tools
 from moot.engine.runner import Runner
 from moot.errors import UserError
 from moot.mcp.identity import Identities, connection_key
+from moot.plugin import Tool
 from moot.tools import BadInput, ToolError, Workspace
+from moot.tools.declare import call_values
 from moot.tools.errors import translate
 
 
@@ -58,34 +61,36 @@ def answer(action: Callable[[], BaseModel]) -> CallToolResult:
     return tool_result(*tools.invoke(action))
 
 
-# The key a seat is bound to, and how a message names the record, from the server's workspace.
-SeatOf = Callable[[Workspace], tuple[str, str]]
-
-
-def answer_seating(
-    ctx: Context, seat_of: SeatOf, role: str, action: Callable[[Workspace], BaseModel]
-) -> CallToolResult:
-    """Run a call that takes a seat (a claim, a start): this connection then acts only as ``role`` there."""
+def answer_tool(ctx: Context, tool: Tool, values: dict[str, Any]) -> CallToolResult:
+    """Run one agent tool for this connection, in the seat its declaration names: a call that takes a seat binds
+    it to the connection once it succeeds; a call that requires one is refused unless the connection took it."""
     state, connection = state_of(ctx), connection_of(ctx)
+    seat = tool.seat
 
     def act() -> BaseModel:
-        record, where = seat_of(state.workspace)
-        with state.identities.seating(connection, record, role, where=where):
-            return action(state.acting(connection))
-
-    return answer(act)
-
-
-def answer_seated(
-    ctx: Context, seat_of: SeatOf, role: str, claim: str, action: Callable[[Workspace], BaseModel]
-) -> CallToolResult:
-    """Run a call only this connection's seat as ``role`` may make; ``claim`` names the tool that takes it."""
-    state, connection = state_of(ctx), connection_of(ctx)
-
-    def act() -> BaseModel:
-        record, where = seat_of(state.workspace)
-        state.identities.require_seat(connection, record, role, where=where, claim=claim)
-        return action(state.acting(connection))
+        try:
+            arguments = call_values(tool, values)
+        except ValidationError as error:  # the SDK checked the same schema: only a value it let through
+            first = error.errors(include_url=False, include_input=False)[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the arguments"
+            raise BadInput(
+                f"The argument {where!r} is invalid ({first['msg'].lower()}); fix it and call the tool again."
+            ) from None
+        run = functools.partial(tool.function, state.acting(connection), **arguments)
+        if seat is None:
+            return run()
+        if seat.of is None:  # the answer names the seat (joining a duel by its source)
+            assert seat.answered is not None
+            with state.identities.joining(connection, str(arguments[seat.name])) as bind:
+                result = run()
+                bind(*seat.answered(result))
+            return result
+        record, role, where = seat.of(state.workspace, arguments)
+        if seat.takes:
+            with state.identities.seating(connection, record, role, where=where):
+                return run()
+        state.identities.require_seat(connection, record, role, where=where, claim=seat.claim)
+        return run()
 
     return answer(act)
 

@@ -15,9 +15,10 @@
 
     payload, exit_code = tools.invoke(lambda: duel.status(ws, duel_id=...))   # what the CLI prints
 
-Modules: :mod:`moot.protocols.duel.tools` (join, status, claim_lock, refresh_lock, release_lock, append),
-:mod:`moot.protocols.roundtable.tools` (start, status, take_floor, speak, minutes, release_floor),
-:mod:`moot.protocols.critique.tools` (append, claim, release, status), :mod:`moot.tools.events` (emit, read_events).
+Each protocol's operations are in its ``tools`` module (the duel's join, status, claim_lock, refresh_lock,
+release_lock, append, read; the roundtable's and the critique loop's likewise), declared once in its ``TOOLS``
+(:mod:`moot.tools.declare`), from which the CLI and the MCP server are generated; :mod:`moot.tools.events`
+holds emit and read_events.
 A participant's secret is passed as ``participant_secret``, else read from ``ws.keyring`` (see
 :mod:`moot.tools.seats`). Exit codes: 0 ok, 1 refused (:class:`Refused`), 2 bad input (:class:`BadInput`),
 3 unavailable.
@@ -27,22 +28,35 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from moot.tools.errors import TOOL_RULES, BadInput, Refused, ToolError, Unavailable
-from moot.tools.workspace import Workspace, open_workspace
-
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from moot.tools import events
+    from moot.tools.errors import TOOL_RULES, BadInput, Refused, ToolError, Unavailable
+    from moot.tools.workspace import Workspace, open_workspace
+
+# The parts load on first use: a command imports only what it needs, and declaring a tool
+# (moot.tools.declare) imports no ledger, so that `moot --help` lists the agent tools without one.
+_LAZY = {
+    "TOOL_RULES": "moot.tools.errors",
+    "BadInput": "moot.tools.errors",
+    "Refused": "moot.tools.errors",
+    "ToolError": "moot.tools.errors",
+    "Unavailable": "moot.tools.errors",
+    "Workspace": "moot.tools.workspace",
+    "open_workspace": "moot.tools.workspace",
+}
 
 
-def __getattr__(name: str) -> ModuleType:
-    # The events module loads on first use, so that one CLI command imports only what it needs.
+def __getattr__(name: str) -> Any:
     if name == "events":
         return importlib.import_module(f"moot.tools.{name}")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'moot.tools' has no attribute {name!r}")
 
 
@@ -53,6 +67,8 @@ def result_payload(result: BaseModel) -> dict[str, Any]:
 
 def invoke(action: Callable[[], BaseModel]) -> tuple[dict[str, Any], int]:
     """Run one tool call and return what a transport sends back: the JSON payload and the exit code."""
+    from moot.tools.errors import ToolError
+
     try:
         result = action()
     except ToolError as refusal:

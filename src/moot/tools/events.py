@@ -1,17 +1,23 @@
 """Workflow events: rp1's ``agent-tools emit`` (status_change, artifact_registered, btw_update), stored in
 the ledger and read back in order. A malformed event is refused whole (``TOOLS_EVENT``); nothing is stored.
+
+:data:`TOOLS` declares ``emit`` for every protocol (``moot emit`` and the MCP tool ``emit``); ``moot events``,
+which prints and follows what was stored, is the command line's own.
 """
 
 from __future__ import annotations
 
 import json
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from moot.ledger import ConflictError, InvalidInputError
-from moot.tools.errors import BadInput, Refused, shown, tool
-from moot.tools.models import EventList, EventView
-from moot.tools.workspace import Workspace
+from pydantic import Field, WithJsonSchema
+
+from moot.plugin import Tool, ToolSet
+
+if TYPE_CHECKING:
+    from moot.tools.models import EventList, EventView
+    from moot.tools.workspace import Workspace
 
 DEFAULT_STEP = "unspecified"
 # What an agent may emit (rp1's agent-tools emit); the ledger's other event types are the engine's own.
@@ -20,6 +26,8 @@ AGENT_EVENT_TYPES = ("status_change", "artifact_registered", "btw_update")
 
 def parse_data(data: str | dict[str, Any] | None) -> dict[str, Any]:
     """``--data`` as given on a command line (JSON text) or by MCP (an object); ``None`` is ``{}``."""
+    from moot.tools.errors import BadInput
+
     if data is None:
         return {}
     if isinstance(data, dict):
@@ -39,20 +47,31 @@ def parse_data(data: str | dict[str, Any] | None) -> dict[str, Any]:
     return decoded
 
 
-@tool
 def emit(
     ws: Workspace,
     *,
-    workflow: str,
-    type: str,
-    run_id: str,
-    step: str = DEFAULT_STEP,
-    data: str | dict[str, Any] | None = None,
-    unit: str | None = None,
-    harness: str | None = None,
-    close_run: bool = False,
+    workflow: Annotated[str, Field(description="The workflow the event belongs to, e.g. socratic-duel.")],
+    type: Annotated[str, Field(description=f"The event type: {', '.join(AGENT_EVENT_TYPES)}.")],
+    run_id: Annotated[str, Field(description="Your workflow run id.")],
+    step: Annotated[str, Field(description="The workflow state, e.g. debating.")] = DEFAULT_STEP,
+    data: Annotated[
+        dict[str, Any] | str | None,
+        WithJsonSchema({"type": "object"}),
+        Field(description='The event\'s JSON object, e.g. {"status": "running"}.'),
+    ] = None,
+    unit: Annotated[str | None, Field(description="e.g. participant:<id> or turn:3.")] = None,
+    harness: Annotated[str | None, Field(description="Your agent host.")] = None,
+    close_run: Annotated[
+        bool, Field(description="End the run (only with a completed or failed status_change).")
+    ] = False,
 ) -> EventView:
-    """Store one workflow event; ``close_run`` ends the run (no later event is accepted for it)."""
+    """Record one workflow event (status_change, artifact_registered, btw_update); a malformed event is refused
+    whole (TOOLS_EVENT) and nothing is stored. close_run ends the run: no later event is accepted for it."""
+    # The ledger loads here, not with the module: `moot --help` reads this declaration and needs none.
+    from moot.ledger import ConflictError, InvalidInputError
+    from moot.tools.errors import BadInput, Refused, shown, translated
+    from moot.tools.models import EventView
+
     if type not in AGENT_EVENT_TYPES:
         raise BadInput(
             f"Event type {shown(type)!r} is not one an agent emits; pass --type {', '.join(AGENT_EVENT_TYPES)}.",
@@ -66,28 +85,35 @@ def emit(
                 rule="TOOLS_EVENT",
             )
     payload = parse_data(data)
-    try:
-        event = ws.ledger.append_event(
-            workflow=workflow,
-            type=type,
-            run_id=run_id,
-            step=step,
-            data=payload,
-            unit=unit or None,
-            harness=harness or None,
-            close_run=close_run,
-        )
-    except InvalidInputError as exc:
-        raise BadInput(str(exc), rule="TOOLS_EVENT") from exc
-    except ConflictError as exc:
-        raise Refused(str(exc), rule="TOOLS_EVENT") from exc
-    return EventView.of(event)
+    with translated():
+        try:
+            event = ws.ledger.append_event(
+                workflow=workflow,
+                type=type,
+                run_id=run_id,
+                step=step,
+                data=payload,
+                unit=unit or None,
+                harness=harness or None,
+                close_run=close_run,
+            )
+        except InvalidInputError as exc:
+            raise BadInput(str(exc), rule="TOOLS_EVENT") from exc
+        except ConflictError as exc:
+            raise Refused(str(exc), rule="TOOLS_EVENT") from exc
+        return EventView.of(event)
 
 
-@tool
 def read_events(
     ws: Workspace, *, run_id: str | None = None, after_id: int | None = None, limit: int | None = None
 ) -> EventList:
     """Events in the order they were stored; ``after_id`` continues from the last one seen."""
-    events = [EventView.of(e) for e in ws.ledger.read_events(run_id=run_id, after_id=after_id, limit=limit)]
+    from moot.tools.errors import translated
+    from moot.tools.models import EventList, EventView
+
+    with translated():
+        events = [EventView.of(e) for e in ws.ledger.read_events(run_id=run_id, after_id=after_id, limit=limit)]
     return EventList(events=events, last_id=events[-1].id if events else after_id)
+
+
+TOOLS: ToolSet = (Tool("emit", emit),)

@@ -17,6 +17,7 @@ PLUGIN = Protocol(
     record=Ref("moot.protocols.critique.record:FORMAT"),
     driver=Ref("moot.protocols.critique.driver:CritiqueDriver"),
     command=Ref("moot.cli.run:run_critique"),
+    tools=Ref("moot.protocols.critique.tools:TOOLS"),
     view=Ref("moot.protocols.critique.view:panels"),
     analysis=Ref("moot.protocols.critique.analysis:ANALYSIS"),
 )

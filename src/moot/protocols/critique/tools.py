@@ -24,8 +24,9 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from moot.core.chain import ChainMark
 from moot.core.files import MAX_ARTIFACT_BYTES, read_text, too_large
@@ -33,11 +34,13 @@ from moot.core.machine import ProtocolViolationError, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
 from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, Refusal
 from moot.ledger import Participant as LedgerParticipant
+from moot.plugin import Seat, Tool, ToolSet
 from moot.protocols.critique import PLUGIN as CRITIQUE
 from moot.protocols.critique import record as dialogue
 from moot.protocols.critique import sharing as shared
 from moot.protocols.critique.machine import EXTENSION_ROUNDS, CritiqueProtocol, CritiqueTurn, is_turn_header
 from moot.tools import seats
+from moot.tools.declare import Cli, Fencing, Harness, LeaseToken, ModelId, ParticipantSecret, RunId, Ttl
 from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
 from moot.tools.models import LockView
 from moot.tools.reconcile import chain_rows, reconcile
@@ -298,19 +301,41 @@ def _write_shared(
     return turn, False, warnings, adopted, guard.record()
 
 
+File = Annotated[
+    str,
+    Field(
+        description="The dialogue record under .dialogues/, e.g. .dialogues/api-design.md (relative to the "
+        "work root, or absolute)."
+    ),
+]
+Role = Annotated[str, Field(description="Your role in the dialogue, as its Participants list names it.")]
+
+
 @tool
 def append(
     ws: Workspace,
     *,
-    file: str,
-    role: str,
-    turn_markdown: str,
+    file: File,
+    role: Role,
+    turn_markdown: Annotated[
+        str,
+        Field(
+            description="Exactly one turn in the Rule 2 form: '## [<role>] Round N — YYYY-MM-DD HH:MM', the "
+            "message, then 'Status: …' last."
+        ),
+        Cli(flag="--turn-file", file="turn file", file_name="turn_file"),
+    ],
     turn_file: str = "<turn>",
-    lease_token: str | None = None,
-    fencing_token: int | None = None,
-    participant_secret: str | None = None,
+    lease_token: LeaseToken = None,
+    fencing_token: Fencing = None,
+    participant_secret: ParticipantSecret = None,
 ) -> DialogueTurnAppended:
-    """Validate one turn written by ``role`` and append it durably (lease optional; see the module)."""
+    """Validate one turn (format, status, alternation, rounds, timestamps) and append it; under your lease once
+    the dialogue was claimed (without one before).
+
+    Returns turn_number, round, status, next_speaker and outcome (DONE, STUCK, MAX_ROUNDS once reached). A turn
+    that breaks a rule is refused with the rule ids; nothing is written.
+    """
     path = _path(ws, file)
     debate = _debate(ws, path)
     adopted: tuple[int, ...] = ()
@@ -363,18 +388,17 @@ def append(
 def claim(
     ws: Workspace,
     *,
-    file: str,
-    role: str,
-    harness: str = "unknown",
-    model_id: str = UNKNOWN_MODEL,
-    run_id: str = "",
-    ttl_seconds: float = DEFAULT_TTL_SECONDS,
-    participant_secret: str | None = None,
+    file: File,
+    role: Role,
+    harness: Harness = "unknown",
+    model_id: ModelId = UNKNOWN_MODEL,
+    run_id: RunId = "",
+    ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    participant_secret: ParticipantSecret = None,
 ) -> DialogueLock:
-    """Coordinate the dialogue through the ledger from now on and take its lease for ``role``.
-
-    The role's first claim seats it and returns its secret once; later claims need it (``participant_secret``,
-    else the workspace keyring's)."""
+    """Coordinate the dialogue through leases from now on and take the lease for your role: returns
+    lease_token, fencing_token and, on the role's first claim, its participant_secret (kept for you). Refused
+    (TOOLS_LOCK_HELD) with retry_after_seconds while the other role holds it."""
     path = _path(ws, file)
     text, found = _read(path)
     if role not in found.config.roles:
@@ -432,14 +456,16 @@ def claim(
 def extend(
     ws: Workspace,
     *,
-    file: str,
-    role: str,
-    lease_token: str | None = None,
-    rounds: int = EXTENSION_ROUNDS,
-    participant_secret: str | None = None,
+    file: File,
+    role: Role,
+    lease_token: LeaseToken = None,
+    rounds: Annotated[int, Field(description="How many more rounds (default: as moot run offers).")] = (
+        EXTENSION_ROUNDS
+    ),
+    participant_secret: ParticipantSecret = None,
 ) -> DialogueExtended:
-    """Raise the dialogue's round limit by ``rounds``; a claimed dialogue's header changes in the ledger, under
-    the lease, so that every host's file shows the new limit."""
+    """Raise the dialogue's round limit; a claimed dialogue's header changes in the ledger, under your lease,
+    so that every host's file shows the new limit."""
     if rounds < 1:
         raise BadInput("Extend by at least one round; pass --rounds 1 or more.")
     path = _path(ws, file)
@@ -488,13 +514,15 @@ def _same_header(ws: Workspace, path: Path, opening: str) -> None:
 def release(
     ws: Workspace,
     *,
-    file: str,
-    role: str,
-    lease_token: str | None,
-    close: bool = False,
-    participant_secret: str | None = None,
+    file: File,
+    role: Role,
+    lease_token: LeaseToken,
+    close: Annotated[
+        bool, Field(description="Store the outcome the record reached (DONE, STUCK or MAX_ROUNDS).")
+    ] = False,
+    participant_secret: ParticipantSecret = None,
 ) -> DialogueReleased:
-    """Give the lease back; with ``close``, store the outcome the record reached (DONE, STUCK, MAX_ROUNDS)."""
+    """Give the lease back after your turn so the other role can claim it; with close, store the outcome."""
     path = _path(ws, file)
     debate = _debate(ws, path)
     if debate is None or not lease_token:
@@ -526,8 +554,8 @@ def release(
 
 
 @tool
-def status(ws: Workspace, *, file: str) -> DialogueStatus:
-    """What the record says (``moot check``) and who holds the lease, if the dialogue was claimed."""
+def status(ws: Workspace, *, file: File) -> DialogueStatus:
+    """What the dialogue says (turns, round, next_speaker, outcome, violations) and who holds its lease."""
     path = _path(ws, file)
     report = dialogue.check(path)
     text, _ = read_text(path)
@@ -555,7 +583,25 @@ def status(ws: Workspace, *, file: str) -> DialogueStatus:
     )
 
 
+def _seat(ws: Workspace, arguments: dict[str, Any]) -> tuple[str, str, str]:
+    """The seat a call is about: the record (its absolute path) and the role it names."""
+    path = (ws.root / str(arguments["file"])).resolve()
+    return str(path), str(arguments["role"]), f"the dialogue {path.name}"
+
+
+# Over MCP, claim seats the connection as the role (and makes the dialogue a leased ledger debate); the other
+# writes act only as that role, under its lease.
+_CLAIMED = Seat(takes=False, of=_seat, claim="critique_claim")
+TOOLS: ToolSet = (
+    Tool("status", status, read_only=True),
+    Tool("claim", claim, seat=Seat(takes=True, of=_seat)),
+    Tool("append", append, seat=_CLAIMED),
+    Tool("release", release, seat=_CLAIMED),
+    Tool("extend", extend, seat=_CLAIMED),
+)
+
 __all__ = [
+    "TOOLS",
     "DialogueExtended",
     "DialogueLock",
     "DialogueReleased",

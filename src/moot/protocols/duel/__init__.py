@@ -17,6 +17,7 @@ PLUGIN = Protocol(
     record=Ref("moot.protocols.duel.record:FORMAT"),
     driver=Ref("moot.protocols.duel.driver:DuelDriver"),
     command=Ref("moot.cli.run:run_duel"),
+    tools=Ref("moot.protocols.duel.tools:TOOLS"),
     view=Ref("moot.protocols.duel.view:panels"),
     analysis=Ref("moot.protocols.duel.analysis:ANALYSIS"),
     capabilities=frozenset({GROUNDED}),

@@ -16,8 +16,9 @@ import os
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from moot.core.files import read_text
 from moot.core.machine import ProtocolViolationError, Violation
@@ -36,6 +37,7 @@ from moot.ledger import (
 )
 from moot.ledger import Participant as LedgerParticipant
 from moot.limits import subject_problem
+from moot.plugin import Seat, Tool, ToolSet
 from moot.protocols.duel import PLUGIN as DUEL
 from moot.protocols.duel import record
 from moot.protocols.duel import sharing as materialize
@@ -55,6 +57,7 @@ from moot.protocols.duel.machine import (
 )
 from moot.protocols.duel.text import check_names, duel_config, parse_turn, table_participant
 from moot.tools import seats
+from moot.tools.declare import Cli, Fencing, Harness, LeaseToken, ModelId, ParticipantSecret, RunId, Ttl, resource_uri
 from moot.tools.errors import BadInput, Refused, ToolError, refused_by, shown, tool, translated
 from moot.tools.models import (
     LockGranted,
@@ -232,27 +235,50 @@ def _table(status: DebateStatus) -> list[Participant]:
 # --- the tools ----------------------------------------------------------------------------------
 
 
+DuelId = Annotated[str, Field(description="The duel_id that join returned.")]
+ParticipantId = Annotated[
+    str, Field(description="Your participant_id from join (over MCP, only the one this connection joined as).")
+]
+# The outcome is checked by release_lock with its own sentence; the schema lists the names for a model to pick.
+Outcome = Annotated[
+    str | None,
+    WithJsonSchema({"type": "string", "enum": [o.value for o in OutcomeName]}),
+    Field(description="With close: the outcome (ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS, TIMEOUT, INVALIDATED)."),
+]
+
+
 @tool
 def join(
     ws: Workspace,
     *,
-    target: str | os.PathLike[str] | None,
-    topic: str | None,
-    participant_name: str,
-    harness: str,
-    run_id: str,
-    model_id: str = UNKNOWN_MODEL,
-    duel_id: str | None = None,
-    participant_secret: str | None = None,
+    target: Annotated[
+        str | None,
+        Field(
+            description="The Markdown source to debate (relative to the work root, or over the command line to the "
+            "current directory); may be empty when joining by duel_id, else it is compared with the duel's source."
+        ),
+        Cli(here=True),
+    ] = None,
+    topic: Annotated[str | None, Field(description="The topic; empty means the source's first heading.")] = None,
+    participant_name: Annotated[str, Field(description="Your unique display name in this duel.")],
+    harness: Harness,
+    run_id: RunId,
+    model_id: ModelId = UNKNOWN_MODEL,
+    duel_id: Annotated[
+        str | None,
+        Field(description="Join this duel by its id (a peer on another host shares it) instead of by source."),
+    ] = None,
+    participant_secret: ParticipantSecret = None,
 ) -> Joined:
-    """Join the one active duel on (source, topic slug), creating it; at most two participants.
+    """Join the active duel on this source and topic (created if none; at most two participants), or the duel
+    whose duel_id a peer shared (no copy of the source needed).
 
-    Without a topic, the source's first Markdown heading is the topic, else its file name stem (the seed's
-    rule). A relative target is taken relative to the work root. Hosts meet in one duel when their sources
-    have the same path in their repositories (see :mod:`moot.tools.source_identity`); a host whose copy
-    differs is refused with the first difference. With ``duel_id`` the duel is joined by its id (the target,
-    if given, is only compared with the duel's source). A name that holds a seat already is rejoined only with
-    its ``participant_secret`` (or the workspace keyring's); a new seat's secret is returned once.
+    Returns duel_id, participant_id, participant_count, debate_path, topic, next_step and, once, the seat's
+    participant_secret, which moot keeps for you (the MCP connection, or your OS user on the command line).
+    Joining again returns the same participant_id; from elsewhere only with participant_secret (TOOLS_SEAT
+    otherwise). Without a topic the source's first heading is the topic, else its file name; hosts meet in one
+    duel when their sources have the same path in their repositories, and a host whose copy differs is refused
+    with the first difference.
     """
     identity = Participant(name=participant_name.strip(), harness=harness.strip(), model=model_id.strip())
     ws.area(DUEL.folder)
@@ -422,8 +448,9 @@ def _artifact_view(ws: Workspace, debate: Debate) -> ArtifactView:
 
 
 @tool
-def status(ws: Workspace, *, duel_id: str) -> DuelStatus:
-    """Participants, lock holder (never a token), ledger turn count, and what the artifact says."""
+def status(ws: Workspace, *, duel_id: DuelId) -> DuelStatus:
+    """The duel's participants, lock holder and expiry (never a token), turns accepted, next_step, and what the
+    debate artifact says (turns, next_speaker, terminal_outcome, candidate_convergence, violations)."""
     found = _status(ws, duel_id)
     debate = found.debate
     _sync(ws, debate)
@@ -453,19 +480,24 @@ def status(ws: Workspace, *, duel_id: str) -> DuelStatus:
 def claim_lock(
     ws: Workspace,
     *,
-    duel_id: str,
-    participant_id: str,
-    for_timeout: bool = False,
-    ttl_seconds: float = DEFAULT_TTL_SECONDS,
-    retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS,
-    participant_secret: str | None = None,
+    duel_id: DuelId,
+    participant_id: ParticipantId,
+    for_timeout: Annotated[
+        bool, Field(description="Only after the bounded wait for a peer: take the lock although nobody else joined.")
+    ] = False,
+    ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    retry_after_seconds: Annotated[
+        int,
+        Field(description="Wait guidance returned on refusal, in seconds.", ge=1),
+        Cli(envvar="MOOT_RETRY_AFTER_SECONDS"),
+    ] = DEFAULT_RETRY_AFTER_SECONDS,
+    participant_secret: ParticipantSecret = None,
 ) -> LockGranted:
-    """Take the duel's lock, or refuse with wait guidance (``Refused``, exit 1, ``acquired: false``).
+    """Take the duel's lock before writing: returns lease_token, lease_expires_at and fencing_token.
 
-    ``for_timeout`` may take the lock after the bounded wait although no peer joined; the lock is then
-    re-checked at once (the seed's post-claim ``status``): ``next_step`` is ``closing`` only while fewer
-    than two participants joined, otherwise ``debating`` with the same lease. The participant's secret is
-    ``participant_secret``, else the workspace keyring's.
+    Refused (TOOLS_LOCK_HELD, TOOLS_WAITING_FOR_PARTICIPANT) with retry_after_seconds and wait_until while the
+    peer holds it or has not joined; wait that long and try again. With for_timeout the lock is re-checked at
+    once: next_step is closing only while fewer than two participants joined, else debating with the same lease.
     """
     found = _status(ws, duel_id)
     debate = found.debate
@@ -514,13 +546,13 @@ def claim_lock(
 def refresh_lock(
     ws: Workspace,
     *,
-    duel_id: str,
-    participant_id: str,
-    lease_token: str | None,
-    ttl_seconds: float = DEFAULT_TTL_SECONDS,
-    participant_secret: str | None = None,
+    duel_id: DuelId,
+    participant_id: ParticipantId,
+    lease_token: LeaseToken,
+    ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    participant_secret: ParticipantSecret = None,
 ) -> LockGranted:
-    """Extend the caller's unexpired lease (same token and fencing number)."""
+    """Extend your unexpired lease while you compose a long turn (same token and fencing number)."""
     token = _token(lease_token, "refresh the lock")
     found = _status(ws, duel_id)
     debate = found.debate
@@ -553,19 +585,25 @@ def _relocate(violations: list[Violation], number: int, turn_file: str) -> list[
 def append(
     ws: Workspace,
     *,
-    duel_id: str,
-    participant_id: str,
-    lease_token: str | None,
-    turn_markdown: str,
+    duel_id: DuelId,
+    participant_id: ParticipantId,
+    lease_token: LeaseToken,
+    turn_markdown: Annotated[
+        str,
+        Field(
+            description="Exactly one turn in the duel's turn format ('## Turn N — name (harness / model) — STANCE')."
+        ),
+        Cli(flag="--file", file="turn file", file_name="turn_file"),
+    ],
     turn_file: str = "<turn>",
-    fencing_token: int | None = None,
-    participant_secret: str | None = None,
+    fencing_token: Fencing = None,
+    participant_secret: ParticipantSecret = None,
 ) -> TurnAppended:
-    """Validate one §TURN_MARKDOWN turn with the protocol and append it to the artifact under the lease.
+    """Validate one turn with the protocol and append it to the debate artifact under your lease.
 
-    Creates the artifact on the first append (with every joined participant in its table). Refuses a
-    turn that breaks a rule, one signed by someone other than the lease holder, and any write without
-    the current lease; a refused append leaves the artifact as it was.
+    Returns turn_number, next_speaker, candidate_convergence, terminal_outcome and next_step. A turn that breaks
+    a rule, one signed by someone other than the lease holder, or a write without the current lease is refused
+    with the rule ids and where; nothing is written. The artifact is created on the first turn.
     """
     token = _token(lease_token, "append a turn")
     found = _status(ws, duel_id)
@@ -793,20 +831,20 @@ def _conclude_damaged(
 def release_lock(
     ws: Workspace,
     *,
-    duel_id: str,
-    participant_id: str,
-    lease_token: str | None,
-    close: bool = False,
-    outcome: str | None = None,
-    reason: str | None = None,
-    fencing_token: int | None = None,
-    participant_secret: str | None = None,
+    duel_id: DuelId,
+    participant_id: ParticipantId,
+    lease_token: LeaseToken,
+    close: Annotated[bool, Field(description="Write the Terminal Conclusion and close the duel.")] = False,
+    outcome: Outcome = None,
+    reason: Annotated[str | None, Field(description="With close: why it ended (required for INVALIDATED).")] = None,
+    fencing_token: Fencing = None,
+    participant_secret: ParticipantSecret = None,
 ) -> Released:
-    """Give the lock back; with ``close`` first write the Terminal Conclusion and store ``outcome``.
+    """Give the lock back after your turn; with close=true and outcome, first write the Terminal Conclusion.
 
-    The outcome must agree with the turns (ACCEPTED_CONSENSUS, DISSENT, MAX_TURNS as the protocol computes
-    them; TIMEOUT only while fewer than two participants joined and no outcome was reached; INVALIDATED
-    with a reason). A refused close answers ``closed: false``.
+    ACCEPTED_CONSENSUS, DISSENT and MAX_TURNS are accepted only when the turns reach them (append reports
+    terminal_outcome); TIMEOUT only while fewer than two joined and no outcome was reached; INVALIDATED needs a
+    reason. A refused close answers closed: false.
     """
     if outcome is not None and not close:
         raise BadInput("An outcome is stored only when closing; pass --close with --outcome.")
@@ -853,15 +891,77 @@ def release_lock(
     return Released(duel_id=duel_id, closed=True, outcome=name, debate_path=path, next_step=next_step)
 
 
+class DebateText(BaseModel):
+    """``read``: the debate artifact's text and what moot's check says about it."""
+
+    model_config = _FROZEN
+
+    duel_id: str
+    debate_path: str
+    resource_uri: str
+    exists: bool
+    text: str
+    artifact: ArtifactView
+
+
+@tool
+def read(ws: Workspace, *, duel_id: DuelId) -> DebateText:
+    """The debate artifact (the duel's record) as Markdown text, its resource_uri, and what moot's check says
+    about it. Derive the next turn number and your peer's latest arguments from it."""
+    found = status(ws, duel_id=duel_id)
+    path = Path(found.debate_path)
+    text: str | None = ""
+    if found.artifact.exists:
+        text, problems = read_text(ws.inside(DUEL.folder, f"{DUEL.folder}/{path.name}"))
+        if text is None:
+            raise refused_by(problems)
+    return DebateText(
+        duel_id=found.duel_id,
+        debate_path=str(path),
+        resource_uri=resource_uri(DUEL.folder, path.name),
+        exists=found.artifact.exists,
+        text=text or "",
+        artifact=found.artifact,
+    )
+
+
+def _seat(_: Workspace, arguments: dict[str, object]) -> tuple[str, str, str]:
+    duel_id = str(arguments["duel_id"])
+    return duel_id, str(arguments["participant_id"]), f"duel {duel_id!r}"
+
+
+# Over MCP, join seats the connection as the participant it answers with; the other writes act only as that one.
+# The MCP names are the ones the duel's clients and shipped skills have always used (no protocol prefix).
+_JOINED = Seat(takes=False, of=_seat, claim="join")
+TOOLS: ToolSet = (
+    Tool(
+        "join",
+        join,
+        seat=Seat(takes=True, answered=lambda joined: (joined.duel_id, joined.participant_id), name="participant_name"),
+        remembers="duel_id",
+        folder_option="--debate-dir",
+        mcp_name="join",
+    ),
+    Tool("status", status, read_only=True, locate="duel_id", mcp_name="status"),
+    Tool("claim-lock", claim_lock, seat=_JOINED, locate="duel_id", mcp_name="claim_lock"),
+    Tool("refresh-lock", refresh_lock, seat=_JOINED, locate="duel_id", mcp_name="refresh_lock"),
+    Tool("append", append, seat=_JOINED, locate="duel_id", mcp_name="append_turn"),
+    Tool("release-lock", release_lock, seat=_JOINED, locate="duel_id", mcp_name="release_lock"),
+    Tool("read", read, read_only=True, locate="duel_id", mcp_name="read_debate"),
+)
+
 __all__ = [
     "PROTOCOL",
+    "TOOLS",
     "ArtifactView",
+    "DebateText",
     "DuelStatus",
     "Joined",
     "TurnAppended",
     "append",
     "claim_lock",
     "join",
+    "read",
     "refresh_lock",
     "release_lock",
     "status",

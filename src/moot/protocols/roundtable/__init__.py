@@ -17,6 +17,7 @@ PLUGIN = Protocol(
     record=Ref("moot.protocols.roundtable.record:FORMAT"),
     driver=Ref("moot.protocols.roundtable.driver:RoundtableDriver"),
     command=Ref("moot.cli.run:run_roundtable"),
+    tools=Ref("moot.protocols.roundtable.tools:TOOLS"),
     view=Ref("moot.protocols.roundtable.view:panels"),
     capabilities=frozenset({SEALED}),
 )

@@ -20,9 +20,11 @@ again, speaking and the minutes need it.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from moot.core.machine import ProtocolViolationError
 from moot.core.participant_defaults import UNKNOWN_MODEL
@@ -37,6 +39,7 @@ from moot.ledger import (
     SeatError,
 )
 from moot.ledger import Participant as LedgerParticipant
+from moot.plugin import Seat, Tool, ToolSet
 from moot.protocols.roundtable import PLUGIN as ROUNDTABLE
 from moot.protocols.roundtable import record as meeting
 from moot.protocols.roundtable import sharing as shared
@@ -58,6 +61,7 @@ from moot.protocols.roundtable.machine import (
     state_violations,
 )
 from moot.tools import seats
+from moot.tools.declare import Cli, Fencing, Harness, LeaseToken, ModelId, ParticipantSecret, RunId, Ttl
 from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
 from moot.tools.models import LockView, ParticipantView
 from moot.tools.reconcile import chain_rows, reconcile
@@ -289,24 +293,34 @@ def _token(lease_token: str | None) -> str:
 # --- the tools ----------------------------------------------------------------------------------
 
 
+Meeting = Annotated[str, Field(description="The meeting's name (its directory under .roundtable/).")]
+Role = Annotated[str, Field(description="Your role in the speaker order (or moderator).")]
+
+
 @tool
 def start(
     ws: Workspace,
     *,
-    name: str,
-    speakers: list[str],
-    max_rounds: int,
-    agenda: str,
-    prompt: str = "",
-    harness: str = "unknown",
-    model_id: str = UNKNOWN_MODEL,
-    run_id: str = "",
+    name: Meeting,
+    speakers: Annotated[
+        list[str], Field(description="The speaking order, e.g. architect,reviewer (over MCP a list of roles).")
+    ],
+    max_rounds: Annotated[int, Field(description="The round limit.", ge=1)],
+    agenda: Annotated[
+        str,
+        Field(description="AGENDA.md: the background, the topic and the roles (Markdown)."),
+        Cli(file="agenda"),
+    ],
+    prompt: Annotated[str, Field(description="The first speaker's instruction.")] = "",
+    harness: Harness = "unknown",
+    model_id: ModelId = UNKNOWN_MODEL,
+    run_id: RunId = "",
 ) -> MeetingStarted:
-    """Create ``.roundtable/{name}/`` (AGENDA.md, turn.json) and join as its moderator.
+    """Create the meeting (AGENDA.md, turn.json) and seat you as its moderator, who writes the minutes once the
+    meeting concludes; returns, once, the moderator seat's participant_secret (kept for you).
 
-    The meeting is created in the ledger first (its opening files with it), then written to this host's
-    work root; a name another host already started is refused, and that host's meeting is joined by
-    taking the floor.
+    The meeting is created in the ledger first, then written to this host's work root; a name another host
+    already started is refused, and that host's meeting is joined by taking the floor.
     """
     directory = _directory(ws, name)
     roles = [_role(r.strip()) for r in speakers if r.strip()]
@@ -371,8 +385,9 @@ def start(
 
 
 @tool
-def status(ws: Workspace, *, name: str) -> MeetingStatus:
-    """turn.json, the speeches so far, who holds the floor (never a token), and what ``moot check`` says."""
+def status(ws: Workspace, *, name: Meeting) -> MeetingStatus:
+    """turn.json (status, round, current_speaker, prompt_for_speaker), the speeches so far, who holds the floor
+    (never a token) and what moot's check says."""
     directory = _directory(ws, name)
     _sync(ws, directory)
     state = _record(directory).state
@@ -409,18 +424,17 @@ def status(ws: Workspace, *, name: str) -> MeetingStatus:
 def take_floor(
     ws: Workspace,
     *,
-    name: str,
-    role: str,
-    harness: str = "unknown",
-    model_id: str = UNKNOWN_MODEL,
-    run_id: str = "",
-    ttl_seconds: float = DEFAULT_TTL_SECONDS,
-    participant_secret: str | None = None,
+    name: Meeting,
+    role: Role,
+    harness: Harness = "unknown",
+    model_id: ModelId = UNKNOWN_MODEL,
+    run_id: RunId = "",
+    ttl_seconds: Ttl = DEFAULT_TTL_SECONDS,
+    participant_secret: ParticipantSecret = None,
 ) -> FloorGranted:
-    """Claim the meeting's floor for ``role``: only the current speaker (the moderator while concluding).
-
-    The role's first take-floor seats it and returns its secret once; later ones need it (``participant_secret``,
-    else the workspace keyring's)."""
+    """Take the floor when turn.json says it is your turn (the moderator's once the meeting concludes): returns
+    lease_token, prompt_for_speaker and, on the role's first take, its participant_secret (kept for you).
+    Refused (TOOLS_NOT_YOUR_TURN) otherwise. Over MCP the connection then speaks only as that role here."""
     directory = _directory(ws, name)
     role = _role(role)
     _sync(ws, directory)
@@ -491,16 +505,17 @@ def _release(ws: Workspace, debate: Debate, me: LedgerParticipant, token: str, s
 def speak(
     ws: Workspace,
     *,
-    name: str,
-    role: str,
-    lease_token: str | None,
-    speech: str,
-    prompt_next: str = "",
-    consensus: bool = False,
-    fencing_token: int | None = None,
-    participant_secret: str | None = None,
+    name: Meeting,
+    role: Role,
+    lease_token: LeaseToken,
+    speech: Annotated[str, Field(description="Your speech (Markdown)."), Cli(flag="--file", file="speech file")],
+    prompt_next: Annotated[str, Field(description="Your instruction or question for the next speaker.")] = "",
+    consensus: Annotated[bool, Field(description="Declare that every participant now agrees.")] = False,
+    fencing_token: Fencing = None,
+    participant_secret: ParticipantSecret = None,
 ) -> SpeechCommitted:
-    """Commit ``role``'s speech and the next turn.json together under the floor's lease, then give it back."""
+    """Commit your speech and the next turn.json together, then give the floor back: returns sequence,
+    next_speaker and status (concluding once the rounds are used or consensus is declared)."""
     token = _token(lease_token)
     directory = _directory(ws, name)
     role = _role(role)
@@ -602,15 +617,20 @@ def _record_last(guard: LeaseGuard, found: DebateRecord, files: shared.MeetingFi
 def minutes(
     ws: Workspace,
     *,
-    name: str,
-    lease_token: str | None,
-    minutes_markdown: str,
-    language: Language = "en",
+    name: Meeting,
+    lease_token: LeaseToken,
+    minutes_markdown: Annotated[
+        str,
+        Field(description="MINUTES.md with its four parts (consensus, disagreements, decisions, actions)."),
+        Cli(flag="--file", file="minutes file", file_name="minutes_file"),
+    ],
+    language: Annotated[Language, Field(description="The headings' language: en or zh.")] = "en",
     minutes_file: str = MINUTES_FILE,
-    fencing_token: int | None = None,
-    participant_secret: str | None = None,
+    fencing_token: Fencing = None,
+    participant_secret: ParticipantSecret = None,
 ) -> MeetingClosed:
-    """The moderator's minutes: MINUTES.md and turn.json ``closed`` under the floor's lease; closes the meeting."""
+    """The moderator's minutes: write MINUTES.md and close the meeting (turn.json closed) under the floor's
+    lease."""
     token = _token(lease_token)
     directory = _directory(ws, name)
     parsed, problems = meeting.parse_minutes(minutes_markdown, minutes_file)
@@ -657,7 +677,7 @@ def minutes(
 
 @tool
 def release_floor(
-    ws: Workspace, *, name: str, role: str, lease_token: str | None, participant_secret: str | None = None
+    ws: Workspace, *, name: Meeting, role: Role, lease_token: LeaseToken, participant_secret: ParticipantSecret = None
 ) -> FloorReleased:
     """Give the floor back without speaking."""
     token = _token(lease_token)
@@ -668,7 +688,32 @@ def release_floor(
     return FloorReleased(meeting=name, role=me.name)
 
 
+def _seat_of(role: str | None) -> Callable[[Workspace, dict[str, Any]], tuple[str, str, str]]:
+    """The seat a call is about: the meeting (its name, as every host knows it) and the role it names, or
+    ``role``."""
+
+    def seat(_: Workspace, arguments: dict[str, Any]) -> tuple[str, str, str]:
+        name = unicodedata.normalize("NFC", str(arguments["name"]))
+        who = role or unicodedata.normalize("NFC", str(arguments["role"]))
+        return f"roundtable:{name}", who, f"the meeting {name!r}"
+
+    return seat
+
+
+# Over MCP, start seats the moderator and take-floor a speaker; speaking, the minutes and giving the floor back
+# act only in that seat.
+_SPEAKER = Seat(takes=False, of=_seat_of(None), claim="roundtable_take_floor")
+TOOLS: ToolSet = (
+    Tool("status", status, read_only=True),
+    Tool("start", start, seat=Seat(takes=True, of=_seat_of(MODERATOR))),
+    Tool("take-floor", take_floor, seat=Seat(takes=True, of=_seat_of(None))),
+    Tool("speak", speak, seat=_SPEAKER),
+    Tool("minutes", minutes, seat=Seat(takes=False, of=_seat_of(MODERATOR), claim="roundtable_start")),
+    Tool("release", release_floor, seat=_SPEAKER, mcp_name="roundtable_release_floor"),
+)
+
 __all__ = [
+    "TOOLS",
     "FloorGranted",
     "FloorReleased",
     "MeetingClosed",
