@@ -120,25 +120,6 @@ class Positions:
 
 
 @dataclass(frozen=True)
-class Point:
-    """One point of a decision summary, with the turn (or stage) it comes from."""
-
-    text: str
-    turn: int | None = None
-    who: str | None = None
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What a deliberation decided, for a person: the decision, what each side conceded, what stays open."""
-
-    decided: str | None
-    conceded: list[Point] = field(default_factory=list)
-    open: list[Point] = field(default_factory=list)
-    blocking: list[Point] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
 class Held:
     """What one participant answered in one round of a deliberation, as text, for ``moot eval``.
 
@@ -161,7 +142,6 @@ class Analysis:
 
     - ``positions``: the positions for the conformity metrics; [] when the record has none.
     - ``answer``: the protocol's answer to the question it was asked, for ``moot eval``; None when it gave none.
-    - ``decision``: the decision summary that ``moot show``, ``--json``, MCP and the viewer lead with.
     - ``rounds``: what each participant answered, round by round, for ``moot eval``'s accuracy per round, the
       vote of the first round and the flips. Round 0 holds the answers given before anyone saw another's; a
       participant missing from a round did not answer in it.
@@ -171,22 +151,8 @@ class Analysis:
 
     positions: Callable[[Path], list[Positions]] | None = None
     answer: Callable[[Path], str | None] | None = None
-    decision: Callable[[Path], Decision] | None = None
     rounds: Callable[[Path], list[dict[str, Held]]] | None = None
     pose: Pose | None = None
-
-
-@dataclass(frozen=True)
-class Sharing:
-    """A protocol whose records the ledger shares across hosts (the agent tools take turns there).
-
-    - ``bring_up_to_date(workspace, path)``: True when the ledger holds the record at ``path``, which is then
-      rewritten from the ledger; False when it does not.
-    - ``continue_with``: how participants continue such a record (named by ``moot resume``).
-    """
-
-    bring_up_to_date: Callable[[Workspace, Path], bool]
-    continue_with: str
 
 
 @dataclass(frozen=True)
@@ -277,7 +243,6 @@ class Protocol:
     tools: Ref[ToolSet] | None = None
     view: Ref[View] | None = None
     analysis: Ref[Analysis] | None = None
-    sharing: Ref[Sharing] | None = None
     capabilities: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
@@ -286,12 +251,12 @@ class Protocol:
 
     def references(self) -> list[Ref[Any]]:
         """Every part that is code, for ``moot protocols --check``."""
-        optional = (self.tools, self.view, self.analysis, self.sharing)
+        optional = (self.tools, self.view, self.analysis)
         return [*self.rules, self.machine, self.record, self.driver, self.command, *(r for r in optional if r)]
 
     def capability_names(self) -> list[str]:
         """What the protocol offers beyond run/check/show: its declared capabilities and one per hook it sets."""
-        hooks = {"tools": self.tools, "view": self.view, "analysis": self.analysis, "sharing": self.sharing}
+        hooks = {"tools": self.tools, "view": self.view, "analysis": self.analysis}
         return sorted(self.capabilities | {name for name, ref in hooks.items() if ref is not None})
 
 
@@ -328,13 +293,11 @@ __all__ = [
     "Analysis",
     "Candidate",
     "CheckReport",
-    "Decision",
     "DeliberationProtocol",
     "Driver",
     "Held",
     "Outcome",
     "Panel",
-    "Point",
     "Pose",
     "Positions",
     "Protocol",
@@ -347,7 +310,6 @@ __all__ = [
     "RunCommand",
     "Seat",
     "Severity",
-    "Sharing",
     "Stated",
     "Summary",
     "Tool",
