@@ -220,7 +220,7 @@ def conformity(stated: Sequence[Stated], *, chairman: str | None = None, answer:
     )
 
 
-# --- positions as eval answers and council stages give them ---------------------------------------
+# --- positions as moot eval gives them --------------------------------------------------------------
 
 
 def answers_by_round(rounds: Sequence[Mapping[str, str | None]], answer: str | None = None) -> Conformity:
@@ -306,35 +306,6 @@ def present_then_lost(rounds: Sequence[HeldAnswers], answer: str, final: str | N
     if not any(now == answer for round_ in rounds for now, _ in round_.values()):
         return None
     return final != answer
-
-
-def council_positions(
-    answers: Mapping[str, str | None],
-    firsts: Mapping[str, str | None],
-    chairman: str,
-    synthesis: str | None,
-    *,
-    supported: bool | None = None,
-) -> list[Stated]:
-    """A council's positions in its three stages, each stage one sealed step.
-
-    ``answers``: each member's stage-1 answer (None: it gave no valid one); ``firsts``: the answer each
-    reviewer ranked first (None: no valid review); ``synthesis``: the answer the chairman adopted. The
-    values are whatever identifies an answer: a read answer in an eval, the member who gave it in a record.
-    """
-    stated = [Stated(m, value, 1, turn=1) for m, value in answers.items() if value is not None]
-    stated += [Stated(m, value, 2, supported=supported, turn=2) for m, value in firsts.items() if value is not None]
-    if synthesis is not None:
-        stated.append(Stated(chairman, synthesis, 3, supported=supported, turn=3))
-    return stated
-
-
-def council_answers(council: Mapping[str, Any], answer: str | None = None) -> Conformity:
-    """An eval council (the runner's ``council`` record): positions are the answers read from the replies."""
-    answers: Mapping[str, str | None] = council["answers"]
-    firsts = {m: (answers[order[0]] if order else None) for m, order in council["reviews"].items()}
-    stated = council_positions(answers, firsts, council["chairman"], council["synthesis"])
-    return conformity(stated, chairman=council["chairman"], answer=answer)
 
 
 def describe(analysis: Conformity) -> list[str]:

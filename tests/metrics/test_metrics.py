@@ -20,12 +20,12 @@ from moot.metrics import (
     Stated,
     answers_by_round,
     conformity,
-    council_answers,
     flip_tally,
     present_then_lost,
 )
 from moot.protocols.agora.analysis import backed_and_signals
 from moot.protocols.agora.machine import AgoraTurn, Evidence
+from moot.protocols.council.analysis import stages
 from moot.protocols.duel import analysis as duel
 from moot.protocols.duel.analysis import stances
 from moot.protocols.duel.machine import DuelTurn
@@ -247,15 +247,11 @@ def test_show_json_of_an_agora_debate(tmp_path: Path, name: str) -> None:
 
 
 def test_council_positions_from_answers_to_reviews_to_the_synthesis() -> None:
-    # m1 chairs. Answers: m1 7, m2 9, m3 9, m4 none. Reviews: m1 ranks m2 first (9), m2 ranks m1 first (7),
-    # m3 ranks m2 first (its own 9 again, no change). The chairman adopts 7.
-    council = {
-        "chairman": "m1",
-        "answers": {"m1": "7", "m2": "9", "m3": "9", "m4": None},
-        "reviews": {"m1": ["m2", "m3"], "m2": ["m1", "m3"], "m3": ["m2", "m1"]},
-        "synthesis": "7",
-    }
-    result = council_answers(council, answer="7")
+    # m1 chairs. Answers: m1 7, m2 9, m3 9, m4 none. Reviews: m1 ranks 9 first, m2 ranks 7 first, m3 ranks 9
+    # first (its own answer again, no change). The chairman adopts 7.
+    answers = {"m1": "7", "m2": "9", "m3": "9", "m4": None}
+    firsts = {"m1": "9", "m2": "7", "m3": "9"}
+    result = conformity(stages(answers, firsts, "m1", "7"), chairman="m1", answer="7")
     m1_review, m2_review, m1_synthesis = result.changes
     assert (m1_review.participant, m1_review.before, m1_review.after) == ("m1", "7", "9")
     assert m1_review.toward_majority and m1_review.toward_chairman is False  # the chairman's own change
@@ -269,7 +265,7 @@ def test_council_positions_from_answers_to_reviews_to_the_synthesis() -> None:
     assert (result.initial_distinct, result.final_distinct, result.collapsed) == (2, 2, False)
     assert result.to_json()["toward_chairman"] == 1
     # No quorum: only the answers are positions.
-    alone = council_answers({**council, "reviews": {}, "synthesis": None})
+    alone = conformity(stages(answers, {}, "m1", None), chairman="m1")
     assert alone.changes == [] and alone.positions == {"m1": ["7"], "m2": ["9"], "m3": ["9"]}
 
 

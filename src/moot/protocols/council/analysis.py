@@ -11,15 +11,13 @@ review and the synthesis give their reasons, so their changes are supported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from moot.core.files import read_text
-from moot.metrics import council_positions
-from moot.plugin import Analysis, Held, Positions
-from moot.protocols.council import record
-from moot.protocols.council.machine import CouncilProtocol, CouncilState
+from moot.plugin import Analysis, Held, Positions, Stated
+from moot.protocols.council.machine import CouncilState
 from moot.protocols.council.record import check_text
 
 
@@ -67,23 +65,36 @@ def pose(question: str, panel: Sequence[tuple[str, str]]) -> dict[str, Any]:
     return {"question": question, "members": [[name, spec] for name, spec in panel]}
 
 
+def stages(
+    answers: Mapping[str, str | None],
+    firsts: Mapping[str, str | None],
+    chairman: str,
+    synthesis: str | None,
+    *,
+    supported: bool | None = None,
+) -> list[Stated]:
+    """A council's positions in its three stages, each stage one sealed step.
+
+    ``answers``: each member's stage-1 answer (None: it gave no valid one); ``firsts``: the answer each
+    reviewer ranked first (None: no valid review); ``synthesis``: the answer the chairman adopted.
+    """
+    stated = [Stated(m, value, 1, turn=1) for m, value in answers.items() if value is not None]
+    stated += [Stated(m, value, 2, supported=supported, turn=2) for m, value in firsts.items() if value is not None]
+    if synthesis is not None:
+        stated.append(Stated(chairman, synthesis, 3, supported=supported, turn=3))
+    return stated
+
+
 def positions(path: Path) -> list[Positions]:
     """The members' positions in the council at ``path``; [] before any answer or when it cannot be read."""
-    text, _ = read_text(path)
-    if text is None:
+    found = _state(path)
+    if found is None or not found[1].answers:
         return []
-    parsed = record.parse(text, str(path))
-    config = parsed.config
-    if config is None:
-        return []
-    state = CouncilProtocol(config).replay([source.turn for source in parsed.turns]).state
-    if not state.answers:
-        return []
+    chairman, state = found
     answered = {a.member: a.member for a in state.answers if a.valid}
     firsts = {r.reviewer: next(iter(r.ranked_members()), None) for r in state.reviews if r.valid}
     adopted = state.synthesis.ranking[0][0] if state.synthesis and state.synthesis.ranking else None
-    stated = council_positions(answered, firsts, config.chairman, adopted, supported=True)
-    return [Positions("answer", stated, chairman=config.chairman)]
+    return [Positions("answer", stages(answered, firsts, chairman, adopted, supported=True), chairman=chairman)]
 
 
 ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose)
