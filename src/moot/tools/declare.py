@@ -130,8 +130,25 @@ def call_values(tool: Tool, values: dict[str, Any]) -> dict[str, Any]:
     fit), as the keyword arguments of its function. An empty text for an argument that may be None means it
     was not given, as a model or a shell passes it."""
     given = {name: None if value == "" and _optional(tool, name) else value for name, value in values.items()}
+    if not any(_checked(arg, given) for arg in arguments_of(tool.function)):
+        return given  # plain values of their plain types: building the model would check nothing more
     model = tool.arguments.model_validate(given)
     return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+_PLAIN = (str, int, float, bool)
+
+
+def _checked(arg: Argument, given: dict[str, Any]) -> bool:
+    """Whether the model checks more of the argument than its plain type: a missing argument, a constraint, a
+    choice, a list, an object, or a value of another type than the one declared."""
+    if arg.name not in given:
+        return arg.required
+    value = given[arg.name]
+    if value is None:
+        return not arg.optional
+    kinds = [t for t in typing.get_args(arg.annotation) if t is not type(None)] or [arg.annotation]
+    return bool(arg.field.metadata or arg.metadata) or not any(k in _PLAIN and type(value) is k for k in kinds)
 
 
 def _optional(tool: Tool, name: str) -> bool:

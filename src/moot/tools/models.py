@@ -15,7 +15,9 @@ from moot.ledger import Participant as LedgerParticipant
 
 NextStep = Literal["waiting_for_participant", "debating", "closing", "completed", "invalidated"]
 
-_FROZEN = ConfigDict(frozen=True)
+# A result model's validator is built when a call first returns one, not when the module loads: an agent's
+# every-turn command returns one kind of result and should not pay for the others.
+_FROZEN = ConfigDict(frozen=True, defer_build=True)
 
 
 class ParticipantView(BaseModel):

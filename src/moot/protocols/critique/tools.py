@@ -51,7 +51,9 @@ PROTOCOL = "critique"
 TOPIC_SLUG = "dialogue"  # the dialogue file identifies the debate; the slug only has to be valid
 LOCKS_DIR = Path(".moot") / "locks"
 
-_FROZEN = ConfigDict(frozen=True)
+# A result model's validator is built when a call first returns one, not when the module loads: an agent's
+# every-turn command returns one kind of result and should not pay for the others.
+_FROZEN = ConfigDict(frozen=True, defer_build=True)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _RULE_LINE = re.compile(r"\s*-{3,}\s*")
 

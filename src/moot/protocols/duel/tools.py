@@ -73,7 +73,9 @@ from moot.tools.workspace import Workspace
 
 PROTOCOL = "socratic-duel"
 
-_FROZEN = ConfigDict(frozen=True)
+# A result model's validator is built when a call first returns one, not when the module loads: an agent's
+# every-turn command returns one kind of result and should not pay for the others.
+_FROZEN = ConfigDict(frozen=True, defer_build=True)
 
 
 class Joined(BaseModel):

@@ -71,7 +71,9 @@ PROTOCOL = "roundtable"
 TOPIC_SLUG = "meeting"  # the meeting directory identifies the debate; the slug only has to be valid
 DEFAULT_PROMPT = "Read AGENDA.md and open the discussion."
 
-_FROZEN = ConfigDict(frozen=True)
+# A result model's validator is built when a call first returns one, not when the module loads: an agent's
+# every-turn command returns one kind of result and should not pay for the others.
+_FROZEN = ConfigDict(frozen=True, defer_build=True)
 
 
 class MeetingStarted(BaseModel):
