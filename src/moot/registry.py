@@ -27,6 +27,11 @@ def unloadable(name: str, ref: str, exc: BaseException) -> str:
     return f"the protocol {name} ({ref}) cannot be loaded ({exc!r}); fix or uninstall the package that provides it."
 
 
+def broken_part(name: str, exc: Exception) -> str:
+    """The sentence for a part of the installed protocol ``name`` that cannot be loaded (a ``PluginError``)."""
+    return f"the protocol {name}: {exc}; fix or uninstall {distribution(name)}."
+
+
 def _ordered(points: list[EntryPoint]) -> list[EntryPoint]:
     """moot's own protocols first, then the others, each by name; of two with one name the first wins."""
     return sorted(points, key=lambda p: (p.dist is None or p.dist.name != OWN_DISTRIBUTION, p.name))

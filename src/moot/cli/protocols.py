@@ -23,7 +23,7 @@ def _broken(name: str) -> list[str]:
         try:
             ref.load()
         except PluginError as exc:
-            found.append(f"the protocol {name}: {exc}; fix or uninstall {registry.distribution(name)}.")
+            found.append(registry.broken_part(name, exc))
     return found
 
 

@@ -23,9 +23,7 @@ def rule_books(protocol: str | None) -> list[tuple[str, RuleBook]]:
             try:
                 books.append((plugin.name, ref.load()))
             except PluginError as exc:  # one broken plugin leaves the others' rules listed
-                typer.echo(
-                    f"moot: the protocol {plugin.name}: {exc}; fix or uninstall the package that provides it.", err=True
-                )
+                typer.echo(f"moot: {registry.broken_part(plugin.name, exc)}", err=True)
     from moot.core.files import FILE_RULES
     from moot.core.grounding import RULES as GROUNDING_RULES
     from moot.engine.driver import ENGINE_RULES
