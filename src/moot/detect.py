@@ -12,6 +12,7 @@ from pathlib import Path
 from moot import registry
 from moot.core.files import FILE_RULES, CheckReport, read_text, unreadable
 from moot.core.run_state import current_halt
+from moot.core.torn import torn_append
 from moot.plugin import Protocol
 
 # Files a record directory holds (a roundtable meeting's speeches and turn.json); others are not checked.
@@ -94,6 +95,8 @@ def check_path(path: Path) -> CheckReport:
         assert report is not None
         return report
     report = registry.get(protocol).record.load().check(target)
+    if torn_append(target, report) is not None:
+        report = report.model_copy(update={"repairable": True})  # moot resume sets the cut turn aside
     summary = report.summary
     if summary is not None and summary.outcome is None:
         # A run moot halted without a protocol outcome is reported beside the state, never as an outcome.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -142,7 +143,9 @@ while True:
 """
 
 
-def test_sigkill_during_record_appends_never_tears_a_turn(tmp_path: Path) -> None:
+def test_sigkill_during_record_appends_cuts_at_most_the_turn_being_written(tmp_path: Path) -> None:
+    """The kernel stops a write of several pages at SIGKILL, so the turn being appended may be cut short;
+    every turn before it stays whole (``moot resume`` sets such a cut turn aside: tests/reliability)."""
     rng = random.Random(13)
     record = tmp_path / "record.md"
     record.write_text("")
@@ -154,8 +157,14 @@ def test_sigkill_during_record_appends_never_tears_a_turn(tmp_path: Path) -> Non
         time.sleep(rng.uniform(0.0, 0.05))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        now = complete_turns(record.read_text())
+        text = record.read_text()
+        ends = list(re.finditer(r"\nend \d+\n", text))
+        whole = text[: ends[-1].end()] if ends else ""
+        tail = text[len(whole) :]
+        now = complete_turns(whole)
         assert now > seen
+        assert TURN.format(n=now + 1).startswith(tail)  # nothing but the start of the next turn
+        record.write_text(whole)  # as resume leaves it
         seen = now
     assert sorted(p.name for p in tmp_path.iterdir()) == ["record.md"]  # an append leaves no temp file
 

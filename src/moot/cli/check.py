@@ -62,7 +62,7 @@ def report_text(report: CheckReport) -> str:
             lines.append(f"  run: {halt_text(halted)}; `{resume_text(report.path)}` continues it.")
     if report.repairable:
         lines.append(
-            "  repairable: a crash cut a write short (a turn is on disk, its state or chain row is not); "
+            "  repairable: a crash cut a write short (a turn, its state or its chain row is not all on disk); "
             f"`{resume_text(report.path)}` finishes it (moot check never writes)."
         )
     return "\n".join(lines)

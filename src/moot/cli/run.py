@@ -31,6 +31,7 @@ from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
 from moot.cli.progress import Progress, print_outcome
 from moot.config import Settings, load_settings
 from moot.core.run_state import remove_record, resume_text, stored_agents
+from moot.core.torn import set_aside_torn_append
 from moot.engine.driver import Driver
 from moot.engine.loop import INTERRUPTED, Limits, RunResult
 from moot.engine.session import (
@@ -521,6 +522,9 @@ def resume_command(
             f"{target} is shared through the moot ledger and is now as the ledger holds it; its participants "
             f"take their turns with {shared}, not moot resume."
         )
+    set_aside = set_aside_torn_append(target, registry.get(protocol).record.load().check)
+    if set_aside is not None:
+        typer.echo(f"moot: {set_aside}", err=True)
     driver = registry.get(protocol).driver.load().resume(target, context=_read_context(context, root))
     if driver.repaired_chain:
         typer.echo(f"moot: brought the digest chain of {target} up to date with its turns.", err=True)
