@@ -50,6 +50,7 @@ def test_follow_prints_the_turns(tmp_path: Path, agreeing_script: Path) -> None:
         "run", "critique", "--topic", "T", "--follow", "--agents", f"script:{agreeing_script}", cwd=tmp_path
     )
     assert "## [critic] Round 2" in done.stdout and "Status: DONE" in done.stdout
+    assert "moot-chain" not in done.stdout  # moot's tamper-evidence lines are for moot check, not for the reader
 
 
 @pytest.mark.parametrize(
@@ -88,6 +89,8 @@ def test_show_renders_any_record(tmp_path: Path, agreeing_script: Path) -> None:
     shown = run_moot("show", ".dialogues/t.md", cwd=tmp_path)
     assert shown.returncode == 0
     assert "Build only what changed" in shown.stdout and "status DONE" in shown.stdout
+    lines = [line.strip() for line in shown.stdout.splitlines()]
+    assert any(line.startswith("Template: planning") for line in lines)  # header fields stay one per line
 
 
 def test_agents_lists_backends_and_readiness(tmp_path: Path) -> None:

@@ -118,16 +118,11 @@ def test_stripping_the_marks_as_well_still_shows_that_the_chain_is_gone(protocol
 
 KILLED_RUN = textwrap.dedent(
     """
-    import asyncio, os, signal, sys
+    import os, signal, sys
     sys.path.insert(0, sys.argv[1])
     from pathlib import Path
-    from soak_helpers import STARTED, scripted_reply
-    from test_tamper_evidence import DEBATES, SOURCE
-    from moot.agents import FunctionAgent
+    from test_tamper_evidence import debate
     from moot.core import chain
-    from moot.engine.loop import Limits
-    from moot.engine.session import run_driver
-    from moot.engine.specs import build_driver
 
     protocol, root, last = sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
     real_append = chain._append_rows
@@ -139,13 +134,7 @@ KILLED_RUN = textwrap.dedent(
         return real_append(path, rows)
 
     chain._append_rows = killed_before_the_last_row
-    root.mkdir(parents=True)
-    (root / "design.md").write_text(SOURCE, encoding="utf-8")
-    spec = DEBATES[protocol]
-    spec = {**spec, "source": str(root / spec["source"])} if "source" in spec else spec
-    driver = build_driver(spec, root, STARTED)
-    agent = FunctionAgent(scripted_reply)
-    asyncio.run(run_driver(driver, dict.fromkeys(driver.roles(), agent), Limits(repairs=0)))
+    debate(protocol, root)
     """
 )
 

@@ -27,16 +27,11 @@ FILE_PROTOCOLS = ["critique", "duel", "agora", "council"]  # a roundtable writes
 
 KILLED_IN_WRITE = textwrap.dedent(
     """
-    import asyncio, os, signal, sys
+    import os, signal, sys
     sys.path.insert(0, sys.argv[1])
     from pathlib import Path
-    from soak_helpers import STARTED, scripted_reply
-    from test_tamper_evidence import DEBATES, SOURCE
-    from moot.agents import FunctionAgent
+    from test_tamper_evidence import debate
     from moot.core import files
-    from moot.engine.loop import Limits
-    from moot.engine.session import run_driver
-    from moot.engine.specs import build_driver
 
     protocol, root, last = sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
     real_append = files._append_or_restore
@@ -48,13 +43,7 @@ KILLED_IN_WRITE = textwrap.dedent(
         return real_append(fd, path, data, size, mtime_ns, durable=durable)
 
     files._append_or_restore = killed_inside_the_last_turn
-    root.mkdir(parents=True)
-    (root / "design.md").write_text(SOURCE, encoding="utf-8")
-    spec = DEBATES[protocol]
-    spec = {**spec, "source": str(root / spec["source"])} if "source" in spec else spec
-    driver = build_driver(spec, root, STARTED)
-    agent = FunctionAgent(scripted_reply)
-    asyncio.run(run_driver(driver, dict.fromkeys(driver.roles(), agent), Limits(repairs=0)))
+    debate(protocol, root)
     """
 )
 

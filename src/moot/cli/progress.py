@@ -19,6 +19,7 @@ from rich.text import Text
 
 from moot.agents.pricing import cache_text, saving_usd, usd_text
 from moot.cli.log import attempt_text
+from moot.core.chain import without_marks
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
 from moot.records import read_attempts
@@ -144,11 +145,12 @@ class Progress:
         path = self.driver.record_path
         if path.is_dir():
             for file in sorted(p for p in path.iterdir() if p.suffix == ".md" and p.name not in self.shown_files):
-                self.out.print(f"[bold]{file.name}[/bold]\n{file.read_text(encoding='utf-8')}")
+                self.out.print(f"[bold]{file.name}[/bold]")
+                self.out.print(without_marks(file.read_text(encoding="utf-8")), markup=False)
                 self.shown_files.add(file.name)
             return
         text = path.read_bytes()
-        self.out.print(text[self.shown :].decode("utf-8", "replace"), markup=False)
+        self.out.print(without_marks(text[self.shown :].decode("utf-8", "replace")), markup=False)
         self.shown = len(text)
 
 

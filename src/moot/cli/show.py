@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -40,6 +41,22 @@ def usage_line(path: Path) -> str | None:
     return f"{line}\ncache: {cache}" if cache else line
 
 
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def lines_kept(text: str) -> str:
+    """``text`` with each line break kept when rendered: Markdown joins a paragraph's lines, but a record's lines
+    (a header's fields, a turn's labelled fields) are meant one per line, as in the file."""
+    lines = text.split("\n")
+    fenced = False
+    for index, line in enumerate(lines[:-1]):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and line.strip() and lines[index + 1].strip() and not line.lstrip().startswith("|"):
+            lines[index] = line + "  "  # a hard line break
+    return "\n".join(lines)
+
+
 def show_command(
     path: Annotated[Path, typer.Argument(help="A record file, or a roundtable meeting directory.")],
     plain: Annotated[bool, typer.Option("--plain", help="Print the raw text instead of rendered Markdown.")] = False,
@@ -69,7 +86,7 @@ def show_command(
         if plain:
             console.print(text, markup=False, highlight=False)
         else:
-            console.print(Markdown(text))
+            console.print(Markdown(lines_kept(text)))
     console.print(Rule("state"))
     console.print(report_text(check_path(target)), markup=False, highlight=False)
     usage = usage_line(usage_path(target))

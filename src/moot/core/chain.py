@@ -109,6 +109,11 @@ def marks_of(turn_texts: Sequence[str]) -> list[ChainMark]:
     return [ChainMark(int(str(row["turn"])), str(row["chain"])) for row in build_chain(turn_texts)]
 
 
+def without_marks(text: str) -> str:
+    """``text`` without its chain-mark lines: a record as a person reads it."""
+    return "".join(line for line in text.splitlines(keepends=True) if not _MARK.match(line))
+
+
 def with_mark(text: str, mark: ChainMark) -> str:
     """A file that holds one turn: its exact text, then the mark on a line of its own (see :func:`split_mark`)."""
     return f"{text}\n{mark.line()}\n"
