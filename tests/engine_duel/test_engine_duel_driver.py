@@ -324,3 +324,11 @@ def test_a_crash_between_the_last_turn_and_the_conclusion_is_finished_on_resume(
     assert resumed.next_speaker() is None and resumed.summary().status == "MAX_TURNS"
     report = check_path(resumed.record_path)
     assert report.exit_code == 0 and report.violations == []
+
+
+def test_without_repairs_the_reason_counts_one_attempt(tmp_path: Path, source: Path) -> None:
+    driver = start(tmp_path, source)
+    agent = FunctionAgent(lambda request: "not a turn")
+    result = run(driver, agent, repairs=0)
+    assert result["outcome"] == "TIMEOUT" and len(agent.requests) == 1
+    assert "advocate gave no valid turn in 1 attempt (last: REPLY_FORMAT)" in conclusion(driver.record_path)

@@ -51,6 +51,12 @@ def json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+def no_valid_reply(role: str, what: str, attempts: int, rules: Sequence[str]) -> str:
+    """Why a role's turn failed once every repair was used: the reason the record and the summary give."""
+    tries = f"{attempts} attempt" + ("" if attempts == 1 else "s")
+    return f"{role} gave no valid {what} in {tries} (last: {', '.join(rules)})"
+
+
 def reply_format_violation(problem: str) -> Violation:
     return ENGINE_RULES.violation("REPLY_FORMAT", problem)
 

@@ -40,7 +40,7 @@ from moot.agents.streaming import listening
 from moot.core.files import append_log_line, rewrite_log
 from moot.core.machine import Outcome, ProtocolViolationError, Summary
 from moot.core.run_state import RUN_HALTED, read_run_state, resume_text, safe_spec, write_run_state
-from moot.engine.driver import Candidate, Driver, reply_format_violation
+from moot.engine.driver import Candidate, Driver, no_valid_reply, reply_format_violation
 from moot.engine.sealed import open_phase, read_commitments, run_phase
 
 
@@ -371,7 +371,7 @@ class Engine:
             if moved_on:
                 return True
             request = self.timed(self.driver.repair_prompt(request, reply.text, candidate.errors))
-        reason = f"{role} gave no valid turn in {self.limits.repairs + 1} attempts (last: {', '.join(rules)})"
+        reason = no_valid_reply(role, "turn", self.limits.repairs + 1, rules)
         self._halt("repairs_exhausted", role, reason)
         return False
 

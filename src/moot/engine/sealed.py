@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from moot.core.files import append_log_line
 from moot.core.machine import ProtocolViolationError, sealed_digest
 from moot.core.run_state import RUN_HALTED
-from moot.engine.driver import Candidate, reply_format_violation
+from moot.engine.driver import Candidate, no_valid_reply, reply_format_violation
 
 if TYPE_CHECKING:
     from moot.engine.loop import Engine, RunResult
@@ -203,7 +203,7 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
         repairing = attempt <= engine.limits.repairs
         engine.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules, repairing=repairing)
         request = engine.timed(engine.driver.repair_prompt(request, reply.text, candidate.errors))
-    reason = f"{role} gave no valid answer in {engine.limits.repairs + 1} attempts (last: {', '.join(rules)})"
+    reason = no_valid_reply(role, "answer", engine.limits.repairs + 1, rules)
     await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
 
 

@@ -255,7 +255,8 @@ def debate_spec(
             continue
         if name not in fields:
             wanted = " or ".join(s for s in SUBJECTS if s in fields) or "options"
-            raise UserError(f"a {protocol} debate takes no {name}; give its {wanted} instead.")
+            article = "an" if protocol[:1] in "aeiou" else "a"
+            raise UserError(f"{article} {protocol} debate takes no {name}; give its {wanted} instead.")
         if name in options:
             raise UserError(f"{name} is given twice; leave it out of options.")
         given[name] = value
