@@ -11,6 +11,10 @@ Example ``moot.toml``::
     [agent]                       # per-role agent specs
     critic = "openai:gpt-4o-mini"
 
+    [panel]                       # moot serve --openai: who answers a question, in order (the first chairs)
+    ada = "openai:gpt-4o-mini"
+    bo = "anthropic:claude-haiku-4-5"
+
 Command-line flags win over the file; the file wins over moot's defaults.
 
 What the clients of a door (``moot mcp``) may ask of this machine besides the configured models; nothing by
@@ -43,6 +47,8 @@ class Settings(BaseModel):
 
     agents: str = "local"
     agent: dict[str, str] = Field(default_factory=dict)
+    # moot serve --openai: the members a question goes to (name -> agent spec), in order; the first chairs.
+    panel: dict[str, str] = Field(default_factory=dict)
     repairs: int = Field(default=2, ge=0, le=10)
     turn_timeout_s: float = Field(default=300.0, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)

@@ -16,6 +16,9 @@ import os
 import secrets
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from moot.agents.policy import AgentPolicy, allowed_backends, model_server
 from moot.agents.registry import backend_names
@@ -23,6 +26,27 @@ from moot.config import load_settings
 from moot.errors import UserError
 
 TOKEN_BYTES = 24  # 192 random bits, 32 URL-safe characters
+
+# The flags that open a door's policy further, for every door's command.
+AllowAgentOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-agent",
+        metavar="BACKEND",
+        help="Let this door's debates use agents of this backend, which run a program, read a file or the terminal, "
+        "or are a plugin: cmd, acp, script, local (a GGUF path), human, a plugin's name (repeatable; also "
+        "allow_agents in moot.toml).",
+    ),
+]
+AllowServerOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-server",
+        metavar="URL[=ENV]",
+        help="Let this door's debates use this model server (openai:MODEL@URL); with =ENV it gets $ENV as its key, "
+        "else no key of this machine (repeatable; also allow_servers in moot.toml).",
+    ),
+]
 
 
 def is_loopback(host: str) -> bool:

@@ -10,10 +10,11 @@ from typing import Annotated
 
 import typer
 
-from moot.doors import door_token, is_loopback
+from moot.doors import AllowAgentOption, AllowServerOption, agent_policy, door_token, is_loopback
 from moot.errors import UserError
 
 DEFAULT_PORT = 8800
+OPENAI_DOOR = "moot serve --openai"
 NEEDS_WEB = "{what} needs moot's web extra; install it with: pip install 'moot[web]'."
 
 
@@ -60,8 +61,21 @@ def serve_command(
             help="The token every request must carry, loopback included (default: a random one, in the printed URL).",
         ),
     ] = None,
+    openai: Annotated[
+        bool,
+        typer.Option(
+            "--openai",
+            help="Also serve an OpenAI-compatible API at /v1: models moot/council, moot/critique, … answer with the "
+            "[panel] of moot.toml; the token is the API key.",
+        ),
+    ] = False,
+    allow_agent: AllowAgentOption = None,
+    allow_server: AllowServerOption = None,
 ) -> None:
-    """Show the records of a work root in a browser: an index, a page per record with plots, live as turns land."""
+    """Show the records of a work root in a browser: an index, a page per record with plots, live as turns land.
+
+    With --openai, chat clients ask the panel of moot.toml through the OpenAI chat-completions API.
+    """
     _require_web("moot serve")
     import uvicorn
 
@@ -72,12 +86,20 @@ def serve_command(
     if not 0 <= port <= 65535:
         raise UserError(f"--port {port} is not a port; pass a number from 0 to 65535.")
     required, _ = door_token(token)
+    policy = None
+    if openai:
+        from moot.web.chat_api import panel_of
+
+        panel_of(root.resolve())  # refused now, not at the first question
+        policy = agent_policy(OPENAI_DOOR, root.resolve(), agents=allow_agent or (), servers=allow_server or ())
     sock = _listen(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/?token={required}"
     typer.echo(f"moot: serving the records of {root.resolve()} at {url} (Ctrl-C stops)")
-    app = create_app(root.resolve(), token=required, loopback=host if is_loopback(host) else None)
+    if openai:
+        typer.echo(f"moot: OpenAI-compatible API at http://{shown}:{bound}/v1 (API key: {required})")
+    app = create_app(root.resolve(), token=required, loopback=host if is_loopback(host) else None, chat=policy)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -39,6 +39,10 @@ CANCELLED_REASON = "cancelled with cancel_debate"
 STOPPED_REASON = "the server running it stopped"
 
 
+class RunnerBusy(UserError):
+    """A start refused because the server (or the client) already runs as many debates as moot.toml allows."""
+
+
 @dataclass(frozen=True)
 class Prepared:
     """A started record whose agents answered their probe: ready for :func:`run_driver`."""
@@ -55,15 +59,17 @@ async def prepare(
     started: str,
     *,
     policy: AgentPolicy | None = None,
-    **budgets: float | int | None,
+    settings_root: Path | None = None,
+    budgets: Mapping[str, float | int | None] | None = None,
 ) -> Prepared:
     """Create the record ``spec`` describes (a ``--batch`` line's keys) under ``root`` and ready its agents.
 
-    ``budgets`` override the settings' limits (``max_tokens=…``; ``None`` keeps the setting). A start that
+    ``budgets`` override the settings' limits (``{"max_tokens": …}``; ``None`` keeps the setting). A start that
     fails after the record was created (an unknown agent, a missing key, an unreachable server) removes it.
     Under ``policy`` (a door serving clients) a spec the policy refuses is refused before anything is written.
+    The settings are ``root``'s moot.toml, or ``settings_root``'s for a record kept in a folder of its own.
     """
-    prepared = await asyncio.to_thread(_create, spec, root, started, policy, budgets)
+    prepared = await asyncio.to_thread(_create, spec, root, started, policy, settings_root or root, budgets or {})
     try:
         await probe_agents(prepared.agents)
     except UserError:
@@ -77,6 +83,7 @@ def _create(
     root: Path,
     started: str,
     policy: AgentPolicy | None,
+    settings_root: Path,
     budgets: Mapping[str, float | int | None],
 ) -> Prepared:
     """What :func:`prepare` does before the probe: file work and agent construction, run on a worker thread."""
@@ -87,10 +94,12 @@ def _create(
                 admit(named, policy)
         except AgentError as refused:
             raise UserError(f"{refused}.") from None
-    settings = load_settings(root)
+    settings = load_settings(settings_root)
+    panel = keys.get("panel", {})
     asked = AgentChoice(keys.get("agent", {}), keys.get("agents"))
-    driver = build_driver(spec, root, started, lambda role: asked.spec_for(role, settings))
-    choice = AgentChoice.for_driver(driver, asked.per_role, asked.every_role)
+    driver = build_driver(spec, root, started, lambda role: panel.get(role) or asked.spec_for(role, settings))
+    members = {role: panel[role] for role in driver.roles() if role in panel}
+    choice = AgentChoice.for_driver(driver, {**members, **asked.per_role}, asked.every_role)
     try:
         agents = resolve_agents(driver.roles(), choice, settings, policy)
         given = {name: value for name, value in budgets.items() if value is not None}
@@ -197,17 +206,19 @@ class Runner:
         *,
         session: str | None = None,
         force: bool = False,
+        under: str | None = None,
         **budgets: float | int | None,
     ) -> DebateRun:
         """Start the debate ``spec`` describes for ``session`` and return at once; it runs on in this event loop.
 
         An existing record of the same name is replaced only with ``force``, and never while it runs here. A start
-        past the server's or the session's cap on running debates is refused before anything is prepared.
+        past the server's or the session's cap on running debates is refused before anything is prepared. With
+        ``under`` (a new folder's path in the work root) the record is kept there, under this root's settings.
         """
         self._admit(session, load_settings(self.root))
         self._starting[session] += 1
         try:
-            prepared = await self._prepare(spec, force, budgets)
+            prepared = await self._prepare(spec, force, budgets, under)
         finally:
             self._starting[session] -= 1
         driver = prepared.driver
@@ -227,23 +238,33 @@ class Runner:
         """Refuse a start that would pass the server's or ``session``'s cap (running and starting debates)."""
         running = [run.session for run in self._runs.values() if run.active]
         if len(running) + self._starting.total() >= settings.max_running_debates:
-            raise UserError(
+            raise RunnerBusy(
                 f"this server already runs {settings.max_running_debates} debate(s), its limit "
                 "(max_running_debates in moot.toml); wait for one to end or stop one with cancel_debate, then "
                 "start again."
             )
         if running.count(session) + self._starting[session] >= settings.max_running_debates_per_session:
-            raise UserError(
+            raise RunnerBusy(
                 f"this client already runs {settings.max_running_debates_per_session} debate(s), the limit per "
                 "session (max_running_debates_per_session in moot.toml); wait for one to end or stop one with "
                 "cancel_debate, then start again."
             )
 
     async def _prepare(
-        self, spec: Mapping[str, Any], force: bool, budgets: Mapping[str, float | int | None]
+        self, spec: Mapping[str, Any], force: bool, budgets: Mapping[str, float | int | None], under: str | None
     ) -> Prepared:
+        if under is not None:
+            root = self.root / under
+            root.mkdir(parents=True)
+            try:
+                return await prepare(
+                    spec, root, local_timestamp(), policy=self.policy, settings_root=self.root, budgets=budgets
+                )
+            except BaseException:
+                remove_record(root, stop_at=self.root)
+                raise
         try:
-            return await prepare(spec, self.root, local_timestamp(), policy=self.policy, **budgets)
+            return await prepare(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets)
         except RecordExists as exists:
             running = self.get(self.id_of(exists.path))
             if running is not None and running.active:
@@ -253,7 +274,7 @@ class Runner:
             if not force:
                 raise UserError(f"{exists} To start it afresh, pass force: true.") from None
             await asyncio.to_thread(remove_record, exists.path, stop_at=exists.path.parent)
-            return await prepare(spec, self.root, local_timestamp(), policy=self.policy, **budgets)
+            return await prepare(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets)
 
     async def _run(self, run: DebateRun, prepared: Prepared) -> None:
         try:

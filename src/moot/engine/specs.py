@@ -36,6 +36,7 @@ class CallerKeys(TypedDict, total=False):
     protocol: str
     agent: dict[str, str]  # role -> agent spec
     agents: str  # one agent spec for every role
+    panel: dict[str, str]  # member -> agent spec, for the roles named after a member (a posed question's)
     root: str
     repairs: int
 
@@ -79,6 +80,7 @@ def named_specs(spec: Mapping[str, Any]) -> list[str]:
     keys = caller_keys(spec)
     named = [keys["agents"]] if "agents" in keys else []
     named += keys.get("agent", {}).values()
+    named += keys.get("panel", {}).values()
     options = _options(spec)[1]
     named += getattr(options, "agent_specs", dict)().values()
     return named

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from moot.doors import AllowAgentOption, AllowServerOption
 from moot.errors import UserError
 
 DEFAULT_PORT = 8765
@@ -44,25 +45,8 @@ def mcp_command(
             "($MOOT_MCP_TOKEN keeps it out of ps; default: a random one, printed at start).",
         ),
     ] = None,
-    allow_agent: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allow-agent",
-            metavar="BACKEND",
-            help="Let clients name agents of this backend, which run a program, read a file or the terminal, or "
-            "are a plugin: cmd, acp, script, local (a GGUF path), human, a plugin's name (repeatable; also "
-            "allow_agents in moot.toml).",
-        ),
-    ] = None,
-    allow_server: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allow-server",
-            metavar="URL[=ENV]",
-            help="Let clients name this model server (openai:MODEL@URL); with =ENV it gets $ENV as its key, "
-            "else no key of this machine (repeatable; also allow_servers in moot.toml).",
-        ),
-    ] = None,
+    allow_agent: AllowAgentOption = None,
+    allow_server: AllowServerOption = None,
 ) -> None:
     """Serve moot over MCP: start and follow deliberations, and take part in duels, critiques and roundtables.
 

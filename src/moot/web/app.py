@@ -32,10 +32,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from moot import registry
+from moot.agents.policy import AgentPolicy
 from moot.doors import same_token
 from moot.errors import UserError
 from moot.records import find_records, last_change, record_row
 from moot.web import isolated
+from moot.web.chat_api import API_PREFIX, ChatApi, ChatError
+from moot.web.chat_api import routes as chat_routes
 from moot.web.page import build, content_policy, index_body, index_html, new_nonce, record_body, record_html
 
 # How often a watched record is looked at: a new turn shows well within a second of its commit. The index
@@ -254,6 +257,13 @@ class TokenMiddleware(BaseHTTPMiddleware):
         self.token = token
 
     async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        if request.url.path.startswith(API_PREFIX):  # an API client: its bearer token only, answered in JSON
+            scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+            if scheme.lower() == "bearer" and same_token(bearer.strip(), self.token):
+                return await call_next(request)
+            return ChatError(
+                401, "this moot server needs its token as the API key (Authorization: Bearer TOKEN).", "invalid_api_key"
+            ).response()
         given = request.query_params.get("token")
         if given is not None and same_token(given, self.token):
             response = RedirectResponse(request.url.remove_query_params("token"), status_code=303)
@@ -266,9 +276,16 @@ class TokenMiddleware(BaseHTTPMiddleware):
 
 
 def create_app(
-    root: Path, *, token: str, loopback: str | None = "127.0.0.1", max_streams: int = MAX_STREAMS
+    root: Path,
+    *,
+    token: str,
+    loopback: str | None = "127.0.0.1",
+    max_streams: int = MAX_STREAMS,
+    chat: AgentPolicy | None = None,
 ) -> Starlette:
     """The web app over ``root``; ``token`` is required of every request.
+
+    With ``chat`` (the door's agent policy) it also serves the OpenAI-compatible API (:mod:`moot.web.chat_api`).
 
     ``loopback`` is the loopback address served on, if it is one: then only requests naming a loopback host
     are answered, so that a page of another site cannot reach the records through a rebound DNS name.
@@ -285,10 +302,13 @@ def create_app(
             Route("/events", index_events),
             Route("/r/{record:path}", record),
             Route("/events/{record:path}", events),
+            *(chat_routes() if chat is not None else []),
         ],
         middleware=middleware,
     )
     app.state.root = root
     app.state.index = IndexRows(root)
     app.state.streams = StreamSlots(max_streams)
+    if chat is not None:
+        app.state.chat = ChatApi(root, chat)
     return app
