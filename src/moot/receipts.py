@@ -267,6 +267,7 @@ def build_receipt(record: Path, key: Ed25519PrivateKey, now: datetime | None = N
             "name": outcome.name if outcome is not None else None,
             "consensus": bool(outcome and outcome.consensus),
             "reason": outcome.reason if outcome is not None else None,
+            "degraded": outcome.degraded if outcome is not None else None,
         },
         "participants": participants,
         "metrics": {"conformity": conformity_json(target)},
@@ -297,6 +298,8 @@ def vouched(receipt: dict[str, Any]) -> tuple[str, ...]:
     """The signed outcome and conformity metrics of a verified receipt, for a person reading the verdict."""
     outcome = receipt.get("outcome") or {}
     lines = [f"outcome: {outcome.get('name')} ({outcome.get('reason')})"] if outcome.get("name") else []
+    if outcome.get("degraded"):
+        lines.append(f"degraded: {outcome['degraded']}")
     conformity = (receipt.get("metrics") or {}).get("conformity") or {}
     lines += [f"conformity {summary_line(what, data)}" for what, data in conformity.items()]
     return tuple(lines)

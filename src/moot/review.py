@@ -291,6 +291,7 @@ def review_json(
         "files": change.files,
         "outcome": outcome.name if outcome else None,
         "reason": reason,
+        "degraded": outcome.degraded if outcome else None,
         "turns": result.summary.turns,
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,

@@ -136,6 +136,15 @@ def test_a_member_without_a_valid_answer_is_recorded_and_the_others_go_on(tmp_pa
     assert "## Stage 1 — No answer from cy" in text and "Review by cy" not in text
     assert result.summary.detail["agreement"] is None  # two answers: W is not measurable
     checks_clean(driver.record_path)
+    # Two of three is not the panel's result: the outcome says what is missing and is no consensus.
+    assert result.outcome.degraded == "cy gave no valid answer (2 of 3 answered)" and not result.outcome.consensus
+    assert result.to_json()["degraded"] == result.outcome.degraded and result.to_json()["consensus"] is False
+
+
+def test_a_whole_council_is_not_degraded(tmp_path: Path) -> None:
+    driver = start(tmp_path)
+    result = run(driver, agents_for(driver))
+    assert result.outcome is not None and result.outcome.degraded is None and result.to_json()["degraded"] is None
 
 
 def test_fewer_than_two_valid_answers_is_no_quorum(tmp_path: Path) -> None:

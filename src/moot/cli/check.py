@@ -50,6 +50,8 @@ def report_text(report: CheckReport) -> str:
             state.append(f"next: {summary.next_speaker}")
         if summary.outcome is not None:
             state.append(f"reason: {summary.outcome.reason}")
+            if summary.outcome.degraded:
+                state.append(f"degraded: {summary.outcome.degraded}")
         lines.append("  state: " + " · ".join(state))
         grounding = summary.detail.get("grounding")
         if grounding:

@@ -166,6 +166,8 @@ def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
     out.print(f"[bold {style}]{name}[/] — {result.protocol}, {result.summary.turns} turn(s)")
     if outcome is not None:
         out.print(f"  {outcome.reason}", markup=False)
+    if outcome is not None and outcome.degraded:
+        out.print(Text.assemble(("  degraded: ", "bold yellow"), outcome.degraded, "; not the whole panel's result"))
     out.print(f"  record: {result.record_path}", markup=False)
     tokens = result.prompt_tokens + result.completion_tokens
     out.print(

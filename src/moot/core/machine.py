@@ -108,6 +108,9 @@ class Outcome(BaseModel):
     name: str
     reason: str
     consensus: bool = False
+    # What the ending lacks (members who gave no answer, reviews that were not valid): a result to read with care,
+    # never with the authority of a whole panel. None when nothing is missing.
+    degraded: str | None = None
 
 
 class Summary(BaseModel):

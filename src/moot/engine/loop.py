@@ -123,6 +123,7 @@ class RunResult:
             "outcome": name,
             "consensus": bool(outcome and outcome.consensus),
             "reason": outcome.reason if outcome is not None else halted.get("reason"),
+            "degraded": outcome.degraded if outcome is not None else None,
             "run_halted": self.halted,
             "resume": resume_text(self.record_path) if self.resumable else None,
             "turns": self.summary.turns,

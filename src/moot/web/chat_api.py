@@ -261,6 +261,7 @@ class ChatApi:
             "state": run.state.value,
             "outcome": outcome.name if outcome is not None else None,
             "reason": reason,
+            "degraded": outcome.degraded if outcome is not None else None,
             "halted": (halted or {}).get("cause"),
             "turns": run.driver.summary().turns,
             "receipt": _receipt(run.record_path),

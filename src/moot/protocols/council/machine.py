@@ -597,6 +597,22 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             return state
         return CouncilState(state.answers, state.reviews, turn, state.failure)
 
+    def missing(self, state: CouncilState) -> str | None:
+        """What a synthesis lacks of a whole council: the members with no valid answer, the answerers with no
+        valid review; None when every member answered and reviewed."""
+        answered = [a.member for a in state.valid_answers()]
+        silent = [name for name in self.config.names if name not in answered]
+        reviewed = {review.reviewer for review in state.reviews if review.valid}
+        unreviewed = [name for name in answered if name not in reviewed]
+        lacks = []
+        if silent:
+            lacks.append(
+                f"{', '.join(silent)} gave no valid answer ({len(answered)} of {len(self.config.names)} answered)"
+            )
+        if unreviewed:
+            lacks.append(f"{', '.join(unreviewed)} gave no valid review")
+        return "; ".join(lacks) or None
+
     def failed(self, state: CouncilState, reason: str) -> CouncilState:
         """The state after a run that could not go on (an agent failed, a budget was spent)."""
         return CouncilState(state.answers, state.reviews, state.synthesis, Outcome(name=FAILED, reason=reason))
@@ -606,10 +622,12 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             aggregate = borda(self.config, state)
             agreement = rounded_w(kendall_w(state))
             measured = "not measurable" if agreement is None else f"{agreement:.3f}"
+            degraded = self.missing(state)
             return Outcome(
                 name=SYNTHESIZED,
                 reason=f"{len(aggregate)} answers reviewed; {first_place_text(aggregate)}; Kendall's W {measured}",
-                consensus=True,
+                consensus=degraded is None,
+                degraded=degraded,
             )
         if len(state.answers) >= len(self.config.members) and len(state.valid_answers()) < 2:
             return Outcome(
