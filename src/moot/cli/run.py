@@ -26,6 +26,7 @@ import typer
 from moot import registry
 from moot.agents import Agent
 from moot.agents.acp_catalog import ALLOW_WRITES_ENV
+from moot.agents.family import one_family_warning
 from moot.agents.pricing import total_usd, usd_text
 from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
 from moot.cli.progress import Progress, print_outcome
@@ -250,6 +251,9 @@ def execute(
             max_turn_tokens=flags.max_turn_tokens,
             max_cost_usd=flags.max_cost,
         )
+        warning = one_family_warning({role: choice.spec_for(role, settings) for role in driver.roles()})
+        if warning is not None:
+            typer.echo(f"moot: {warning}", err=True)
         if flags.dry_run:
             try:
                 print_estimate(driver, resolve_agents(driver.roles(), choice, settings), choice, settings, limits)

@@ -37,6 +37,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from moot import registry
+from moot.agents.family import one_family_warning
 from moot.agents.policy import AgentPolicy
 from moot.config import Settings, load_settings
 from moot.engine.runner import DebateRun, Runner, RunnerBusy, RunState
@@ -262,6 +263,7 @@ class ChatApi:
             "outcome": outcome.name if outcome is not None else None,
             "reason": reason,
             "degraded": outcome.degraded if outcome is not None else None,
+            "panel_warning": one_family_warning(dict(panel_of(self.root))),
             "halted": (halted or {}).get("cause"),
             "turns": run.driver.summary().turns,
             "receipt": _receipt(run.record_path),
