@@ -22,6 +22,7 @@ from bench.common import BenchResult
 BENCHMARKS = [
     "overhead",
     "concurrency",
+    "workers",
     "model_efficiency",
     "tokens",
     "caching",

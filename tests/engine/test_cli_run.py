@@ -122,6 +122,41 @@ def test_batch_runs_debates_concurrently_and_reports_each(tmp_path: Path, agreei
     assert done.returncode == 1  # not every line reached consensus
 
 
+def test_batch_workers_deal_the_debates_to_that_many_processes_and_report_every_line(tmp_path: Path) -> None:
+    agent = Path(__file__).parents[1] / "reliability" / "protocol_agent.py"
+    callers = tmp_path / "callers.txt"
+    wrapper = tmp_path / "agent.py"  # the scripted participant, noting which moot process asked it
+    wrapper.write_text(
+        f"import os, runpy\nopen({str(callers)!r}, 'a').write(f'{{os.getppid()}}\\n')\n"
+        f"runpy.run_path({str(agent)!r}, run_name='__main__')\n"
+    )
+    spec = f"cmd:{sys.executable} {wrapper}"
+    lines = [
+        {
+            "protocol": "critique",
+            "topic": f"Topic {n}",
+            "max_rounds": 2,
+            "agents": spec,
+            "root": str(tmp_path / f"r{n}"),
+        }
+        for n in range(6)
+    ]
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("\n".join(json.dumps(line) for line in lines) + "\nnot json\n")
+    done = run_moot("run", "--batch", str(batch), "--workers", "2", "--concurrency", "2", cwd=tmp_path)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(row["line"] for row in rows) == list(range(1, 8))
+    finished = [row for row in rows if "outcome" in row]
+    assert len(finished) == 6 and all(check_path(Path(row["artifact"])).exit_code == 0 for row in finished)
+    assert len(set(callers.read_text().split())) == 2  # two worker processes asked the agents
+    assert "Traceback" not in done.stderr
+
+
+def test_workers_without_a_batch_is_refused(tmp_path: Path) -> None:
+    done = run_moot("run", "--workers", "2", "critique", "--topic", "T", cwd=tmp_path)
+    assert done.returncode == 2 and "give it with --batch" in done.stderr
+
+
 def test_a_batch_duel_records_each_participant_s_agent_as_its_model(tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.jsonl", ["not a turn"] * 8)
     (tmp_path / "design.md").write_text("# Caching\n\nCache API responses for 60 seconds.\n")

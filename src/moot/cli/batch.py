@@ -1,4 +1,4 @@
-"""``moot run --batch FILE.jsonl --concurrency N``: many debates at once, one JSON outcome per line.
+"""``moot run --batch FILE.jsonl --concurrency N [--workers W]``: many debates at once, one JSON outcome per line.
 
 Each line of the file is one debate::
 
@@ -8,12 +8,17 @@ Each line of the file is one debate::
 ``protocol`` is required; the other keys are the options of ``moot run <protocol>``. Lines that
 cannot start (bad JSON, unknown protocol, bad options) are reported as errors and do not stop the
 others. The exit code is 0 when every debate reached consensus, 1 otherwise, 2 for an unreadable file.
+With ``--workers W`` the debates are dealt to W processes (each running ``--concurrency`` at once), so a batch
+uses every core; each process loads its own local model, if a debate uses one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
+from collections.abc import Callable, Iterator
+from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Any
 
@@ -39,21 +44,46 @@ async def _run_line(number: int, spec: dict[str, Any], gate: asyncio.Semaphore, 
         return {"line": number, **result.to_json()}
 
 
-async def _run_all(specs: list[tuple[int, dict[str, Any]]], concurrency: int, started: str) -> list[dict[str, Any]]:
+async def _run_all(
+    specs: list[tuple[int, dict[str, Any]]], concurrency: int, started: str, emit: Callable[[dict[str, Any]], None]
+) -> None:
+    """Run ``specs``, at most ``concurrency`` at once, handing each row to ``emit`` as its debate ends."""
     gate = asyncio.Semaphore(concurrency)
     tasks = [asyncio.create_task(_run_line(number, spec, gate, started)) for number, spec in specs]
-    results = []
-    # A bar on a terminal's stderr; stdout keeps one JSON line per debate.
-    console = Console(stderr=True)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with BatchBar(*columns, console=console, disable=not console.is_terminal) as bar:
-        done = bar.add_task("debates", total=len(tasks))
-        for task in asyncio.as_completed(tasks):
-            row = await task
-            typer.echo(json.dumps(row, ensure_ascii=False))
-            results.append(row)
-            bar.advance(done)
-    return results
+    for task in asyncio.as_completed(tasks):
+        emit(await task)
+
+
+def _worker(specs: list[tuple[int, dict[str, Any]]], concurrency: int, started: str, rows: Queue[Any]) -> None:
+    """One worker process of ``--workers``: its share of the batch, each row sent back as it ends."""
+    try:
+        asyncio.run(_run_all(specs, concurrency, started, rows.put))
+    except KeyboardInterrupt:  # the person stopped the batch; every accepted turn is already on disk
+        pass
+    finally:
+        rows.put(None)
+
+
+def _rows(specs: list[tuple[int, dict[str, Any]]], concurrency: int, started: str, workers: int) -> Iterator[Any]:
+    """Every debate's row as it ends, the debates dealt round-robin to ``workers`` processes, each running
+    ``concurrency`` of them at once: one interpreter tops out at a few hundred turns a second."""
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited threads or model handles
+    rows: Queue[Any] = context.Queue()
+    shares = [specs[index::workers] for index in range(workers)]
+    processes = [context.Process(target=_worker, args=(share, concurrency, started, rows)) for share in shares if share]
+    for process in processes:
+        process.start()
+    try:
+        running = len(processes)
+        while running:
+            row = rows.get()
+            if row is None:
+                running -= 1
+            else:
+                yield row
+    finally:
+        for process in processes:
+            process.join()
 
 
 def read_batch(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[dict[str, Any]]]:
@@ -80,12 +110,28 @@ def read_batch(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[dict[
     return specs, errors
 
 
-def run_batch(path: Path, concurrency: int) -> int:
+def run_batch(path: Path, concurrency: int, workers: int = 1) -> int:
     from moot.cli.run import now_minutes
 
     specs, errors = read_batch(path)
     for row in errors:
         typer.echo(json.dumps(row, ensure_ascii=False))
-    results = asyncio.run(_run_all(specs, concurrency, now_minutes())) if specs else []
+    results: list[dict[str, Any]] = []
+    # A bar on a terminal's stderr; stdout keeps one JSON line per debate, printed as each ends.
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with BatchBar(*columns, console=console, disable=not console.is_terminal) as bar:
+        done = bar.add_task("debates", total=len(specs))
+
+        def shown(row: dict[str, Any]) -> None:
+            typer.echo(json.dumps(row, ensure_ascii=False))
+            results.append(row)
+            bar.advance(done)
+
+        if workers == 1 and specs:
+            asyncio.run(_run_all(specs, concurrency, now_minutes(), shown))
+        elif specs:
+            for row in _rows(specs, concurrency, now_minutes(), workers):
+                shown(row)
     everyone_agreed = not errors and all(row.get("consensus") for row in results)
     return 0 if everyone_agreed else 1

@@ -330,7 +330,13 @@ def run_json(result: dict[str, Any], path: Path) -> str:
 def run_root(
     ctx: typer.Context,
     batch: Annotated[Path | None, typer.Option("--batch", help="A JSONL file: one debate per line.")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Debates run at once.")] = 4,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Debates run at once (per worker).")] = 4,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", min=1, max=256, help="Processes the batch is dealt to (use one per core; default 1)."
+        ),
+    ] = 1,
     allow_writes: Annotated[
         bool, typer.Option("--allow-writes", help="Let acp: agents edit files and run commands (default: read-only).")
     ] = False,
@@ -341,13 +347,15 @@ def run_root(
     if ctx.invoked_subcommand is not None:
         if batch is not None:
             raise UserError("--batch runs the debates in the file; give it without a protocol.")
+        if workers != 1:
+            raise UserError("--workers deals a --batch file's debates to processes; give it with --batch.")
         return
     if batch is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(2)
     from moot.cli.batch import run_batch
 
-    raise typer.Exit(run_batch(batch, concurrency))
+    raise typer.Exit(run_batch(batch, concurrency, workers))
 
 
 @run_options()
