@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from tools_helpers import MOOT, Cli, Duel, Result, start_duel
+from tools_helpers import ALICE, BOB, MOOT, Cli, Duel, Result, example_turns, start_duel, write_source
 
 from moot.tools.waiting import MAX_WAIT_SECONDS
+
+AGENT = Path(__file__).with_name("duel_skill_agent.py")
+SKILL = "claude-code/skills/moot-duel/SKILL.md"
+AGENTS = "codex/AGENTS.md"
 
 
 def wait(duel: Duel, who: str, seconds: float) -> Result:
@@ -132,3 +137,39 @@ def test_wait_has_its_documented_arguments(cli: Cli, root: Path) -> None:
     for flag in ("--duel-id", "--participant-id", "--timeout-seconds"):
         assert flag in shown.stdout
     assert "600" in shown.stdout
+
+
+def test_two_agents_following_the_guides_command_line_flow_complete_a_duel(cli: Cli, tmp_path: Path) -> None:
+    """Two processes type the guide's lines (wait, claim-lock --export, read, append, release-lock) into their
+    shells, with no polling and no token parsing of their own, and finish the six-turn duel."""
+    from moot import hosts
+
+    source = write_source(cli.root)
+    turns = tmp_path / "turns.json"
+    turns.write_text(json.dumps(example_turns(source)), encoding="utf-8")
+    generated = hosts.files()
+    base = cli.environment()
+    env = {**base, "MOOT_ROOT": str(cli.root), "PATH": f"{MOOT.parent}:{base.get('PATH', '')}"}
+    agents = {}
+    started = time.monotonic()
+    for name, guide, model in (("alice", SKILL, ALICE["model"]), ("bob", AGENTS, BOB["model"])):
+        home = tmp_path / name
+        home.mkdir()
+        (home / "guide.md").write_text(generated[guide], encoding="utf-8")
+        agents[name] = subprocess.Popen(
+            [sys.executable, str(AGENT), "guide.md", str(source), name, model, str(turns)],
+            cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+    reports = {}
+    for name, agent in agents.items():
+        out, err = agent.communicate(timeout=150)
+        assert agent.returncode == 0, f"{name}: {out}{err}"
+        reports[name] = json.loads(out.strip().splitlines()[-1])
+    took = time.monotonic() - started
+    assert sorted(r["turns"] for r in reports.values()) == [3, 3]
+    assert all(r["waits"] <= 6 for r in reports.values()), reports  # one wait per turn of the peer, no polling
+    assert reports["alice"]["duel_id"] == reports["bob"]["duel_id"]
+    data = cli("duel", "status", "--duel-id", reports["alice"]["duel_id"]).ok()
+    assert data["status"] == "closed" and data["outcome"] == "ACCEPTED_CONSENSUS" and data["artifact"]["turns"] == 6
+    assert cli("check", data["debate_path"]).code == 0
+    print(f"two agents finished a six-turn duel through the guide's flow in {took:.1f} s: {reports}")
