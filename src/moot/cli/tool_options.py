@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moot.tools.declare import arguments_of
+from moot.tools.declare import arguments_of, exports
 
 if TYPE_CHECKING:
     from moot.plugin import Tool
 
 ROOT = "root"
 FOLDER = "folder"  # the keyword of a tool's folder option (see Tool.folder_option)
+EXPORT = "export"  # the keyword of --export, offered by a tool whose answer later calls read from the environment
 _REQUIRED = object()
 _CONVERTERS: dict[type, Callable[[str], Any]] = {str: str, int: int, float: float, Path: Path}
 
@@ -74,6 +75,18 @@ def options(tool: Tool, folder: str | None = None) -> list[Option]:
                 Path,
                 f"<work root>/{folder}; sets the work root if --root is not given.",
                 default=None,
+            )
+        )
+    variables = exports(tool.function)
+    if variables:
+        names = " and ".join(sorted(variables.values()))
+        found.append(
+            Option(
+                EXPORT,
+                "--export",
+                bool,
+                f"Print only shell assignments of {names} (eval them); nothing on stdout if refused.",
+                default=False,
             )
         )
     found.append(ROOT_OPTION)

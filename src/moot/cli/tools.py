@@ -19,8 +19,8 @@ import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from moot.cli.tool_options import FOLDER, ROOT, ROOT_OPTION, Option, options, typer_command
-from moot.tools.declare import SHARED, arguments_of, description
+from moot.cli.tool_options import EXPORT, FOLDER, ROOT, ROOT_OPTION, Option, options, typer_command
+from moot.tools.declare import SHARED, arguments_of, description, exports
 
 if TYPE_CHECKING:
     import typer
@@ -35,6 +35,22 @@ def _print(payload: dict[str, Any], code: int) -> NoReturn:
     if code:
         print(f"moot: {payload.get('error', 'refused')}", file=sys.stderr, flush=True)
     raise SystemExit(code)
+
+
+def _print_exports(tool: Tool, payload: dict[str, Any], code: int) -> NoReturn:
+    """``--export``: the answer's values that later calls read from the environment, as ``export NAME=value``
+    lines a shell evaluates; a refusal prints nothing there (its JSON and sentence go to stderr)."""
+    import shlex
+
+    if code:
+        print(json.dumps(payload, ensure_ascii=False, indent=2), file=sys.stderr)
+        print(f"moot: {payload.get('error', 'refused')}", file=sys.stderr, flush=True)
+        raise SystemExit(code)
+    for field, variable in exports(tool.function).items():
+        if payload.get(field) is not None:
+            print(f"export {variable}={shlex.quote(str(payload[field]))}")
+    sys.stdout.flush()
+    raise SystemExit(0)
 
 
 def _read(path: str, what: str) -> tuple[str, str]:
@@ -149,6 +165,8 @@ def run_tool(folder: str | None, tool: Tool, given: dict[str, Any]) -> NoReturn:
 
     with workspace:
         payload, code = invoke(lambda: call(workspace))
+    if given.get(EXPORT):
+        _print_exports(tool, payload, code)
     _print(payload, code)
 
 

@@ -33,6 +33,7 @@ from moot.paths import CLIENT_FIX, record_place
 from moot.records import find_records, record_row
 from moot.tools import BadInput, Refused
 from moot.tools.errors import shown
+from moot.tools.waiting import MAX_WAIT_SECONDS
 from moot.tools.workspace import refused_paths
 
 # What a deliberation is about, by the name its protocol's options give it (a duel debates a source document).
@@ -337,7 +338,7 @@ async def debate_status(
             description="Wait up to this long for the debate to end, sending a progress notification as each turn "
             "lands (if you sent a progress token); 0 answers at once.",
             ge=0,
-            le=600,
+            le=MAX_WAIT_SECONDS,
         ),
     ] = 0,
 ) -> CallToolResult:

@@ -155,6 +155,24 @@ def _optional(tool: Tool, name: str) -> bool:
     return any(arg.name == name and arg.optional for arg in arguments_of(tool.function))
 
 
+@functools.cache
+def exports(function: Callable[..., Any]) -> dict[str, str]:
+    """The fields of ``function``'s result that later calls read from an environment variable: field -> variable
+    (empty when its result has none, or its result type cannot be read without importing more)."""
+    hint = inspect.signature(function).return_annotation
+    try:
+        result = eval(hint, inspect.unwrap(function).__globals__) if isinstance(hint, str) else hint
+    except NameError:
+        return {}
+    fields = getattr(result, "model_fields", {})
+    found = {}
+    for name, alias in _EXPORTED.items():
+        cli = next(m for m in typing.get_args(alias) if isinstance(m, Cli))
+        if name in fields and cli.envvar:
+            found[name] = cli.envvar
+    return found
+
+
 def mcp_name(protocol: str | None, tool: Tool) -> str:
     """The MCP tool's name: ``PROTOCOL_NAME`` (the shared tools: ``NAME``), unless the tool names its own."""
     if tool.mcp_name:
@@ -199,5 +217,9 @@ ParticipantSecret = Annotated[
     SECRET,
 ]
 Harness = Annotated[str, Field(description="Your agent host: claude-code, codex, …")]
+
+# The answers later calls read from the environment: a field of a tool's result named like one of these
+# arguments is what the command line's ``--export`` prints as a shell assignment of the argument's variable.
+_EXPORTED = {"lease_token": LeaseToken, "participant_secret": ParticipantSecret}
 ModelId = Annotated[str, Field(description="Your model, recorded with what you write.")]
 RunId = Annotated[str, Field(description="Your workflow run id (any stable id for this session of work).")]

@@ -24,21 +24,23 @@ from moot.protocols.duel.machine import (
     UnresolvedItem,
 )
 from moot.protocols.duel.record import FORMAT_RULES, render_turn
+from moot.protocols.duel.tools import TOOLS
 from moot.tools.errors import TOOL_RULES
+from moot.tools.waiting import MAX_WAIT_SECONDS
 
 SOURCE = "/abs/path/design.md"
 
 # One turn as the protocol renders it (the guide's test parses it back with moot's turn parser).
 EXAMPLE_TURN = DuelTurn(
-    number=2,
+    number=4,
     participant="bob",
     harness="codex",
     model="gpt-5",
-    stance=Stance.DISSENTING.value,
-    position="A shared cache is the wrong default; per-tenant caches are simpler to reason about and to bill.",
+    stance=Stance.CONVERGING.value,
+    position="A shared cache can be the default once every tenant has a memory floor; isolation still decides.",
     counterpoints=[
         Counterpoint(
-            addresses="Turn 1",
+            addresses="Turn 3",
             claim="A per-tenant floor still leaks timing information through shared eviction.",
             support=[Support(kind=SupportKind.URL, text="https://en.wikipedia.org/wiki/Timing_attack")],
         ),
@@ -50,13 +52,14 @@ EXAMPLE_TURN = DuelTurn(
             ],
         ),
     ],
-    agreements=["Per-tenant floors would improve the worst-case hit rate (Turn 1)."],
+    agreements=["Per-tenant floors would improve the worst-case hit rate (Turn 3)."],
     novel_argument="Separate caches make per-tenant memory billing exact, which a shared pool cannot do.",
     novel_support=[
         Support(kind=SupportKind.PRINCIPLE, text="Principle: what is billed per tenant is measured per tenant.")
     ],
     unresolved=[UnresolvedItem(text="Whether timing leakage through a shared pool is acceptable", blocking=True)],
-    stance_revision_support=[],
+    # bob was DISSENTING in Turn 2: the change to CONVERGING cites what moved him.
+    stance_revision_support=["Turn 3", f'`{SOURCE}` §Quotas, line 91: "each tenant has a memory quota"'],
 )
 
 OUTCOME_MEANING = {
@@ -104,6 +107,13 @@ def guide(tools: Sequence[Tool], *, harness: str, level: int = 1) -> str:
     names = {tool.name for tool in tools}
     h1, h2 = "#" * level, "#" * (level + 1)
 
+    commands = {tool.name for tool in TOOLS}
+
+    def c(name: str) -> str:
+        if name not in commands:  # likewise for the command line's names
+            raise KeyError(f"the duel has no command {name!r}")
+        return name
+
     def t(name: str) -> str:
         if name not in names:  # the steps below name tools; a renamed tool must fail generation, not drift
             raise KeyError(f"the MCP server has no tool {name!r}")
@@ -128,26 +138,50 @@ def guide(tools: Sequence[Tool], *, harness: str, level: int = 1) -> str:
         "`duel_id` and `participant_id`: this connection may act only as that participant. The server keeps the "
         "seat's `participant_secret` for this connection; note it only to take your seat back from a new "
         f"connection after a restart ({t('join')} again with it; without it the name is refused, `TOOLS_SEAT`).",
-        f"2. **Wait for the peer.** While `next_step` is `waiting_for_participant`, poll {t('status')} with "
-        "pauses, within a bounded wait; never ask the user. When the wait runs out, call "
+        f"2. **Wait for your turn.** Call {t('wait_turn')} with `duel_id`, `participant_id` and `timeout_seconds` "
+        f"(at most {MAX_WAIT_SECONDS:g}); never poll {t('status')}. It answers as soon as `waited` is `your_turn` "
+        "(step 3), or `ended` (the duel reached its outcome or closed: step 7), else `timed_out` when the time runs "
+        "out: call it again, and if `next_step` is still `waiting_for_participant` after your bounded wait, call "
         f"{t('claim_lock')} with `for_timeout: true`: `next_step: closing` means close with `TIMEOUT` (step 6); "
-        "`debating` means the peer arrived, so keep the lease and go on.",
-        f"3. **Take the lock.** {t('claim_lock')} returns `lease_token`. Refused with `TOOLS_LOCK_HELD`: wait "
-        f"`retry_after_seconds` and try again. Composing for long? {t('refresh_lock')} before `lease_expires_at`.",
-        f"4. **Read the record.** {t('read_debate')} returns the artifact's text and `artifact.turns` and "
-        "`artifact.next_speaker`. Write only when `next_speaker` is you (or no turn exists yet); your turn number "
-        f"is `artifact.turns + 1`. When it is your peer's turn, {t('release_lock')} at once and wait before "
-        "claiming again. Read the source for evidence.",
+        "`debating` means the peer arrived, so keep the lease and go on. Never ask the user.",
+        "   **Turn 1.** Before anyone wrote, either participant may (`may_write` lists both; `whose_turn` says so): "
+        f"whoever's {t('claim_lock')} succeeds first writes Turn 1. The other is refused with `TOOLS_LOCK_HELD`; it "
+        f"goes back to {t('wait_turn')}, then reads Turn 1 and writes Turn 2 (a Turn 1 it prepared is refused, "
+        "`DUEL_TURN_NUMBER`).",
+        f"3. **Take the lock.** {t('claim_lock')} returns `lease_token`. Refused with `TOOLS_LOCK_HELD`: back to "
+        f"step 2. Composing for long? {t('refresh_lock')} before `lease_expires_at`.",
+        f"4. **Read the record.** {t('read_debate')} returns the artifact's text, `artifact.turns` and "
+        "`artifact.next_speaker`; your turn number is `artifact.turns + 1`. Read the source for evidence.",
         f"5. **Write one turn** in the format below and send it with {t('append_turn')}. The answer has "
         "`terminal_outcome`, `candidate_convergence` and `next_speaker`.",
-        f"6. **Release or close.** No `terminal_outcome`: {t('release_lock')} and go back to step 3 for your next "
-        f"turn. A `terminal_outcome`: {t('release_lock')} with `close: true` and `outcome` set to it (`reason` "
-        "is required for `INVALIDATED`). A refused close answers `closed: false`: follow `next_step`.",
+        f"6. **Release or close.** No `terminal_outcome`: {t('release_lock')} and go back to step 2. A "
+        f"`terminal_outcome`: {t('release_lock')} with `close: true` and `outcome` set to it (`reason` is required "
+        "for `INVALIDATED`); the participant who wrote that turn closes, the other's wait answers `ended`. A "
+        "refused close answers `closed: false`: follow `next_step`.",
         "7. **Report** the outcome and `debate_path`, briefly.",
         "",
         f"Workflow events (optional, for rp1-style runs): {t('emit')} `status_change` on each state entry "
         "(`data.status`: running, waiting, completed or failed), `artifact_registered` once after your first "
         "turn created the record, `btw_update` on candidate convergence; close the run with `close_run: true`.",
+        "",
+        f"{h2} The same on the command line",
+        "",
+        "Without the MCP server, every tool is a command that prints one JSON object and exits 0 (ok), 1 "
+        "(refused: the sentence is on stderr too), 2 (bad input) or 3 (retry later). `join` prints `duel_id` and "
+        "`participant_id` once; moot keeps your seat's secret for your OS user. `--export` prints "
+        "`export MOOT_LEASE_TOKEN=…` instead of JSON (nothing on stdout when refused), and the commands that need "
+        "the token read that variable. Join once, then loop over steps 2 to 6:",
+        "",
+        "```sh",
+        f"moot duel {c('join')} --target design.md --participant-name NAME --harness {harness} --model-id MODEL "
+        "--run-id RUN    # once: note duel_id, participant_id",
+        'ME="--duel-id $DUEL_ID --participant-id $PARTICIPANT_ID"',
+        f"moot duel {c('wait')} $ME --timeout-seconds {MAX_WAIT_SECONDS:g}    # waited: your_turn | ended | timed_out",
+        f'lock=$(moot duel {c("claim-lock")} $ME --export) && eval "$lock"    # refused: wait again',
+        f"moot duel {c('read')} --duel-id $DUEL_ID   # the record: turns, next_speaker, your peer's arguments",
+        f"moot duel {c('append')} $ME --file turn.md  # terminal_outcome set? close instead of releasing:",
+        f"moot duel {c('release-lock')} $ME           # ... --close --outcome <terminal_outcome>",
+        "```",
         "",
         f"{h2} Turn format",
         "",
@@ -158,12 +192,17 @@ def guide(tools: Sequence[Tool], *, harness: str, level: int = 1) -> str:
         "```",
         "",
         f"- Stance: one of {', '.join(f'`{s.value}`' for s in Stance)}. A stance different from your previous "
-        "turn's needs **Stance Revision Support**; otherwise leave that section empty.",
+        "turn's needs **Stance Revision Support** (as above: bob was `DISSENTING` in Turn 2) citing a turn, the "
+        "source, a URL or a principle; on your first turn or with an unchanged stance leave that section empty.",
         "- Position, Counterpoints, Agreements, Novel Argument and Unresolved Items are never empty.",
         "- Every counterpoint has `Addresses:` (`Turn N` or a source section), `Claim:` and `Support:`.",
         "- Support is a URL, the source path with a heading, line or quoted excerpt, `Turn N`, or `Principle: ...`.",
         f"- A quoted excerpt is the source's exact words (case and spacing aside) within {NEAR_LINES} lines of the "
-        "line you cite; moot refuses a quote it cannot find there (`CITATION_UNVERIFIED`).",
+        "line you cite; moot refuses a quote it cannot find there (`CITATION_UNVERIFIED`), and appends "
+        "` (verified at PATH:LINE)` to each support item whose quotes it verified, so the record shows more than "
+        "you sent. Only quotes in a **Support** list (a counterpoint's, the novel argument's, Stance Revision "
+        "Support) are verified; a quote in Position, a Claim, Agreements or Unresolved Items is not checked and is "
+        "no evidence, so put what you rely on under Support.",
         "- The novel argument is a claim no earlier turn made, with support.",
         "- Every unresolved item ends with `(blocking)` or `(non-blocking)`.",
         "- `ACCEPTING_CONSENSUS` still brings evidence and names a non-blocking limitation, with no blocking "

@@ -69,6 +69,7 @@ from moot.tools.models import (
 )
 from moot.tools.reconcile import chain_rows, reconcile
 from moot.tools.source_identity import first_difference, identify, local_copy, text_digest
+from moot.tools.waiting import DEFAULT_WAIT_SECONDS, Waited, WaitTimeout, ledger_mark, wait_for
 from moot.tools.workspace import Workspace
 
 PROTOCOL = "socratic-duel"
@@ -132,6 +133,20 @@ class DuelStatus(BaseModel):
     last_fencing_token: int
     next_step: NextStep
     artifact: ArtifactView
+    may_write: list[str]
+    """The participants (by name) who may write the next turn now: both before Turn 1, then the artifact's
+    next_speaker; none while waiting for a peer or once the duel reached its outcome."""
+    whose_turn: str
+    """One sentence: whose turn it is and what the others do (before Turn 1: who writes it, what the other gets)."""
+
+
+class DuelWaited(DuelStatus):
+    """``wait``: the duel's status when the wait ended, and why it ended."""
+
+    waited: Waited
+    """your_turn (claim the lock and write), ended (the duel reached its outcome or closed: stop), or timed_out
+    (nothing of the two within the timeout: call wait again, or close with TIMEOUT if your peer never joined)."""
+    waited_seconds: float
 
 
 class TurnAppended(BaseModel):
@@ -460,6 +475,7 @@ def status(ws: Workspace, *, duel_id: DuelId) -> DuelStatus:
     next_step = _next_step(debate, found.participant_count)
     if next_step == "debating" and artifact.terminal_outcome is not None:
         next_step = "closing"  # the record reached an outcome (INVALIDATED by an edit, too) the ledger has not stored
+    may_write, whose_turn = _whose_turn(found, artifact, next_step)
     return DuelStatus(
         duel_id=debate.id,
         status=debate.status.value,
@@ -475,7 +491,62 @@ def status(ws: Workspace, *, duel_id: DuelId) -> DuelStatus:
         last_fencing_token=found.last_fencing_token,
         next_step=next_step,
         artifact=artifact,
+        may_write=may_write,
+        whose_turn=whose_turn,
     )
+
+
+def _whose_turn(found: DebateStatus, artifact: ArtifactView, next_step: NextStep) -> tuple[list[str], str]:
+    """Who may write the next turn, and the sentence that says so (see :attr:`DuelStatus.whose_turn`)."""
+    if next_step == "waiting_for_participant":
+        return [], (
+            "Nobody may write yet: the second participant has not joined; wait, and after a bounded wait claim the "
+            "lock with for_timeout to close with TIMEOUT."
+        )
+    if next_step != "debating":
+        return (
+            [],
+            "The duel reached its outcome: nobody writes again; the participant who wrote the last turn closes it.",
+        )
+    if max(found.turn_count, artifact.turns) == 0:
+        return [p.name for p in found.participants], (
+            "Nobody has written Turn 1, so either participant may: whoever claims the lock first writes Turn 1. The "
+            "other's claim of the lock is refused (TOOLS_LOCK_HELD, with retry_after_seconds) until that lock is released; "
+            "it then reads the record and writes the next turn, Turn 2 if Turn 1 was written (a Turn 1 it prepared "
+            "is refused, DUEL_TURN_NUMBER)."
+        )
+    if artifact.next_speaker is None:
+        return [], "moot cannot tell whose turn it is from the debate record; run moot check on debate_path."
+    return [artifact.next_speaker], f"It is {artifact.next_speaker}'s turn (Turn {artifact.turns + 1})."
+
+
+@tool
+def wait(
+    ws: Workspace,
+    *,
+    duel_id: DuelId,
+    participant_id: ParticipantId,
+    timeout_seconds: WaitTimeout = DEFAULT_WAIT_SECONDS,
+) -> DuelWaited:
+    """Wait until it is your turn (waited: your_turn), the duel reached its outcome or closed (ended), or
+    timeout_seconds passed (timed_out), instead of polling status; answers the status at that moment.
+
+    Your turn means you may write the next turn (either participant before Turn 1) and no peer holds an
+    unexpired lock: claim the lock next. One call waits at most the cap timeout_seconds names; call again to
+    wait longer.
+    """
+    me = _member(_status(ws, duel_id), participant_id)
+
+    def check() -> tuple[Waited | None, DuelStatus]:
+        now = status(ws, duel_id=duel_id)
+        if now.next_step != "debating" and now.next_step != "waiting_for_participant":
+            return "ended", now
+        lock = now.lock
+        free = lock is None or lock.expired or lock.holder_participant_id == me.id
+        return ("your_turn" if me.name in now.may_write and free else None), now
+
+    waited, last, seconds = wait_for(check, lambda: ledger_mark(ws, duel_id), timeout_seconds)
+    return DuelWaited(**dict(last), waited=waited, waited_seconds=seconds)
 
 
 @tool
@@ -945,6 +1016,7 @@ TOOLS: ToolSet = (
         mcp_name="join",
     ),
     Tool("status", status, read_only=True, locate="duel_id", mcp_name="status"),
+    Tool("wait", wait, read_only=True, locate="duel_id", mcp_name="wait_turn"),
     Tool("claim-lock", claim_lock, seat=_JOINED, locate="duel_id", mcp_name="claim_lock"),
     Tool("refresh-lock", refresh_lock, seat=_JOINED, locate="duel_id", mcp_name="refresh_lock"),
     Tool("append", append, seat=_JOINED, locate="duel_id", mcp_name="append_turn"),
@@ -958,6 +1030,7 @@ __all__ = [
     "ArtifactView",
     "DebateText",
     "DuelStatus",
+    "DuelWaited",
     "Joined",
     "TurnAppended",
     "append",
@@ -967,4 +1040,5 @@ __all__ = [
     "refresh_lock",
     "release_lock",
     "status",
+    "wait",
 ]
