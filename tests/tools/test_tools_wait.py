@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tools_helpers import ALICE, BOB, MOOT, Cli, Duel, Result, example_turns, start_duel, write_source
 
 from moot.tools.waiting import MAX_WAIT_SECONDS
@@ -173,3 +174,28 @@ def test_two_agents_following_the_guides_command_line_flow_complete_a_duel(cli: 
     assert data["status"] == "closed" and data["outcome"] == "ACCEPTED_CONSENSUS" and data["artifact"]["turns"] == 6
     assert cli("check", data["debate_path"]).code == 0
     print(f"two agents finished a six-turn duel through the guide's flow in {took:.1f} s: {reports}")
+
+
+def test_a_process_holds_a_bounded_number_of_waits_and_refuses_one_more_in_one_sentence() -> None:
+    import threading
+
+    from moot.tools.errors import Unavailable
+    from moot.tools.waiting import MAX_WAITING, wait_for
+
+    release = threading.Event()
+
+    def hold() -> None:
+        wait_for(lambda: ("ended", None) if release.is_set() else (None, None), release.is_set, 30, poll=0.05)
+
+    holders = [threading.Thread(target=hold) for _ in range(MAX_WAITING)]
+    for holder in holders:
+        holder.start()
+    try:
+        time.sleep(0.5)  # every holder is inside its wait
+        with pytest.raises(Unavailable, match=f"already holds {MAX_WAITING} waits"):
+            wait_for(lambda: (None, None), lambda: 0, 1)
+    finally:
+        release.set()
+        for holder in holders:
+            holder.join()
+    assert wait_for(lambda: ("ended", None), lambda: 0, 1)[0] == "ended"  # the slots are given back

@@ -10,12 +10,14 @@ thread, so one session's wait never holds another's call.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Hashable
 from typing import Annotated, Literal, TypeVar
 
 from pydantic import Field
 
+from moot.tools.errors import Unavailable
 from moot.tools.workspace import Workspace
 
 # The longest one call waits; an agent waiting longer calls again. It is the MCP server's bound on a waiting
@@ -23,6 +25,10 @@ from moot.tools.workspace import Workspace
 MAX_WAIT_SECONDS = 600.0
 DEFAULT_WAIT_SECONDS = 300.0
 POLL_SECONDS = 0.5
+# Waits one process holds at once. Each holds a thread of the MCP server's worker pool (40 by default) for up to
+# MAX_WAIT_SECONDS, so an unbounded number would let a few clients starve every other call.
+MAX_WAITING = 16
+_waiting = threading.BoundedSemaphore(MAX_WAITING)
 
 Waited = Literal["your_turn", "ended", "timed_out"]
 """Why a wait returned: the caller may write now, the debate ended (or reached its outcome), or the time ran out."""
@@ -62,6 +68,22 @@ def wait_for(
     Returns the reason (``timed_out`` when the time ran out), the last status and the seconds waited. A lease
     that expires changes ``mark`` too, so a peer that crashed holding the lock does not hold the wait.
     """
+    if not _waiting.acquire(blocking=False):
+        raise Unavailable(
+            f"this moot process already holds {MAX_WAITING} waits, its limit; call status instead, or wait again "
+            "in a few seconds.",
+            rule="TOOLS_UNAVAILABLE",
+            detail={"retry_after_seconds": POLL_SECONDS * 10},
+        )
+    try:
+        return _waited(check, mark, timeout, poll)
+    finally:
+        _waiting.release()
+
+
+def _waited(
+    check: Callable[[], Verdict[S]], mark: Callable[[], Hashable], timeout: float, poll: float
+) -> tuple[Waited, S, float]:
     started = time.monotonic()
     deadline = started + min(max(timeout, 0.0), MAX_WAIT_SECONDS)
     seen = mark()
@@ -80,6 +102,7 @@ def wait_for(
 
 __all__ = [
     "DEFAULT_WAIT_SECONDS",
+    "MAX_WAITING",
     "MAX_WAIT_SECONDS",
     "POLL_SECONDS",
     "WaitTimeout",
