@@ -36,8 +36,9 @@ INSTRUCTIONS = (
     "deliberate, call start_debate (any protocol; it answers at once with a debate_id), then debate_status with "
     "wait_seconds until its state is no longer running, then debate_result. To take part in a Socratic duel "
     "yourself: join "
-    "(once per duel) -> claim_lock -> read_debate -> append_turn (one turn in the duel's turn format) -> "
-    "release_lock; when append_turn reports terminal_outcome, close with release_lock(close=true, "
+    "(once per duel) -> wait_turn (until waited is your_turn; ended means stop) -> claim_lock -> read_debate -> "
+    "append_turn (one turn in the duel's turn format) -> release_lock, then wait_turn again; whoever's claim_lock "
+    "succeeds first writes Turn 1. When append_turn reports terminal_outcome, close with release_lock(close=true, "
     "outcome=<terminal_outcome>). A refusal is a tool error whose first line names the fix and the rule ids. "
     "The debate artifacts are resources under moot://debates/."
 )
