@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from moot import __version__
+from moot.cli.help_text import use_plain_help
 
 
 def _version(value: bool) -> None:
@@ -30,6 +31,7 @@ def _root(
 
 def new_app() -> typer.Typer:
     """The ``moot`` root: its help, its root options (--version, --debug), no commands yet."""
+    use_plain_help()
     app = typer.Typer(
         name="moot",
         help="Structured deliberations between LLMs, coding agents and people, with the protocol rules enforced.",
