@@ -252,10 +252,11 @@ def test_ls_lists_the_records_of_each_protocol_whole_when_piped(tmp_path: Path, 
     (tmp_path / "doc.md").write_text("# Use SQLite\n\n## Why\nIt is one file.\n", encoding="utf-8")
     run_moot("run", "duel", "doc.md", "--agents", "cmd:false", cwd=tmp_path)
     listed = run_moot("ls", str(tmp_path), cwd=tmp_path)
-    rows = [line.split("\t") for line in listed.stdout.splitlines()]
+    header, *rows = [line.split("\t") for line in listed.stdout.splitlines()]
     assert listed.returncode == 0 and len(rows) == 2
-    assert rows[0] == [str(tmp_path / ".dialogues" / "t.md"), "critique", "DONE", "DONE", "4", "0"]
-    assert rows[1][1:4] == ["duel", "TIMEOUT", "TIMEOUT"] and rows[1][0].startswith(str(tmp_path / "debates"))
+    assert header == ["record", "protocol", "topic", "state", "turns", "tokens"]  # a script can read the columns
+    assert rows[0] == [str(tmp_path / ".dialogues" / "t.md"), "critique", "T", "DONE", "4", "0"]
+    assert rows[1][1:4] == ["duel", "Use SQLite", "TIMEOUT"] and rows[1][0].startswith(str(tmp_path / "debates"))
     assert run_moot("ls", str(tmp_path / "nope"), cwd=tmp_path).returncode == 2
 
 
