@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -414,3 +415,18 @@ def test_a_person_writes_whole_turns_as_one_form_in_their_editor(tmp_path: Path)
     hints = [line for line in record.splitlines() if "<!--" in line and not line.startswith("<!-- moot-chain ")]
     assert hints == []  # the form's hints stay out of the record (moot's chain marks are not hints)
     assert check_path(tmp_path / ".dialogues" / "adopt-a-monorepo.md").exit_code == 0
+
+
+def test_a_turn_past_the_turn_timeout_halts_resumably_and_a_longer_timeout_finishes_it(tmp_path: Path) -> None:
+    (tmp_path / "design.md").write_text("# Cache\n\n## Goals\nFast.\n", encoding="utf-8")
+    slow = run_moot("run", "duel", "design.md", "--agents", "cmd:sleep 5", "--turn-timeout", "1", cwd=tmp_path)
+    assert slow.returncode == 1
+    assert "turn timeout of 1 s" in slow.stdout and "--turn-timeout" in slow.stdout and "moot resume" in slow.stdout
+    assert "invalid turn" not in slow.stderr  # the agent did not answer; nothing it said was refused
+    record = next((tmp_path / "debates").glob("*.md"))
+    assert "## Conclusion" not in record.read_text(encoding="utf-8")  # moot's own limit is not the duel's TIMEOUT
+
+    agent = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'reliability' / 'protocol_agent.py'}"
+    resumed = run_moot("resume", str(record), "--agents", agent, "--turn-timeout", "60", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["outcome"] == "ACCEPTED_CONSENSUS"

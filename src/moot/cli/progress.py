@@ -20,6 +20,7 @@ from rich.text import Text
 from moot.agents.pricing import cache_text, saving_usd, usd_text
 from moot.cli.log import attempt_text
 from moot.core.chain import without_marks
+from moot.core.run_state import RUN_HALTED, resume_text
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
 from moot.records import read_attempts
@@ -122,9 +123,12 @@ class Progress:
             self.streaming.pop(event.role or "", None)
             text = self._line(event, "is speaking")
         elif event.type == "turn_rejected":
-            rules = ", ".join(event.data.get("rules", [])) or event.data.get("reason", "")
+            rules = ", ".join(event.data.get("rules", []))
             again = "; asking again" if event.data.get("repairing") else ""
-            text = self._line(event, f"gave an invalid turn ({rules}){again}")
+            said = (
+                f"gave an invalid turn ({rules}){again}" if rules else f"could not answer ({event.data.get('reason')})"
+            )
+            text = self._line(event, said)
         elif event.type == "turn_accepted":
             text = self._line(event, "spoke")
         else:
@@ -158,7 +162,7 @@ def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
     """The readable summary at the end of a run (``quiet``: its first line and the record only)."""
     out = Console(highlight=False)
     outcome = result.outcome
-    name = outcome.name if outcome is not None else "OPEN"
+    name = outcome.name if outcome is not None else (RUN_HALTED if result.halted is not None else "OPEN")
     style = "green" if outcome is not None and outcome.consensus else "yellow"
     if quiet:
         out.print(Text.assemble((name, f"bold {style}"), f" {result.record_path}"))
@@ -166,6 +170,10 @@ def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
     out.print(f"[bold {style}]{name}[/] — {result.protocol}, {result.summary.turns} turn(s)")
     if outcome is not None:
         out.print(f"  {outcome.reason}", markup=False)
+    if outcome is None and result.halted is not None:
+        out.print(f"  halted: {result.halted.get('reason')}", markup=False)
+        if result.resumable:
+            out.print(f"  continue with: {resume_text(result.record_path)}", markup=False)
     if outcome is not None and outcome.degraded:
         out.print(Text.assemble(("  degraded: ", "bold yellow"), outcome.degraded, "; not the whole panel's result"))
     out.print(f"  record: {result.record_path}", markup=False)

@@ -337,6 +337,14 @@ class Engine:
         self.driver.turn_bounds = {name: self._bounds(name) for name in self.driver.roles()}
         self.emit("refitted", role, context_tokens=context_tokens)
 
+    def timeout_reason(self, role: str) -> str:
+        """Why a run stopped at the turn deadline, naming the limit and the flag that raises it."""
+        limit = self.limits.turn_timeout_s
+        return (
+            f"{role}'s turn took longer than the turn timeout of {limit:g} s; resume it with a longer one "
+            f"(--turn-timeout {max(limit * 3, 60):g}, or turn_timeout_s in moot.toml)"
+        )
+
     def timed(self, request: AgentRequest) -> AgentRequest:
         """``request`` with the run's turn deadline and the provider cache key of its role in this debate; a driver
         builds requests (repairs too) without them."""
@@ -356,7 +364,10 @@ class Engine:
                 reply, request = await self.ask(role, request)
             except Exception as exc:
                 reason = self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
-                self._halt("agent_failed", role, reason)
+                if isinstance(exc, TimeoutError):  # moot's own limit, not the debate's: a longer one may finish it
+                    self.note_halt("turn_timeout", role, self.timeout_reason(role))
+                else:
+                    self._halt("agent_failed", role, reason)
                 return False
             result.spend(reply, *self.agents[role].reply_cost(reply))
             candidate = await self._accept(result, number, role, reply, attempt)

@@ -57,7 +57,7 @@ BUDGETS = ("max_tokens", "max_cost_usd")  # what a request's moot object may low
 PANEL_FIX = 'add a [panel] table to moot.toml naming its members, e.g. ada = "openai:gpt-4o-mini"'
 
 
-class ChatError(Exception):
+class ChatError(MootError):
     """A refusal in OpenAI's error shape: ``{"error": {"message", "type", "param", "code"}}``."""
 
     def __init__(self, status: int, message: str, code: str, param: str | None = None) -> None:
