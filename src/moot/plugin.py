@@ -137,6 +137,68 @@ Pose = Callable[[str, Sequence[tuple[str, str]]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
+class Point:
+    """One item of a decision and where the record states it.
+
+    ``turn``: the turn that states it, numbered as ``moot check`` numbers turns; None when the text is part of
+    no turn (a roundtable's minutes). ``who``: the participant whose item it is (who proposed, who conceded,
+    whose objection).
+    """
+
+    text: str
+    turn: int | None = None
+    who: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "turn": self.turn, "who": self.who}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a deliberation decided, read out of its record for a person who wants the decision, not the
+    transcript. Every list is in record order and empty when the protocol records nothing of its kind.
+
+    - ``outcome``: how it ended (the outcome's name), None while it is open.
+    - ``decided``: what was agreed or adopted; None when nothing was (a dissent, a timeout, an open record).
+    - ``conceded``: points a participant granted another.
+    - ``open``: questions and limitations left open, or proposals nobody adopted.
+    - ``blocking``: items that stand in the way of agreement.
+    - ``dissent``: positions held against the decision, or against each other when there is none.
+    - ``actions``: what the deliberation assigned someone to do next.
+    """
+
+    outcome: str | None
+    decided: Point | None = None
+    conceded: tuple[Point, ...] = ()
+    open: tuple[Point, ...] = ()
+    blocking: tuple[Point, ...] = ()
+    dissent: tuple[Point, ...] = ()
+    actions: tuple[Point, ...] = ()
+
+    def lists(self) -> list[tuple[str, tuple[Point, ...]]]:
+        """The lists that hold something, each with its name, in the order a person reads them."""
+        named = [
+            ("conceded", self.conceded),
+            ("open", self.open),
+            ("blocking", self.blocking),
+            ("dissent", self.dissent),
+            ("actions", self.actions),
+        ]
+        return [(name, points) for name, points in named if points]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "decided": self.decided.to_json() if self.decided is not None else None,
+            "conceded": [p.to_json() for p in self.conceded],
+            "open": [p.to_json() for p in self.open],
+            "blocking": [p.to_json() for p in self.blocking],
+            "dissent": [p.to_json() for p in self.dissent],
+            "actions": [p.to_json() for p in self.actions],
+        }
+
+
+@dataclass(frozen=True)
 class Analysis:
     """What moot reads out of a finished (or open) record, each ``(path) -> …`` and total on bad records.
 
@@ -147,12 +209,15 @@ class Analysis:
       participant missing from a round did not answer in it.
     - ``pose``: how ``moot eval`` puts a question to a panel (see :data:`Pose`); without it (and ``answer``) the
       protocol cannot be evaluated.
+    - ``decision``: the :class:`Decision` a person reads first (``moot show``, the viewer, MCP
+      ``debate_result``); None when the record cannot be read.
     """
 
     positions: Callable[[Path], list[Positions]] | None = None
     answer: Callable[[Path], str | None] | None = None
     rounds: Callable[[Path], list[dict[str, Held]]] | None = None
     pose: Pose | None = None
+    decision: Callable[[Path], Decision | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -293,11 +358,13 @@ __all__ = [
     "Analysis",
     "Candidate",
     "CheckReport",
+    "Decision",
     "DeliberationProtocol",
     "Driver",
     "Held",
     "Outcome",
     "Panel",
+    "Point",
     "Pose",
     "Positions",
     "Protocol",

@@ -27,6 +27,36 @@ EXAMPLES = {
     "roundtable": ("roundtable/examples/valid/closed-on-consensus", ".roundtable"),
 }
 
+# What each of those records decided (Analysis.decision): its outcome, the start of the decided text, the turn
+# and who stated it.
+DECIDED = {
+    "duel": (
+        "ACCEPTED_CONSENSUS",
+        "I accept partitioned caches, a capped shared overflow and an opt-out for regulated tenants.",
+        5,
+        "alice",
+    ),
+    "agora": (
+        "CONSENSUS",
+        "Let the formatter decide and check it in CI. Nobody indents by hand any more.",
+        3,
+        "mediator",
+    ),
+    "critique": ("DONE", "write-through caching for user profiles, 5-minute TTLs elsewhere.", 12, "critic"),
+    "council": (
+        "SYNTHESIZED",
+        "Share one cache with a per-tenant floor of 5% of memory, and give regulated tenants a cache of their own.",
+        7,
+        "chairman",
+    ),
+    "roundtable": (
+        "closed",
+        "Adopt a write-through Redis cache on the private subnet with AUTH, TLS and explicit invalidation.",
+        None,
+        "moderator",
+    ),
+}
+
 
 def place_examples(root: Path) -> dict[str, str]:
     """Copy one example of each protocol under ``root``; returns each record's path relative to it."""

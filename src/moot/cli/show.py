@@ -1,4 +1,5 @@
-"""``moot show PATH``: any record, rendered readably in the terminal, with its state from ``check``."""
+"""``moot show PATH``: any record, rendered readably in the terminal, with its decision first and its state from
+``check``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from moot.agents.pricing import logged_cache_text, total_usd, usd_text
 from moot.cli.check import report_json, report_text
 from moot.conformity import record_analyses
 from moot.core.files import ExitCode, read_text
+from moot.decision import decision_lines, record_decision
 from moot.detect import check_path, detect, documents
 from moot.engine.loop import usage_path
 from moot.errors import UserError
@@ -62,25 +64,33 @@ def show_command(
     plain: Annotated[bool, typer.Option("--plain", help="Print the raw text instead of rendered Markdown.")] = False,
     as_json: Annotated[
         bool,
-        typer.Option("--json", help="Print one JSON object: the check report, the documents' text and conformity."),
+        typer.Option(
+            "--json", help="Print one JSON object: the check report, the decision, the documents' text and conformity."
+        ),
     ] = False,
 ) -> None:
-    """Show a record readably, followed by its state (whose turn, round, outcome, violations) and conformity."""
+    """Show a record's decision, the record readably, then its state (whose turn, round, outcome, violations) and
+    conformity."""
     protocol, target, report = detect(path)
     if report is not None and report.exit_code is ExitCode.UNREADABLE:
         raise UserError(report.violations[0].message if report.violations else f"cannot show {path}.")
     assert protocol is not None
     shown_documents = documents(protocol, target)
     analyses = record_analyses(protocol, target)
+    decision = record_decision(protocol, target)
     if as_json:
         shown = {
             **report_json(check_path(target)),
+            "decision": decision.to_json() if decision is not None else None,
             "documents": [{"name": title, "text": text} for title, text in shown_documents],
             "conformity": {k: a.to_json() for k, a in analyses.items()},
         }
         typer.echo(json.dumps(shown, ensure_ascii=False, indent=2))
         return
     console = Console()
+    if decision is not None:
+        console.print(Rule("decision"))
+        console.print("\n".join(decision_lines(decision)), markup=False, highlight=False)
     for title, text in shown_documents:
         console.print(Rule(title))
         if plain:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from moot import registry
 from moot.conformity import conformity_json
 from moot.core.machine import Summary
+from moot.decision import decision_json
 from moot.detect import check_path
 from moot.engine.runner import DebateRun, Runner, RunState
 from moot.engine.sealed import open_phase
@@ -92,7 +93,8 @@ class DebateStatus(BaseModel):
 
 
 class DebateResult(BaseModel):
-    """How a debate ended, what ``moot check`` says about its record, what it spent, and its conformity."""
+    """How a debate ended, what it decided, what ``moot check`` says about its record, what it spent, and its
+    conformity."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -112,6 +114,7 @@ class DebateResult(BaseModel):
     cost_usd: float | None
     elapsed_s: float | None
     conformity: dict[str, Any]
+    decision: dict[str, Any] | None = None
 
 
 class DebateList(BaseModel):
@@ -176,7 +179,7 @@ def _status(runner: Runner, debate_id: str) -> DebateStatus:
     if state == RunState.running:
         step = "running: call debate_status again (wait_seconds waits for news), then debate_result once it ends"
     else:
-        step = "call debate_result for the outcome, the record's check and the conformity metrics"
+        step = "call debate_result for the outcome, the decision, the record's check and the conformity metrics"
     return DebateStatus(
         debate_id=runner.id_of(path),
         protocol=summary.protocol if summary is not None else None,
@@ -228,6 +231,7 @@ def _result(runner: Runner, debate_id: str) -> DebateResult:
         cost_usd=None if result is None or result.cost_usd is None else round(result.cost_usd, 6),
         elapsed_s=None if result is None else round(result.elapsed_s, 3),
         conformity=conformity_json(path),
+        decision=decision_json(path),
     )
 
 
@@ -368,8 +372,9 @@ async def _follow(run: DebateRun, ctx: Context, seconds: float) -> None:
 
 
 async def debate_result(debate_id: DebateId, ctx: Context) -> CallToolResult:
-    """How a debate ended: outcome, reason, the protocol's summary, the record's path and check, tokens and price,
-    and its conformity metrics (who changed position toward whom)."""
+    """How a debate ended: outcome, reason, its decision (what was decided, conceded, left open or blocking, each
+    with its turn), the protocol's summary, the record's path and check, tokens and price, and its conformity
+    metrics (who changed position toward whom)."""
     runner = _runner(ctx)
 
     async def act() -> DebateResult:

@@ -22,10 +22,11 @@ from moot.agents.pricing import logged_cache_text
 from moot.conformity import record_analyses
 from moot.core.files import CheckReport, read_text
 from moot.core.machine import Summary, Violation
+from moot.decision import place, record_decision
 from moot.detect import check_path, detect, documents
 from moot.errors import UserError
 from moot.metrics import describe
-from moot.plugin import Panel
+from moot.plugin import Decision, Panel
 from moot.records import last_change, read_attempts, record_topic
 from moot.web.transcript import Section, Window, cut
 
@@ -40,7 +41,7 @@ SHOWN_ATTEMPTS = 200
 
 @dataclass
 class RecordPage:
-    """One page of a record: its state, its violations (each numbered as moot check lists it), one page of its
+    """One page of a record: its decision, its state, its violations (each numbered as moot check lists it), one page of its
     transcript (see :mod:`moot.web.transcript`), and the latest of its attempts."""
 
     path: Path
@@ -58,6 +59,7 @@ class RecordPage:
     attempts: list[dict[str, Any]]
     attempts_total: int
     conformity: dict[str, list[str]]
+    decision: Decision | None  # what the page leads with
     unplaced: list[Violation]  # violations of the record as a whole
     changed: str | None
     size: int  # bytes of the record
@@ -139,6 +141,7 @@ def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
 
 
 _ENV.filters["clipped"] = clipped  # a violation's message may quote a long part of the record
+_ENV.filters["place"] = place
 
 
 def state_rows(summary: Summary | None) -> list[tuple[str, str]]:
@@ -206,6 +209,7 @@ def build(path: Path, page: int | None = None) -> RecordPage:
         attempts=attempts[-SHOWN_ATTEMPTS:],
         attempts_total=len(attempts),
         conformity={what: [clipped(line) for line in describe(analysis)] for what, analysis in analyses.items()},
+        decision=record_decision(protocol, target),
         unplaced=unplaced[:LISTED_VIOLATIONS],
         changed=datetime.fromtimestamp(changed, UTC).isoformat(timespec="seconds") if changed else None,
         size=size,

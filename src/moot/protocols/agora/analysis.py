@@ -5,6 +5,10 @@ approves; counter, no-change and defer keep what it backed. The mediator is left
 rule. For ``moot eval``, round k holds what each drone backed after the k-th round of drone turns: round 0
 is the openings, independent when the debate was started with sealed openings.
 
+The decision: the proposal the drones reached consensus on (its latest propose turn and proposer); what each
+drone conceded is each approve of another's proposal after it had backed a different one; while there is no
+consensus every proposal is open, and a drone whose latest signal is a counter blocks (its counter's message).
+
 For the conformity metrics the position is the proposal's id (an approve names it by id or by ``turn-N`` of
 its propose turn), and a change is supported when its turn carries at least one evidence item.
 """
@@ -16,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.core.files import read_text
-from moot.plugin import Analysis, Held, Positions, Stated
+from moot.plugin import Analysis, Decision, Held, Point, Positions, Stated
 from moot.protocols.agora import record
 from moot.protocols.agora.machine import (
     CONSENSUS,
@@ -133,4 +137,48 @@ def positions(path: Path) -> list[Positions]:
     return [Positions("proposal", backed), Positions("signal", signals)]
 
 
-ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose)
+def _switches(turns: Sequence[AgoraTurn]) -> list[Point]:
+    """Each approve of another's proposal by a drone that backed a different one before it."""
+    backed, _ = backed_and_signals(turns)
+    messages = {t.number: t.message for t in turns}
+    before: dict[str, str] = {}
+    switched: list[Point] = []
+    for stated in backed:
+        value = str(stated.value)
+        earlier = before.get(stated.participant)
+        if earlier is not None and value != earlier and value != proposal_id_for(stated.participant):
+            switched.append(Point(f"approves {value}: {messages[stated.step]}", stated.step, stated.participant))
+        before[stated.participant] = value
+    return switched
+
+
+def decision(path: Path) -> Decision | None:
+    """The decision of the debate at ``path`` (see the module docstring); None when it cannot be parsed."""
+    parsed = _parsed(path)
+    if parsed is None:
+        return None
+    protocol = AgoraProtocol(parsed.config)
+    state, turns = protocol.initial_state(), list(parsed.turns)
+    for index, turn in enumerate(turns):  # turns after the outcome (a broken record) decide nothing
+        state = protocol.apply(state, turn)
+        if state.outcome is not None:
+            del turns[index + 1 :]
+            break
+    latest = {t.proposal_id: t for t in turns if t.signal == "propose" and t.proposal_id is not None}
+    accepted = None
+    if state.outcome is not None and state.outcome.name == CONSENSUS:
+        accepted = latest.get(consensus_proposal(parsed.config.roles, state) or "")
+    proposals = sorted(latest.values(), key=lambda t: t.number)
+    last = {t.role: t for t in turns if t.role != MEDIATOR}
+    return Decision(
+        outcome=state.outcome.name if state.outcome is not None else None,
+        decided=Point(accepted.message, accepted.number, accepted.role) if accepted is not None else None,
+        conceded=tuple(_switches(turns)),
+        open=() if accepted is not None else tuple(Point(t.message, t.number, t.role) for t in proposals),
+        blocking=()
+        if accepted is not None
+        else tuple(Point(t.message, t.number, t.role) for t in last.values() if t.signal == "counter"),
+    )
+
+
+ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose, decision=decision)

@@ -7,6 +7,10 @@ was shown, which never include its own; stage 3 (round 2) the chairman's synthes
 For the conformity metrics, stage 1: each member holds its own answer; stage 2: the answer it ranked first in its review; stage 3:
 the chairman holds the answer the synthesis ranked first. A position is the member who gave the answer. Every valid
 review and the synthesis give their reasons, so their changes are supported.
+
+The decision is the chairman's final answer, from the synthesis (the last turn); the Dissent section of the
+synthesis gives each member's position that was not adopted, and why. A council concedes nothing and leaves no
+item open: its members never see each other's names, and the chairman closes it.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from moot.core.files import read_text
-from moot.plugin import Analysis, Held, Positions, Stated
-from moot.protocols.council.machine import CouncilState
+from moot.plugin import Analysis, Decision, Held, Point, Positions, Stated
+from moot.protocols.council.machine import CouncilState, Synthesis
 from moot.protocols.council.record import check_text
 
 
@@ -97,4 +101,26 @@ def positions(path: Path) -> list[Positions]:
     return [Positions("answer", stages(answered, firsts, chairman, adopted, supported=True), chairman=chairman)]
 
 
-ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose)
+def decision(path: Path) -> Decision | None:
+    """The chairman's answer and the dissent it records (see the module docstring); None when unreadable."""
+    text, _ = read_text(path)
+    if text is None:
+        return None
+    checked = check_text(text, path)
+    if checked.protocol is None or checked.state is None:
+        return None
+    ended = checked.protocol.outcome(checked.state)
+    synthesis = checked.state.synthesis
+    turn = next((n for n, s in enumerate(checked.record.turns, start=1) if isinstance(s.turn, Synthesis)), None)
+    if synthesis is None:
+        return Decision(outcome=ended.name if ended is not None else None)
+    return Decision(
+        outcome=ended.name if ended is not None else None,
+        decided=Point(synthesis.answer, turn, synthesis.chairman),
+        dissent=tuple(
+            Point(f"{d.position} (not adopted: {d.why_not_adopted})", turn, d.member) for d in synthesis.dissent
+        ),
+    )
+
+
+ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose, decision=decision)

@@ -19,5 +19,6 @@ PLUGIN = Protocol(
     command=Ref("moot.cli.run:run_roundtable"),
     tools=Ref("moot.protocols.roundtable.tools:TOOLS"),
     view=Ref("moot.protocols.roundtable.view:panels"),
+    analysis=Ref("moot.protocols.roundtable.analysis:ANALYSIS"),
     capabilities=frozenset({SEALED}),
 )
