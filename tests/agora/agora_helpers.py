@@ -36,7 +36,7 @@ def config(
 def reply(signal: Signal, target: str | None = None, *, evidence: bool = False, confidence: float = 0.7) -> AgoraReply:
     return AgoraReply(
         signal=signal,
-        message=f"I {signal}. That is my point.",
+        message=f"I {signal}.",  # short enough that repeating it is no AGORA_ECHO
         confidence=confidence,
         target=target,
         evidence=EVIDENCE if evidence else (),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.cli.check import report_text
 from moot.core.machine import Severity
 from moot.detect import check_path
 from moot.protocols.agora.machine import MEDIATOR, RULES
@@ -78,3 +79,15 @@ def test_open_debate_names_the_next_speaker_and_uses_header_defaults() -> None:
 def test_the_format_document_lists_every_rule() -> None:
     document = (Path(__file__).parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
     assert [rule.id for rule in RULES if f"| `{rule.id}` |" not in document] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "rule", "turn"), [("AGORA_EMPTY_TEXT--brackets", "AGORA_EMPTY_TEXT", 2), ("AGORA_ECHO", "AGORA_ECHO", 4)]
+)
+def test_a_hollow_turn_is_reported_at_its_message(name: str, rule: str, turn: int) -> None:
+    path = EXAMPLES / "invalid" / f"{name}.md"
+    report = check_path(path)
+    (violation,) = report.violations
+    assert violation.rule == rule and violation.turn == turn and violation.line is not None
+    assert '"message"' in path.read_text(encoding="utf-8").splitlines()[violation.line - 1]
+    assert f"{rule} (turn {turn}): " in report_text(report)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.cli.check import report_text
 from moot.core.files import FILE_RULES, ExitCode
 from moot.core.machine import Severity
 from moot.detect import check_path
@@ -76,3 +77,12 @@ def test_the_documented_example_is_the_valid_example() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
     example = doc.split("```markdown\n", 1)[1].split("```", 1)[0]
     assert example == (EXAMPLES / "valid" / "planning-done.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("rule", "severity"), [("CRITIQUE_EMPTY_MESSAGE", "error"), ("CRITIQUE_ECHO", "warning")])
+def test_a_hollow_turn_is_reported_at_its_turn(rule: str, severity: str) -> None:
+    path = EXAMPLES / "invalid" / f"{rule}.md"
+    (violation,) = check_path(path).violations
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert violation.turn == 2 and lines[violation.line - 1].startswith("## [critic] Round 1")  # type: ignore[operator]
+    assert f"{path}:{violation.line}: {severity} {rule} (turn 2): " in report_text(check_path(path))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 from engine_helpers import reply
 
 from moot.agents import AgentRequest, AgentUnavailable, FunctionAgent, ScriptAgent
+from moot.agents.base import TurnBounds
 from moot.cli.check import report_text
 from moot.core.run_state import RUN_HALTED
 from moot.detect import check_path
@@ -110,6 +112,39 @@ def test_a_protocol_violation_is_sent_back_too(tmp_path: Path) -> None:
     run(driver, {"proposer": proposer, "critic": critic}, Limits(max_turns=2))
     assert "CRITIQUE_STUCK_EXPLANATION" in proposer_saw[1].prompt
     assert driver.summary().turns == 2
+
+
+def test_an_empty_message_is_sent_back_and_the_repaired_dialogue_checks_clean(tmp_path: Path) -> None:
+    driver = start(tmp_path, max_rounds=1)
+    proposer, proposer_saw = recording([reply("]["), reply("One repository for all services.")])
+    critic, _ = recording([reply("What about CI time?")])
+    result = run(driver, {"proposer": proposer, "critic": critic})
+    assert len(proposer_saw) == 2 and "CRITIQUE_EMPTY_MESSAGE" in proposer_saw[1].prompt
+    assert result.outcome is not None and result.outcome.name == "MAX_ROUNDS" and result.summary.turns == 2
+    report = check_path(driver.record_path)
+    assert report.exit_code == 0 and report.violations == []
+    assert "][" not in driver.record_path.read_text()
+
+
+def test_an_echoed_turn_is_kept_with_a_warning_in_a_run(tmp_path: Path) -> None:
+    """An echo is not sent back: the embedded model repeats itself on every repair, and its runs would halt."""
+    driver = start(tmp_path, max_rounds=1)
+    said = "Use one repository for all services, with scoped builds."
+    proposer, _ = recording([reply(said)])
+    critic, critic_saw = recording([reply(said.upper())])
+    result = run(driver, {"proposer": proposer, "critic": critic})
+    assert len(critic_saw) == 1 and result.summary.turns == 2
+    (echo,) = check_path(driver.record_path).violations
+    assert (echo.rule, echo.severity, echo.turn) == ("CRITIQUE_ECHO", "warning", 2)
+
+
+def test_a_small_models_schema_opens_the_message_with_a_letter_or_digit(tmp_path: Path) -> None:
+    driver = start(tmp_path)
+    driver.turn_bounds = {"proposer": TurnBounds(compact=True)}
+    message = driver.request_for("proposer").json_schema["properties"]["message"]  # type: ignore[index]
+    assert re.fullmatch(message["pattern"].strip("^$"), "One repo, scoped builds.")
+    assert not re.fullmatch(message["pattern"].strip("^$"), "][")
+    assert "pattern" not in driver.request_for("critic").json_schema["properties"]["message"]  # type: ignore[index]
 
 
 def test_a_participant_that_never_gives_a_valid_turn_ends_the_run_with_the_reason(tmp_path: Path) -> None:

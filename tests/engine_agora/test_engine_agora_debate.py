@@ -9,6 +9,7 @@ import pytest
 from engine_agora_helpers import TOPIC, checks_clean, choosing, drone, every_role, run, start
 
 from moot.agents import AgentRequest, FunctionAgent, ScriptAgent
+from moot.detect import check_path
 from moot.engine.specs import build_driver
 from moot.errors import UserError
 from moot.protocols.agora import record
@@ -221,6 +222,17 @@ def test_an_invalid_reply_is_repaired_with_the_rule_id(tmp_path: Path) -> None:
     assert "AGORA_UNKNOWN_TARGET" in agent.requests[1].prompt
     assert headings(driver.record_path)[0] == ("1", "advocate")
     assert "Proposal: proposal-advocate" in driver.record_path.read_text(encoding="utf-8")
+
+
+def test_a_message_of_brackets_alone_is_sent_back_and_the_repaired_debate_checks_clean(tmp_path: Path) -> None:
+    driver = start(tmp_path, max_turns=4)
+    replies = [drone("propose", message="]["), drone("propose", message="One repository, scoped CI builds.")]
+    agent = FunctionAgent(lambda request: replies.pop(0) if replies else drone("no-change"))
+    run(driver, every_role(driver, agent))
+    assert "AGORA_EMPTY_TEXT" in agent.requests[1].prompt
+    report = check_path(driver.record_path)
+    assert report.exit_code == 0 and [v.rule for v in report.violations if v.rule == "AGORA_EMPTY_TEXT"] == []
+    assert '"message": "]["' not in driver.record_path.read_text(encoding="utf-8")
 
 
 def test_a_record_that_exists_is_not_overwritten(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,13 @@ def start(root: Path) -> RoundtableDriver:
     return RoundtableDriver.start(root, options, STARTED)
 
 
+def round_of(request: AgentRequest) -> str:
+    """'round N of M', as the speaker's instructions name it."""
+    found = re.search(r"round \d+ of \d+", f"{request.system or ''}\n{request.prompt}")
+    assert found is not None
+    return found.group(0)
+
+
 def speaker(request: AgentRequest) -> str:
     if request.role == MODERATOR:
         return json.dumps(MINUTES)
@@ -41,7 +49,7 @@ def speaker(request: AgentRequest) -> str:
         {
             "position": f"Position of {request.role}.",
             "analysis": "Reads dominate the load.",
-            "responses_and_questions": "What about invalidation?",
+            "responses_and_questions": f"What about invalidation in {round_of(request)}?",  # no speech repeats another
             "prompt_for_next_speaker": "Answer the invalidation question.",
             "consensus_reached": False,
         }

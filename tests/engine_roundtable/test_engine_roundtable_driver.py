@@ -168,6 +168,24 @@ def test_an_invalid_reply_is_repaired_with_the_rule_that_it_broke(tmp_path: Path
     assert check_path(driver.record_path).exit_code == 0
 
 
+def test_a_speech_of_headings_alone_is_sent_back_and_the_repaired_meeting_checks_clean(tmp_path: Path) -> None:
+    driver = start(tmp_path, ("architect", "reviewer"), max_rounds=1)
+    meeting = Meeting()
+    hollow = {"position": "][", "analysis": "-", "responses_and_questions": "...", "prompt_for_next_speaker": "Go."}
+
+    def empty_first(request: AgentRequest) -> str:
+        if len(agent.requests) == 1:
+            return json.dumps({**hollow, "consensus_reached": False})
+        return meeting.reply(request)
+
+    agent = FunctionAgent(empty_first)
+    result = run(driver, agent, repairs=2)
+    assert result["outcome"] == "closed" and "ROUNDTABLE_EMPTY_SPEECH" in agent.requests[1].prompt
+    report = check_path(driver.record_path)
+    assert report.exit_code == 0 and report.violations == []
+    assert "Position of speech 1." in (driver.record_path / speech_file_name(1, "architect")).read_text()
+
+
 def test_a_chinese_meeting_runs_in_chinese(tmp_path: Path) -> None:
     driver = start(tmp_path, ("架构师", "审查员"), topic="是否为读请求加缓存？", name="缓存设计", max_rounds=1)
     meeting = Meeting(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 from moot.agents import AgentError, AgentRequest, FunctionAgent
@@ -23,6 +24,13 @@ def start(root: Path, sealed: bool = True) -> RoundtableDriver:
     return RoundtableDriver.start(root, options, "2026-05-01 10:00")
 
 
+def round_of(request: AgentRequest) -> str:
+    """'round N of M', as the speaker's instructions name it."""
+    found = re.search(r"round \d+ of \d+", f"{request.system or ''}\n{request.prompt}")
+    assert found is not None
+    return found.group(0)
+
+
 def speech(request: AgentRequest) -> str:
     if request.role == MODERATOR:
         return json.dumps(MINUTES)
@@ -30,7 +38,7 @@ def speech(request: AgentRequest) -> str:
         {
             "position": f"The position of {request.role}.",
             "analysis": f"The analysis of {request.role}.",
-            "responses_and_questions": "None yet.",
+            "responses_and_questions": f"None yet in {round_of(request)}.",  # no speech repeats another
             "prompt_for_next_speaker": f"{request.role} asks: what do you see first?",
             "consensus_reached": False,
         }

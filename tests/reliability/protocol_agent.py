@@ -145,8 +145,11 @@ def _roundtable(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any
             "unresolved": "None.",
             "action_items": "- architect: write the design.",
         }
+    # The round in the position: a speech that repeats an earlier one word for word is a ROUNDTABLE_ECHO.
+    found = re.search(r"round (\d+) of \d+|第 (\d+) 轮", prompt)
+    round_ = f" in round {found.group(1) or found.group(2)}" if found else ""
     return {
-        "position": f"{role} supports a per-tenant floor.",
+        "position": f"{role} supports a per-tenant floor{round_}.",
         "analysis": "Isolation bounds the worst case while pooling keeps memory low.",
         "responses_and_questions": "Which tenants need the strictest floor?",
         "prompt_for_next_speaker": "Name the risk you see first.",

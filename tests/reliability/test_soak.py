@@ -115,3 +115,11 @@ def test_soak_memory_stays_flat_and_every_record_is_valid(records_dir: Path) -> 
     assert first_ending["tools-duel"][0] == "ACCEPTED_CONSENSUS"
     assert end - warm < NOISE + LEAK_BYTES * (DEBATES - WARMUP), figures
     record_result("soak", figures)
+
+
+@pytest.mark.parametrize("protocol", sorted(ENGINE_DEBATES))
+def test_the_scripted_agent_writes_no_hollow_turn(tmp_path: Path, protocol: str) -> None:
+    """The soak's records are checked by exit code, which a warning leaves at 0: an echo would go unseen."""
+    result = engine_debate(protocol, tmp_path / protocol)
+    report = check_path(result.record_path)
+    assert [str(v) for v in report.violations] == []

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from moot.cli.check import report_text
 from moot.core.machine import Severity
 from moot.detect import check_path
 from moot.protocols.roundtable.machine import RULES
@@ -82,3 +83,15 @@ def test_meeting_closed_at_the_limit_is_not_consensus() -> None:
     assert report.summary is not None and report.summary.outcome is not None
     assert report.summary.outcome.consensus is False
     assert "limit" in report.summary.outcome.reason
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [("ROUNDTABLE_EMPTY_SPEECH--headings-only", "ROUNDTABLE_EMPTY_SPEECH"), ("ROUNDTABLE_ECHO", "ROUNDTABLE_ECHO")],
+)
+def test_a_hollow_speech_is_reported_at_its_file_and_turn(name: str, rule: str) -> None:
+    report = check_path(EXAMPLES / "invalid" / name)
+    (violation,) = report.violations
+    assert violation.rule == rule and violation.turn == 2
+    assert violation.file is not None and violation.file.endswith("002_reviewer.md")
+    assert f"{rule} (turn 2): 002_reviewer.md " in report_text(report)

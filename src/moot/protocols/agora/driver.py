@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.agents.base import AgentRequest
 from moot.core.files import atomic_write_text, read_text
 from moot.core.grounding import CitationCheck, citation_violations, fact_based_violations
+from moot.core.hollow import content_pattern
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
 from moot.core.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation, taking_turns
@@ -258,13 +259,13 @@ def _target_schema(targets: list[str], cached: bool) -> dict[str, Any]:
 
 
 def text_schema(max_chars: int) -> dict[str, Any]:
-    """A one-line string of 1 to ``max_chars`` characters that starts with a visible character.
+    """A one-line string of 1 to ``max_chars`` characters that starts with a letter or digit.
 
-    A pattern rather than maxLength: it also keeps the text on one line, starts it with a visible
-    character and keeps quotes and backslashes out, so every character of the 100-token reply is one
-    character of the message (an escape would cost several).
+    A pattern rather than maxLength: it also keeps the text on one line, keeps a message of brackets alone
+    (AGORA_EMPTY_TEXT) out, and keeps quotes and backslashes out, so every character of the 100-token reply is
+    one character of the message (an escape would cost several).
     """
-    return {"type": "string", "pattern": rf'^[^ "\\\x00-\x1f][^"\\\x00-\x1f]{{0,{max_chars - 1}}}$'}
+    return {"type": "string", "pattern": content_pattern(max_chars)}
 
 
 def _evidence_item_schema(

@@ -32,6 +32,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
+from moot.core.hollow import echo_key, echoed, has_content
 from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Severity, Summary, Violation
 
 NAME = "agora"
@@ -85,7 +86,15 @@ RULES = RuleBook(
             "Participants speak round-robin in the listed order; a recruited mediator speaks after each full round.",
         ),
         Rule("AGORA_CONFIDENCE", "Every confidence (of the turn and of each evidence item) is between 0.0 and 1.0."),
-        Rule("AGORA_EMPTY_TEXT", "The message and every evidence item's source and content have text."),
+        Rule(
+            "AGORA_EMPTY_TEXT",
+            "The message has a letter or digit; every evidence item's source and content have text.",
+        ),
+        Rule(
+            "AGORA_ECHO",
+            "A message does not repeat an earlier turn's message word for word (ignoring case and spacing).",
+            Severity.WARNING,
+        ),
         Rule("AGORA_MESSAGE_LENGTH", f"A message has at most {MAX_SENTENCES} sentences.", Severity.WARNING),
         Rule(
             "AGORA_EVIDENCE_REQUIRED", "Under the fact-based methodology every turn carries at least one evidence item."
@@ -295,6 +304,7 @@ class AgoraState(BaseModel):
     standings: dict[str, Standing] = {}
     proposals: dict[str, str] = {}  # proposal id -> owner role
     proposal_turns: dict[int, str] = {}  # turn position -> the proposal that turn created
+    said: tuple[str, ...] = ()  # each turn's echo key (moot.core.hollow.echo_key of its message), in order
     outcome: Outcome | None = None
 
 
@@ -369,6 +379,10 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
         if order is not None:
             found.append(_found("heading", "AGORA_SPEAKER_ORDER", order))
         found += _content_problems(turn, self.config.methodology)
+        echo = echoed(echo_key(turn.message), state.said)
+        if echo is not None:
+            message = f"the message repeats turn {echo} word for word; argue something that turn did not say."
+            found.append(_found("message", "AGORA_ECHO", message))
         expected_id = proposal_id_for(turn.role) if turn.signal == "propose" else None
         if turn.proposal_id != expected_id:
             fix = f"write 'Proposal: {expected_id}'" if expected_id else "remove its 'Proposal:' line"
@@ -402,7 +416,7 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
 
     def apply(self, state: AgoraState, turn: AgoraTurn) -> AgoraState:
         position = state.turns + 1
-        update: dict[str, Any] = {"turns": position}
+        update: dict[str, Any] = {"turns": position, "said": (*state.said, echo_key(turn.message))}
         if turn.signal in DISRUPTION:
             update["equilibrium_streak"] = 0
         elif turn.signal in EQUILIBRIUM:
@@ -506,10 +520,9 @@ def _content_problems(turn: AgoraReply, methodology: Methodology) -> list[Locate
             if not getattr(item, field).strip():
                 message = f"evidence item {number} has an empty {field}; fill it in."
                 found.append(_found("evidence", "AGORA_EMPTY_TEXT", message))
-    if not turn.message.strip():
-        found.append(
-            _found("message", "AGORA_EMPTY_TEXT", "the message is empty; write the argument in 2-4 sentences.")
-        )
+    if not has_content(turn.message):
+        what = "is empty" if not turn.message.strip() else "has no letter or digit"
+        found.append(_found("message", "AGORA_EMPTY_TEXT", f"the message {what}; write the argument in 2-4 sentences."))
     sentences = sentence_count(turn.message)
     if sentences > MAX_SENTENCES:
         message = f"the message has {sentences} sentences; shorten it to at most {MAX_SENTENCES}."

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from moot.agents.base import AgentRequest
 from moot.core.files import read_text
+from moot.core.hollow import content_pattern
 from moot.core.machine import Outcome, Severity, Summary, Violation
 from moot.core.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation, taking_turns
@@ -228,6 +229,8 @@ class CritiqueDriver(Driver):
         if self.bounds(role).compact:
             # Bounded strings keep a small model from running past max_tokens in the middle of the JSON.
             schema["properties"]["message"]["maxLength"] = COMPACT_MESSAGE_CHARS
+            # and opening with a letter or digit keeps it from a message of brackets alone (CRITIQUE_EMPTY_MESSAGE).
+            schema["properties"]["message"]["pattern"] = content_pattern(COMPACT_MESSAGE_CHARS)
             schema["properties"]["summary"]["maxLength"] = COMPACT_MESSAGE_CHARS if "DONE" in allowed else 0
         return schema
 
@@ -299,6 +302,8 @@ def _in_a_run(violation: Violation) -> Violation:
 
     The seed only warns (CRITIQUE_DONE_CONFIRMS), and ``moot check`` keeps that warning for records
     written by hand; a run sends the turn back instead, so one speaker cannot end the dialogue alone.
+    A turn that copies an earlier one (CRITIQUE_ECHO) stays a warning in a run too: the embedded model
+    hands back the same words on every repair, so refusing it ends its runs RUN_HALTED.
     """
     if violation.rule == "CRITIQUE_DONE_CONFIRMS":
         return violation.model_copy(update={"severity": Severity.ERROR})

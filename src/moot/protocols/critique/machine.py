@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from moot.core.hollow import echo_key, echoed, has_content
 from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Severity, Summary, Violation
 
 NAME = "critique"
@@ -66,6 +67,12 @@ RULES = RuleBook(
         Rule("CRITIQUE_AFTER_DONE", "Nothing is written after DONE."),
         Rule("CRITIQUE_STUCK_EXPLANATION", "A STUCK turn explains the blocker."),
         Rule("CRITIQUE_MAX_ROUNDS", "No turn goes past the header's 'Max rounds'."),
+        Rule("CRITIQUE_EMPTY_MESSAGE", "A turn's text (message and summary) has at least one letter or digit."),
+        Rule(
+            "CRITIQUE_ECHO",
+            "A turn's text does not repeat an earlier turn's word for word (ignoring case and spacing).",
+            Severity.WARNING,
+        ),
     ]
 )
 
@@ -356,6 +363,7 @@ class CritiqueState(BaseModel):
     last_timestamp: str | None = None  # the latest well-formed time so far
     done_at: int | None = None  # the 1-based number of the first DONE turn
     done: CritiqueTurn | None = None
+    said: tuple[str, ...] = ()  # each turn's echo key (moot.core.hollow.echo_key of its text), in order
 
 
 # --- the state machine -------------------------------------------------------------------------
@@ -444,6 +452,7 @@ class CritiqueProtocol(DeliberationProtocol[CritiqueTurn, CritiqueState]):
 
         found.extend(self._status_problems(state, turn, other or f"{first} or {second}"))
         found.extend(_body_problems(turn.body))
+        found.extend(_hollow_problems(state, turn))
         return found
 
     def _status_problems(self, state: CritiqueState, turn: CritiqueTurn, other: str) -> list[tuple[str, str]]:
@@ -504,6 +513,7 @@ class CritiqueProtocol(DeliberationProtocol[CritiqueTurn, CritiqueState]):
             last_timestamp=latest,
             done_at=state.turns + 1 if first_done else state.done_at,
             done=turn if first_done else state.done,
+            said=(*state.said, echo_key(turn.body)),
         )
 
     def outcome(self, state: CritiqueState) -> Outcome | None:
@@ -584,6 +594,23 @@ def _body_problems(body: str) -> list[tuple[str, str]]:
                 )
             )
     return found
+
+
+def _hollow_problems(state: CritiqueState, turn: CritiqueTurn) -> list[tuple[str, str]]:
+    """A turn that says nothing, or only what an earlier turn said (the seed is silent on both)."""
+    if not has_content(turn.body):
+        if turn.status is StatusKind.STUCK and not turn.message:
+            return []  # CRITIQUE_STUCK_EXPLANATION already asks for the text
+        return [
+            (
+                "CRITIQUE_EMPTY_MESSAGE",
+                "the message has no letter or digit; write what you have to say above the Status line.",
+            )
+        ]
+    number = echoed(echo_key(turn.body), state.said)
+    if number is not None:
+        return [("CRITIQUE_ECHO", f"the message repeats turn {number} word for word; answer it in your own words.")]
+    return []
 
 
 def _drop_echoed_status(message: str) -> str:

@@ -23,12 +23,14 @@ Decisions the seed leaves open, taken here and documented in ``docs/formats.md``
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from moot.core.hollow import echo_key, echoed, has_content
 from moot.core.machine import (
     DeliberationProtocol,
     Outcome,
@@ -71,7 +73,12 @@ RULES = RuleBook(
             "Speeches are numbered 001, 002, ... (at least three digits) without gaps or repeats.",
         ),
         Rule("ROUNDTABLE_SPEAKER_ORDER", "Speech k is by speaker_order[(k - 1) % n], the speaker whose turn it was."),
-        Rule("ROUNDTABLE_EMPTY_SPEECH", "A speech has text."),
+        Rule("ROUNDTABLE_EMPTY_SPEECH", "A speech has a letter or digit outside its headings."),
+        Rule(
+            "ROUNDTABLE_ECHO",
+            "A speech does not repeat an earlier speech word for word (outside its headings, ignoring case and spacing).",
+            Severity.WARNING,
+        ),
         Rule(
             "ROUNDTABLE_ROUND_ADVANCE",
             "Each commit moves to the next speaker (index + 1; after the last, index 0 and round + 1) and keeps "
@@ -130,6 +137,7 @@ SPEECH_HEADINGS: dict[str, tuple[str, str, str]] = {
 _FORBIDDEN_NAME_CHARS = frozenset('/\\:*?"<>|')
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 MAX_NAME_BYTES = 200  # file names are limited to 255 bytes; "NNN_" and ".md" need the rest
+_HEADING_LINE = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 
 
 class TurnState(BaseModel):
@@ -211,6 +219,7 @@ class MeetingState(BaseModel):
     minutes: Minutes | None = None
     # A speech file whose turn.json advance was lost in a crash (see finish_state).
     uncommitted_speech: Speech | None = None
+    said: tuple[str, ...] = ()  # each speech's echo key (moot.core.hollow.echo_key of its speech_text), in order
 
 
 # --- names -------------------------------------------------------------------------------------
@@ -235,6 +244,11 @@ def name_problem(name: str) -> str | None:
     if len(name.encode("utf-8")) > MAX_NAME_BYTES:
         return f"is longer than {MAX_NAME_BYTES} bytes"
     return None
+
+
+def speech_text(body: str) -> str:
+    """What a speech says: its text without Markdown heading lines (the guide's suggested section headings)."""
+    return "\n".join(line for line in body.splitlines() if not _HEADING_LINE.match(line))
 
 
 def speech_file_name(sequence: int, role: str) -> str:
@@ -530,8 +544,17 @@ class RoundtableProtocol(DeliberationProtocol[RoundtableAction, MeetingState]):
                     f"name it {want}.",
                 )
             )
-        if not speech.body.strip():
-            found.append(RULES.violation("ROUNDTABLE_EMPTY_SPEECH", f"{name} is empty; write the speech."))
+        text = speech_text(speech.body)
+        if not has_content(text):
+            what = "is empty" if not speech.body.strip() else "has no letter or digit outside its headings"
+            found.append(RULES.violation("ROUNDTABLE_EMPTY_SPEECH", f"{name} {what}; write the speech."))
+        echo = echoed(echo_key(text), state.said)
+        if echo is not None:
+            found.append(
+                RULES.violation(
+                    "ROUNDTABLE_ECHO", f"{name} repeats speech {echo:03d} word for word; say what it did not."
+                )
+            )
         return found
 
     def validate(self, state: MeetingState, turn: RoundtableAction) -> list[Violation]:
@@ -573,7 +596,9 @@ class RoundtableProtocol(DeliberationProtocol[RoundtableAction, MeetingState]):
 
     def apply_speech(self, state: MeetingState, speech: Speech, next_state: TurnState) -> MeetingState:
         turn = next_state if state.turn.status == "open" else state.turn
-        return state.model_copy(update={"turn": turn, "speeches": state.speeches + 1, "last_sequence": speech.sequence})
+        said = (*state.said, echo_key(speech_text(speech.body)))
+        update = {"turn": turn, "speeches": state.speeches + 1, "last_sequence": speech.sequence, "said": said}
+        return state.model_copy(update=update)
 
     def apply(self, state: MeetingState, turn: RoundtableAction) -> MeetingState:
         if isinstance(turn, RoundtableTurn):
