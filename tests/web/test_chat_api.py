@@ -60,6 +60,8 @@ def test_the_openai_client_lists_deliberations_and_gets_a_councils_answer_with_r
     assert raw.headers["x-moot-record"] == moot_fields["record"]
     assert answer and completion.choices[0].finish_reason == "stop"
     assert moot_fields["outcome"] == "SYNTHESIZED" and moot_fields["follows"] is None
+    decided = moot_fields["decision"]["decided"]  # the decision summary, with the turn it comes from
+    assert decided["text"] == answer and decided["turn"] == moot_fields["turns"]
     report = check_path(record)
     assert report.exit_code == 0 and report.summary is not None and report.summary.outcome is not None
     assert report.summary.outcome.name == "SYNTHESIZED" and QUESTION in record.read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ puts the conversation's last user message to the work root's panel (``[panel]`` 
 protocol, and answers with the protocol's answer once the deliberation ends: at once (a ``chat.completion``) or
 streamed (``"stream": true``: ``chat.completion.chunk`` events, one per accepted turn while it runs, then the
 answer). Besides the usual fields every answer carries a ``moot`` object (the record's id, the protocol, its
-outcome and reason, the record it follows, its signed receipt) and ``X-Moot-Record`` / ``X-Moot-Protocol``
+outcome and reason, its decision summary, the record it follows, its signed receipt) and ``X-Moot-Record`` / ``X-Moot-Protocol``
 headers. A deliberation that ends without an answer is an error in OpenAI's shape, never an answer.
 
 A conversation's next question is a new deliberation whose question carries the earlier question and answer and
@@ -40,6 +40,7 @@ from moot import registry
 from moot.agents.family import one_family_warning
 from moot.agents.policy import AgentPolicy
 from moot.config import Settings, load_settings
+from moot.decision import decision_json
 from moot.engine.runner import DebateRun, Runner, RunnerBusy, RunState
 from moot.errors import MootError, UserError
 from moot.limits import subject_problem
@@ -266,6 +267,7 @@ class ChatApi:
             "panel_warning": one_family_warning(dict(panel_of(self.root))),
             "halted": (halted or {}).get("cause"),
             "turns": run.driver.summary().turns,
+            "decision": decision_json(run.record_path),
             "receipt": _receipt(run.record_path),
         }
 
