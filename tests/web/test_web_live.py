@@ -64,7 +64,9 @@ def test_the_index_shows_a_new_record_without_reload(page: Any, work_root: Path)
         page.evaluate("window.__samePage = true")
         agents = ["--agent", f"proposer=script:{script}", "--agent", f"critic=script:{script}"]
         moot("run", "critique", "--topic", "Read cache", *agents, "--max-rounds", "2", cwd=work_root)
-        row = page.locator("table.index tr", has_text="read-cache.md")
+        # The index may first show the record mid-run (one turn, its chain row not yet written); it is updated
+        # live until the run's end, so wait for that.
+        row = page.locator("table.index tr", has_text="read-cache.md").filter(has_text="halted")
         row.wait_for()
         assert page.evaluate("window.__samePage") is True
         shown = row.inner_text()
