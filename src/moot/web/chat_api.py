@@ -43,6 +43,7 @@ from moot.config import Settings, load_settings
 from moot.decision import decision_json
 from moot.engine.runner import DebateRun, Runner, RunnerBusy, RunState
 from moot.errors import MootError, UserError
+from moot.followup import follow_up_question, note_followup
 from moot.limits import subject_problem
 from moot.plugin import Analysis
 
@@ -113,7 +114,8 @@ class Asked:
     """What a chat-completions request asks for, read and bounded."""
 
     protocol: str
-    question: str
+    question: str  # what the panel is asked: the last question, with the earlier exchange it follows
+    last_question: str  # the user's last message alone
     follows: str | None
     stream: bool
     include_usage: bool
@@ -143,11 +145,10 @@ def read_request(body: bytes, protocols: Mapping[str, Analysis], answers: Mappin
     said = [(m.get("role"), _text(m.get("content"))) for m in messages if isinstance(m, dict)]
     if not said or said[-1][0] != "user" or not said[-1][1].strip():
         raise ChatError(400, "the last message must be the user's question; end messages with it.", "invalid_messages")
-    question = said[-1][1].strip()
+    question = last = said[-1][1].strip()
     follows, earlier = _earlier(said[:-1], answers)
-    if earlier:
-        where = f" ({follows})" if follows else ""
-        question = f"{question}\n\nThis follows an earlier deliberation{where}. {earlier}"
+    if earlier is not None:
+        question = follow_up_question(question, follows, *earlier)
     problem = subject_problem("question", question)
     if problem is not None:
         raise ChatError(400, problem, "question_too_long", "messages")
@@ -155,6 +156,7 @@ def read_request(body: bytes, protocols: Mapping[str, Analysis], answers: Mappin
     return Asked(
         protocol=protocol,
         question=question,
+        last_question=last,
         follows=follows,
         stream=data.get("stream") is True,
         include_usage=isinstance(options, dict) and options.get("include_usage") is True,
@@ -196,15 +198,18 @@ def over_budget(asked: Mapping[str, float], settings: Settings) -> ChatError | N
     return None
 
 
-def _earlier(history: list[tuple[object, str]], answers: Mapping[str, str]) -> tuple[str | None, str]:
-    """The record the conversation's last answer came from (if this server gave it) and that exchange in words."""
+def _earlier(
+    history: list[tuple[object, str]], answers: Mapping[str, str]
+) -> tuple[str | None, tuple[str, str] | None]:
+    """The record the conversation's last answer came from (if this server gave it), and that exchange: the
+    question and the answer."""
     replies = [i for i, (role, _) in enumerate(history) if role == "assistant"]
     if not replies:
-        return None, ""
+        return None, None
     last = replies[-1]
     answer = history[last][1].strip()
     asked = next((text.strip() for role, text in reversed(history[:last]) if role == "user"), "")
-    return answers.get(_digest(answer)), f"It was asked: {asked} Its answer: {answer}"
+    return answers.get(_digest(answer)), (asked, answer)
 
 
 class ChatApi:
@@ -332,6 +337,8 @@ async def completions(request: Request) -> Response:
         run = await api.start(asked)
     except ChatError as refused:
         return refused.response()
+    if asked.follows is not None:
+        await asyncio.to_thread(note_followup, api.root / asked.follows, run.id, asked.last_question, run.started_at)
     reply = _Reply(run, asked, follows=asked.follows)
     if asked.stream:
         return StreamingResponse(reply.chunks(api), media_type="text/event-stream", headers=_headers(run))
