@@ -106,8 +106,8 @@ def show_command(
     if usage:
         console.print(usage, markup=False, highlight=False)
     for row in later:
-        shown = f"follow-up: {row['record']} — {row.get('question', '')}"
-        console.print(shown, markup=False, highlight=False, soft_wrap=True)
+        line = f"follow-up: {row['record']} — {row.get('question', '')}"
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     for what, analysis in analyses.items():
         console.print(Rule(f"conformity: {what}"))
         console.print("\n".join(describe(analysis)), markup=False, highlight=False)
