@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 
 from moot import registry
-from moot.cli.run import RunFlags, _work_root, execute, now_minutes, run_options, start_root
+from moot.cli.run import RunFlags, _work_root, detected, execute, now_minutes, run_options, start_root
 from moot.config import load_settings
 from moot.core.run_state import stored_agents
-from moot.detect import check_path, detect
+from moot.detect import check_path
 from moot.engine.session import parse_agent_options
 from moot.engine.specs import build_driver
 from moot.errors import RecordExists, UserError
@@ -42,10 +42,7 @@ def continue_command(
     flags: RunFlags,
 ) -> None:
     """Ask a follow-up: a new deliberation of the same protocol and panel that starts from this one's answer."""
-    protocol, target, report = detect(path)
-    if report is not None or protocol is None:
-        problem = report.violations[0].message if report is not None and report.violations else "unknown format"
-        raise UserError(f"cannot continue {path}: {problem}")
+    protocol, target = detected(path, "continue")
     analysis = _analysis(protocol, target)
     require_subject("question", question)
     if not question.strip():
