@@ -1,7 +1,7 @@
 """Follow-ups: a new deliberation that starts from a finished one's answer (``moot continue``, the chat API).
 
-The new record's question carries the earlier question and answer and names the earlier record, so it reads and
-checks on its own. The earlier record is append-only and chained, so it is not touched: the follow-ups it has are
+The new record's question carries the earlier question, its answer and what it left open, and names the earlier
+record, so it reads and checks on its own. The earlier record is append-only and chained, so it is not touched: the follow-ups it has are
 listed beside it in ``.NAME.followups``, one JSON line each (``record``, ``question``, ``at``), which ``moot show``
 reads back.
 """
@@ -9,7 +9,7 @@ reads back.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from moot import registry
 from moot.config import load_settings
 from moot.core.files import append_log_line
 from moot.core.run_state import stored_agents
+from moot.decision import record_decision
 from moot.detect import check_path
 from moot.errors import UserError
 from moot.limits import require_subject
@@ -25,10 +26,23 @@ from moot.plugin import Analysis
 from moot.records import record_topic
 
 
-def follow_up_question(question: str, follows: str | None, asked: str, answer: str) -> str:
-    """``question``, then the earlier exchange it follows (and the earlier record's id, when known)."""
+def follow_up_question(
+    question: str, follows: str | None, asked: str, answer: str, left_open: Sequence[str] = ()
+) -> str:
+    """``question``, then the earlier exchange it follows (and the earlier record's id, when known), and what that
+    deliberation left open or blocking."""
     where = f" ({follows})" if follows else ""
-    return f"{question.strip()}\n\nThis follows an earlier deliberation{where}. It was asked: {asked.strip()} Its answer: {answer.strip()}"
+    text = f"{question.strip()}\n\nThis follows an earlier deliberation{where}. It was asked: {asked.strip()}"
+    text += f" Its answer: {answer.strip()}"
+    if left_open:
+        text += " It left open: " + "; ".join(item.strip() for item in left_open)
+    return text
+
+
+def open_items(protocol: str, record: Path) -> list[str]:
+    """What the record's decision left open or blocking, for the follow-up to take up."""
+    decision = record_decision(protocol, record)
+    return [] if decision is None else [point.text for point in (*decision.open, *decision.blocking)]
 
 
 def followups_path(record: Path) -> Path:
@@ -104,7 +118,9 @@ def follow_up(
 
     panel = {name: spec_of(name) for name in analysis.panel(record) or []}
     follows = record.resolve().relative_to(root.resolve()).as_posix()
-    asked = follow_up_question(question, follows, record_topic(protocol, record) or "", answer)
+    asked = follow_up_question(
+        question, follows, record_topic(protocol, record) or "", answer, open_items(protocol, record)
+    )
     spec = {"protocol": protocol, **analysis.pose(asked, list(panel.items())), "panel": panel}
     agents = {role: spec_of(role) for role in earlier}  # the roles the panel leaves out (a mediator, a chairman)
     return FollowUp(spec, follows, panel, agents)

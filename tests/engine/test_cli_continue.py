@@ -56,3 +56,14 @@ def test_a_record_without_an_answer_or_a_protocol_without_questions_is_refused_i
     duel = next((tmp_path / "debates").glob("*.md"))
     refused = run_moot("continue", str(duel), "--question", "And then?", cwd=tmp_path)
     assert refused.returncode == 2 and "takes no follow-up question" in refused.stderr
+
+
+def test_what_a_deliberation_left_open_goes_into_its_follow_up_question() -> None:
+    from moot.followup import follow_up_question, open_items
+
+    example = Path(__file__).parents[1] / "agora" / "examples" / "valid" / "timeout.md"
+    left_open = open_items("agora", example)
+    assert len(left_open) == 2  # mono's open proposal, poly's blocking counter
+    asked = follow_up_question("Which one now?", ".agora/timeout.md", "Mono or poly?", "No answer yet.", left_open)
+    assert asked.startswith("Which one now?") and "(.agora/timeout.md)" in asked
+    assert all(item in asked for item in left_open) and "It left open: " in asked

@@ -43,7 +43,7 @@ from moot.config import Settings, load_settings
 from moot.decision import decision_json
 from moot.engine.runner import DebateRun, Runner, RunnerBusy, RunState
 from moot.errors import MootError, UserError
-from moot.followup import follow_up_question, note_followup
+from moot.followup import follow_up_question, note_followup, open_items
 from moot.limits import subject_problem
 from moot.plugin import Analysis
 
@@ -110,6 +110,14 @@ def _digest(answer: str) -> str:
 
 
 @dataclass(frozen=True)
+class Answered:
+    """An answer this server gave: its record, and what that deliberation left open (for a follow-up)."""
+
+    record: str
+    left_open: list[str]
+
+
+@dataclass(frozen=True)
 class Asked:
     """What a chat-completions request asks for, read and bounded."""
 
@@ -122,7 +130,7 @@ class Asked:
     budgets: dict[str, float]  # the deliberation's max_tokens, max_cost_usd: never over the server's own
 
 
-def read_request(body: bytes, protocols: Mapping[str, Analysis], answers: Mapping[str, str]) -> Asked:
+def read_request(body: bytes, protocols: Mapping[str, Analysis], answers: Mapping[str, Answered]) -> Asked:
     """The request ``body`` read, or a :class:`ChatError` naming what to fix."""
     try:
         data = json.loads(body)
@@ -199,17 +207,18 @@ def over_budget(asked: Mapping[str, float], settings: Settings) -> ChatError | N
 
 
 def _earlier(
-    history: list[tuple[object, str]], answers: Mapping[str, str]
-) -> tuple[str | None, tuple[str, str] | None]:
+    history: list[tuple[object, str]], answers: Mapping[str, Answered]
+) -> tuple[str | None, tuple[str, str, list[str]] | None]:
     """The record the conversation's last answer came from (if this server gave it), and that exchange: the
-    question and the answer."""
+    question, the answer and what its deliberation left open."""
     replies = [i for i, (role, _) in enumerate(history) if role == "assistant"]
     if not replies:
         return None, None
     last = replies[-1]
     answer = history[last][1].strip()
     asked = next((text.strip() for role, text in reversed(history[:last]) if role == "user"), "")
-    return answers.get(_digest(answer)), (asked, answer)
+    known = answers.get(_digest(answer))
+    return (known.record, (asked, answer, known.left_open)) if known else (None, (asked, answer, []))
 
 
 class ChatApi:
@@ -219,7 +228,7 @@ class ChatApi:
         self.root = root
         self.runner = Runner(root, policy)
         self.protocols = answering_protocols()
-        self.answers: OrderedDict[str, str] = OrderedDict()  # answer digest -> record id
+        self.answers: OrderedDict[str, Answered] = OrderedDict()  # answer digest -> its record
 
     async def start(self, asked: Asked) -> DebateRun:
         analysis = self.protocols[asked.protocol]
@@ -257,7 +266,7 @@ class ChatApi:
         halted = run.result.halted if run.result is not None else None
         answer = analysis.answer(run.record_path) if run.state is RunState.ended else None
         if answer:
-            self.answers[_digest(answer)] = run.id
+            self.answers[_digest(answer)] = Answered(run.id, open_items(run.protocol, run.record_path))
             while len(self.answers) > REMEMBERED_ANSWERS:
                 self.answers.popitem(last=False)
         reason = (halted or {}).get("reason") or (outcome.reason if outcome is not None else None) or run.error
