@@ -229,6 +229,7 @@ class ChatApi:
         self.runner = Runner(root, policy)
         self.protocols = answering_protocols()
         self.answers: OrderedDict[str, Answered] = OrderedDict()  # answer digest -> its record
+        self.panel_warnings: dict[str, str | None] = {}  # debate id -> the one-family warning of its panel
 
     async def start(self, asked: Asked) -> DebateRun:
         analysis = self.protocols[asked.protocol]
@@ -240,12 +241,14 @@ class ChatApi:
             if refused is not None:
                 raise refused
             under = f"{CHAT_DIR}/{time.strftime('%Y-%m-%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-            return await self.runner.start(
+            run = await self.runner.start(
                 spec,
                 under=under,
                 max_tokens=asked.budgets.get("max_tokens"),
                 max_cost_usd=asked.budgets.get("max_cost_usd"),
             )
+            self.panel_warnings[run.id] = one_family_warning(dict(panel))
+            return run
         except RunnerBusy as busy:
             raise ChatError(429, str(busy), "rate_limit_exceeded") from None
         except UserError as refused:
@@ -278,7 +281,7 @@ class ChatApi:
             "outcome": outcome.name if outcome is not None else None,
             "reason": reason,
             "degraded": outcome.degraded if outcome is not None else None,
-            "panel_warning": one_family_warning(dict(panel_of(self.root))),
+            "panel_warning": self.panel_warnings.pop(run.id, None),
             "halted": (halted or {}).get("cause"),
             "turns": run.driver.summary().turns,
             "decision": decision_json(run.record_path),
