@@ -211,6 +211,8 @@ class Analysis:
       protocol cannot be evaluated.
     - ``decision``: the :class:`Decision` a person reads first (``moot show``, the viewer, MCP
       ``debate_result``); None when the record cannot be read.
+    - ``panel``: the names a record's question was put to, in order, as ``pose`` takes them (the inverse of
+      ``pose``): what ``moot continue`` asks a follow-up of; None when the record cannot be read.
     """
 
     positions: Callable[[Path], list[Positions]] | None = None
@@ -218,6 +220,7 @@ class Analysis:
     rounds: Callable[[Path], list[dict[str, Held]]] | None = None
     pose: Pose | None = None
     decision: Callable[[Path], Decision | None] | None = None
+    panel: Callable[[Path], list[str] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import pytest
 from web_helpers import TESTS, WEB_TOKEN, moot, serving
 
 from moot.detect import check_path
+from moot.followup import followups
 from moot.receipts import Trust, verify
 
 AGENT = f"cmd:{sys.executable} {TESTS / 'reliability' / 'protocol_agent.py'}"
@@ -116,6 +117,10 @@ def test_a_follow_up_is_a_new_deliberation_that_carries_and_names_the_earlier_on
     text = (root / moot_fields["record"]).read_text(encoding="utf-8")
     assert "What would make that wrong?" in text and earlier in text and answer in text
     assert check_path(root / moot_fields["record"]).exit_code == 0 and check_path(root / earlier).exit_code == 0
+    listed = followups(root / earlier)  # linked both ways: the earlier record lists its follow-up beside it
+    assert [(row["record"], row["question"]) for row in listed] == [
+        (moot_fields["record"], "What would make that wrong?")
+    ]
 
 
 def test_refusals_come_in_openais_error_shape(api: tuple[openai.OpenAI, Path, Path]) -> None:

@@ -9,6 +9,7 @@ from moot import registry
 from moot.cli.agents import agents_command
 from moot.cli.check import check_command
 from moot.cli.eval import eval_command
+from moot.cli.follow import continue_command
 from moot.cli.log import log_command
 from moot.cli.ls import ls_command
 from moot.cli.protocols import protocols_command
@@ -25,6 +26,7 @@ app = new_app()
 app.command("check")(check_command)
 app.add_typer(run_app, name="run")
 app.command("resume")(resume_command)
+app.command("continue")(continue_command)
 app.command("show")(show_command)
 app.command("agents")(agents_command)
 app.command("rules")(rules_command)

@@ -514,12 +514,7 @@ def resume_command(
     flags: RunFlags,
 ) -> None:
     """Continue an interrupted debate from its record with the agents it used: no turn is lost or repeated."""
-    from moot.detect import detect
-
-    protocol, target, report = detect(path)
-    if report is not None or protocol is None:
-        problem = report.violations[0].message if report is not None and report.violations else "unknown format"
-        raise UserError(f"cannot resume {path}: {problem}")
+    protocol, target = detected(path, "resume")
     from moot.core import ledger_place
 
     root = _work_root(target)
@@ -569,6 +564,17 @@ def with_passages(context: str | None, paths: list[Path] | None, root: Path, que
     announce_sources(paths, root)
     passages = source_passages(paths, root, query)
     return f"{context.rstrip()}\n\n{passages}" if context else passages
+
+
+def detected(path: Path, doing: str) -> tuple[str, Path]:
+    """The protocol of the record at ``path`` and the record, or one sentence saying why moot cannot ``doing`` it."""
+    from moot.detect import detect
+
+    protocol, target, report = detect(path)
+    if report is not None or protocol is None:
+        problem = report.violations[0].message if report is not None and report.violations else "unknown format"
+        raise UserError(f"cannot {doing} {path}: {problem}")
+    return protocol, target
 
 
 def _work_root(record: Path) -> Path:

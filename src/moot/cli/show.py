@@ -21,6 +21,7 @@ from moot.decision import decision_lines, record_decision
 from moot.detect import check_path, detect, documents
 from moot.engine.loop import usage_path
 from moot.errors import UserError
+from moot.followup import followups
 from moot.metrics import describe
 
 
@@ -78,10 +79,12 @@ def show_command(
     shown_documents = documents(protocol, target)
     analyses = record_analyses(protocol, target)
     decision = record_decision(protocol, target)
+    later = followups(target)
     if as_json:
         shown = {
             **report_json(check_path(target)),
             "decision": decision.to_json() if decision is not None else None,
+            "followups": later,
             "documents": [{"name": title, "text": text} for title, text in shown_documents],
             "conformity": {k: a.to_json() for k, a in analyses.items()},
         }
@@ -102,6 +105,9 @@ def show_command(
     usage = usage_line(usage_path(target))
     if usage:
         console.print(usage, markup=False, highlight=False)
+    for row in later:
+        line = f"follow-up: {row['record']} — {row.get('question', '')}"
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     for what, analysis in analyses.items():
         console.print(Rule(f"conformity: {what}"))
         console.print("\n".join(describe(analysis)), markup=False, highlight=False)

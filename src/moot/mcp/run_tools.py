@@ -28,6 +28,7 @@ from moot.engine.runner import DebateRun, Runner, RunState
 from moot.engine.sealed import open_phase
 from moot.engine.specs import NOT_OPTIONS, rooted_paths
 from moot.errors import UserError
+from moot.followup import follow_up, note_followup
 from moot.mcp.params import READ_ONLY
 from moot.mcp.state import answer_async, connection_of, state_of
 from moot.paths import CLIENT_FIX, record_place
@@ -128,6 +129,39 @@ class DebateList(BaseModel):
 
 
 # --- finding a debate ---------------------------------------------------------------------------
+
+
+async def follow_up_debate(
+    debate_id: DebateId,
+    question: Annotated[str, Field(description="The follow-up question.")],
+    ctx: Context,
+) -> CallToolResult:
+    """Ask a finished council, critique or Agora a follow-up question: a new deliberation of the same protocol and
+    panel (each member with its agent of the earlier run) whose question carries the earlier question and answer
+    and names the earlier debate, which lists it beside itself. Returns the new debate_id at once, as start_debate
+    does; refused in one sentence for a debate still running, without an answer, or of a protocol that takes no
+    question.
+    """
+    runner = _runner(ctx)
+
+    async def act() -> DebateStatus:
+        run, path = _located(runner, debate_id)
+        if run is not None and run.active:
+            raise Refused(
+                f"Debate {run.id} is still running; wait for it with debate_status, then ask the follow-up.",
+                rule="TOOLS_BAD_INPUT",
+            )
+        protocol = check_path(path).protocol
+        if protocol is None:
+            raise BadInput(
+                f"{shown(debate_id)!r} is not a record moot can read; call list_debates.", rule="TOOLS_BAD_INPUT"
+            )
+        followed = await anyio.to_thread.run_sync(follow_up, runner.root, protocol, path, question)
+        later = await runner.start(followed.spec, session=connection_of(ctx))
+        await anyio.to_thread.run_sync(note_followup, path, later.id, question.strip(), later.started_at)
+        return _status(runner, later.id)
+
+    return await answer_async(act)
 
 
 def _runner(ctx: Context) -> Runner:
@@ -425,6 +459,7 @@ STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_
 
 RUN_TOOLS = (
     (start_debate, STARTS),
+    (follow_up_debate, STARTS),
     (debate_status, READ_ONLY),
     (debate_result, READ_ONLY),
     (list_debates, READ_ONLY),

@@ -43,6 +43,7 @@ from moot.config import Settings, load_settings
 from moot.decision import decision_json
 from moot.engine.runner import DebateRun, Runner, RunnerBusy, RunState
 from moot.errors import MootError, UserError
+from moot.followup import follow_up_question, note_followup, open_items
 from moot.limits import subject_problem
 from moot.plugin import Analysis
 
@@ -109,18 +110,27 @@ def _digest(answer: str) -> str:
 
 
 @dataclass(frozen=True)
+class Answered:
+    """An answer this server gave: its record, and what that deliberation left open (for a follow-up)."""
+
+    record: str
+    left_open: list[str]
+
+
+@dataclass(frozen=True)
 class Asked:
     """What a chat-completions request asks for, read and bounded."""
 
     protocol: str
-    question: str
+    question: str  # what the panel is asked: the last question, with the earlier exchange it follows
+    last_question: str  # the user's last message alone
     follows: str | None
     stream: bool
     include_usage: bool
     budgets: dict[str, float]  # the deliberation's max_tokens, max_cost_usd: never over the server's own
 
 
-def read_request(body: bytes, protocols: Mapping[str, Analysis], answers: Mapping[str, str]) -> Asked:
+def read_request(body: bytes, protocols: Mapping[str, Analysis], answers: Mapping[str, Answered]) -> Asked:
     """The request ``body`` read, or a :class:`ChatError` naming what to fix."""
     try:
         data = json.loads(body)
@@ -143,11 +153,10 @@ def read_request(body: bytes, protocols: Mapping[str, Analysis], answers: Mappin
     said = [(m.get("role"), _text(m.get("content"))) for m in messages if isinstance(m, dict)]
     if not said or said[-1][0] != "user" or not said[-1][1].strip():
         raise ChatError(400, "the last message must be the user's question; end messages with it.", "invalid_messages")
-    question = said[-1][1].strip()
+    question = last = said[-1][1].strip()
     follows, earlier = _earlier(said[:-1], answers)
-    if earlier:
-        where = f" ({follows})" if follows else ""
-        question = f"{question}\n\nThis follows an earlier deliberation{where}. {earlier}"
+    if earlier is not None:
+        question = follow_up_question(question, follows, *earlier)
     problem = subject_problem("question", question)
     if problem is not None:
         raise ChatError(400, problem, "question_too_long", "messages")
@@ -155,6 +164,7 @@ def read_request(body: bytes, protocols: Mapping[str, Analysis], answers: Mappin
     return Asked(
         protocol=protocol,
         question=question,
+        last_question=last,
         follows=follows,
         stream=data.get("stream") is True,
         include_usage=isinstance(options, dict) and options.get("include_usage") is True,
@@ -196,15 +206,19 @@ def over_budget(asked: Mapping[str, float], settings: Settings) -> ChatError | N
     return None
 
 
-def _earlier(history: list[tuple[object, str]], answers: Mapping[str, str]) -> tuple[str | None, str]:
-    """The record the conversation's last answer came from (if this server gave it) and that exchange in words."""
+def _earlier(
+    history: list[tuple[object, str]], answers: Mapping[str, Answered]
+) -> tuple[str | None, tuple[str, str, list[str]] | None]:
+    """The record the conversation's last answer came from (if this server gave it), and that exchange: the
+    question, the answer and what its deliberation left open."""
     replies = [i for i, (role, _) in enumerate(history) if role == "assistant"]
     if not replies:
-        return None, ""
+        return None, None
     last = replies[-1]
     answer = history[last][1].strip()
     asked = next((text.strip() for role, text in reversed(history[:last]) if role == "user"), "")
-    return answers.get(_digest(answer)), f"It was asked: {asked} Its answer: {answer}"
+    known = answers.get(_digest(answer))
+    return (known.record, (asked, answer, known.left_open)) if known else (None, (asked, answer, []))
 
 
 class ChatApi:
@@ -214,7 +228,8 @@ class ChatApi:
         self.root = root
         self.runner = Runner(root, policy)
         self.protocols = answering_protocols()
-        self.answers: OrderedDict[str, str] = OrderedDict()  # answer digest -> record id
+        self.answers: OrderedDict[str, Answered] = OrderedDict()  # answer digest -> its record
+        self.panel_warnings: dict[str, str | None] = {}  # debate id -> the one-family warning of its panel
 
     async def start(self, asked: Asked) -> DebateRun:
         analysis = self.protocols[asked.protocol]
@@ -226,12 +241,14 @@ class ChatApi:
             if refused is not None:
                 raise refused
             under = f"{CHAT_DIR}/{time.strftime('%Y-%m-%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-            return await self.runner.start(
+            run = await self.runner.start(
                 spec,
                 under=under,
                 max_tokens=asked.budgets.get("max_tokens"),
                 max_cost_usd=asked.budgets.get("max_cost_usd"),
             )
+            self.panel_warnings[run.id] = one_family_warning(dict(panel))
+            return run
         except RunnerBusy as busy:
             raise ChatError(429, str(busy), "rate_limit_exceeded") from None
         except UserError as refused:
@@ -252,7 +269,7 @@ class ChatApi:
         halted = run.result.halted if run.result is not None else None
         answer = analysis.answer(run.record_path) if run.state is RunState.ended else None
         if answer:
-            self.answers[_digest(answer)] = run.id
+            self.answers[_digest(answer)] = Answered(run.id, open_items(run.protocol, run.record_path))
             while len(self.answers) > REMEMBERED_ANSWERS:
                 self.answers.popitem(last=False)
         reason = (halted or {}).get("reason") or (outcome.reason if outcome is not None else None) or run.error
@@ -264,7 +281,7 @@ class ChatApi:
             "outcome": outcome.name if outcome is not None else None,
             "reason": reason,
             "degraded": outcome.degraded if outcome is not None else None,
-            "panel_warning": one_family_warning(dict(panel_of(self.root))),
+            "panel_warning": self.panel_warnings.pop(run.id, None),
             "halted": (halted or {}).get("cause"),
             "turns": run.driver.summary().turns,
             "decision": decision_json(run.record_path),
@@ -332,6 +349,8 @@ async def completions(request: Request) -> Response:
         run = await api.start(asked)
     except ChatError as refused:
         return refused.response()
+    if asked.follows is not None:
+        await asyncio.to_thread(note_followup, api.root / asked.follows, run.id, asked.last_question, run.started_at)
     reply = _Reply(run, asked, follows=asked.follows)
     if asked.stream:
         return StreamingResponse(reply.chunks(api), media_type="text/event-stream", headers=_headers(run))

@@ -181,4 +181,10 @@ def decision(path: Path) -> Decision | None:
     )
 
 
-ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose, decision=decision)
+def panel(path: Path) -> list[str] | None:
+    """The drones in speaking order; the mediator, which ``pose`` adds by itself, left out."""
+    parsed = _parsed(path)
+    return None if parsed is None else [p.role for p in parsed.config.participants if p.role != MEDIATOR]
+
+
+ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose, decision=decision, panel=panel)

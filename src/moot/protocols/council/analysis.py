@@ -123,4 +123,11 @@ def decision(path: Path) -> Decision | None:
     )
 
 
-ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose, decision=decision)
+def panel(path: Path) -> list[str] | None:
+    """The council's members in their listed order (the first chairs when there is no separate chairman)."""
+    text, _ = read_text(path)
+    checked = check_text(text, path) if text is not None else None
+    return None if checked is None or checked.protocol is None else list(checked.protocol.config.names)
+
+
+ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose, decision=decision, panel=panel)

@@ -72,4 +72,10 @@ def decision(path: Path) -> Decision | None:
     return Decision(outcome=ended.name if ended is not None else None, decided=decided, blocking=blocking)
 
 
-ANALYSIS = Analysis(answer=answer, rounds=rounds, pose=pose, decision=decision)
+def panel(path: Path) -> list[str] | None:
+    """The loop's two roles, as ``pose`` names them."""
+    parsed = _parsed(path)
+    return None if parsed is None else list(parsed.config.roles)
+
+
+ANALYSIS = Analysis(answer=answer, rounds=rounds, pose=pose, decision=decision, panel=panel)
