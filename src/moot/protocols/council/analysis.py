@@ -22,16 +22,22 @@ from typing import Any
 from moot.core.files import read_text
 from moot.plugin import Analysis, Decision, Held, Point, Positions, Stated
 from moot.protocols.council.machine import CouncilState, Synthesis
-from moot.protocols.council.record import check_text
+from moot.protocols.council.record import Checked, check_text
 
 
-def _state(path: Path) -> tuple[str, CouncilState] | None:
-    """The chairman and the replayed state of the record at ``path``; None when it cannot be read."""
+def _checked(path: Path) -> Checked | None:
+    """The record at ``path`` read and replayed; None when it cannot be read or replayed."""
     text, _ = read_text(path)
     if text is None:
         return None
     checked = check_text(text, path)
-    if checked.protocol is None or checked.state is None:
+    return None if checked.protocol is None or checked.state is None else checked
+
+
+def _state(path: Path) -> tuple[str, CouncilState] | None:
+    """The chairman and the replayed state of the record at ``path``; None when it cannot be read."""
+    checked = _checked(path)
+    if checked is None or checked.protocol is None or checked.state is None:
         return None
     return checked.protocol.config.chairman, checked.state
 
@@ -103,11 +109,8 @@ def positions(path: Path) -> list[Positions]:
 
 def decision(path: Path) -> Decision | None:
     """The chairman's answer and the dissent it records (see the module docstring); None when unreadable."""
-    text, _ = read_text(path)
-    if text is None:
-        return None
-    checked = check_text(text, path)
-    if checked.protocol is None or checked.state is None:
+    checked = _checked(path)
+    if checked is None or checked.protocol is None or checked.state is None:
         return None
     ended = checked.protocol.outcome(checked.state)
     synthesis = checked.state.synthesis
@@ -125,8 +128,7 @@ def decision(path: Path) -> Decision | None:
 
 def panel(path: Path) -> list[str] | None:
     """The council's members in their listed order (the first chairs when there is no separate chairman)."""
-    text, _ = read_text(path)
-    checked = check_text(text, path) if text is not None else None
+    checked = _checked(path)
     return None if checked is None or checked.protocol is None else list(checked.protocol.config.names)
 
 
