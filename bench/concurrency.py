@@ -24,6 +24,7 @@ from typing import Any
 
 from bench.common import BenchResult, Table, fmt, fmt_ratio, median, ratio
 from bench.scripted import TURNS_PER_DEBATE, durable_dir, expect_done, filesystem_type, run_moot_debate
+from bench.slow_server import running
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK_RUNS = {
@@ -120,30 +121,19 @@ def server_child(count: int, port: int) -> dict[str, Any]:
 
 def run_server_level(count: int) -> dict[str, Any]:
     """``count`` debates in a fresh child against a fresh slow server (its own process)."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "bench.slow_server", "--latency", str(SERVER_LATENCY_S)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline())
+    with running(SERVER_LATENCY_S) as server:
         completed = subprocess.run(
-            [sys.executable, "-m", "bench.concurrency", "--server-child", str(count), "--port", str(port)],
+            [sys.executable, "-m", "bench.concurrency", "--server-child", str(count), "--port", str(server.port)],
             cwd=REPO,
             capture_output=True,
             text=True,
             check=False,
         )
-    finally:
-        server.terminate()
-        said, _ = server.communicate(timeout=60)  # the server's lateness, printed as it stops
     if completed.returncode != 0:  # a level that cannot finish is a finding, reported as such
         lines = completed.stderr.strip().splitlines()
         return {"debates": count, "failed": lines[-1] if lines else f"exit {completed.returncode}"}
     result: dict[str, Any] = json.loads(completed.stdout.strip().splitlines()[-1])
-    result["server"] = json.loads(said.strip().splitlines()[-1])
+    result["server"] = server.said
     return result
 
 

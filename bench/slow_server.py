@@ -15,6 +15,12 @@ import asyncio
 import json
 import signal
 import statistics
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 TURN = json.dumps({"message": "Keep one repository; scope the builds.", "status": "AWAITING", "summary": ""})
 BODY = json.dumps(
@@ -75,6 +81,34 @@ def lateness() -> dict[str, float | int]:
         "late_p99_s": late[min(len(late) - 1, int(len(late) * 0.99))],
         "late_max_s": late[-1],
     }
+
+
+@dataclass
+class Running:
+    """A slow server in its own process: its port, and once stopped, its lateness report (``said``)."""
+
+    port: int
+    said: dict[str, float | int] | None = None
+
+
+@contextmanager
+def running(latency: float) -> Iterator[Running]:
+    """``python -m bench.slow_server --latency LATENCY`` for the length of the block; stopped with SIGTERM."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "bench.slow_server", "--latency", str(latency)],
+        cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        served = Running(int(server.stdout.readline()))
+        yield served
+    finally:
+        server.terminate()
+        said, _ = server.communicate(timeout=60)  # the server's lateness, printed as it stops
+    lines = said.strip().splitlines()
+    served.said = json.loads(lines[-1]) if lines else None
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.common import BenchResult, Table, fmt, fmt_ratio, median
 from bench.scripted import durable_dir, memory_dir
+from bench.slow_server import running
 
 REPO = Path(__file__).resolve().parent.parent
 LATENCY_S = 0.05
@@ -74,20 +75,9 @@ def one_run(debates: int, workers: int, port: int) -> dict[str, Any]:
 def run(quick: bool) -> BenchResult:
     debates, runs = (DEBATES_QUICK, RUNS_QUICK) if quick else (DEBATES_FULL, RUNS_FULL)
     cores = os.cpu_count() or 1
-    server = subprocess.Popen(
-        [sys.executable, "-m", "bench.slow_server", "--latency", str(LATENCY_S)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline())
+    with running(LATENCY_S) as server:
         levels = sorted({1, cores})
-        measured = {w: [one_run(debates, w, port) for _ in range(runs)] for w in levels}
-    finally:
-        server.terminate()
-        server.communicate(timeout=60)
+        measured = {w: [one_run(debates, w, server.port) for _ in range(runs)] for w in levels}
     rate = {w: median([r["turns"] / r["wall_s"] for r in found]) for w, found in measured.items()}
     rows = [
         [str(w), fmt(median([r["wall_s"] for r in measured[w]]), 1), fmt(rate[w], 0), fmt_ratio(rate[w] / rate[1])]
