@@ -184,9 +184,12 @@ def _budgets(asked: object) -> dict[str, float]:
     found: dict[str, float] = {}
     for name, value in asked.items():
         whole = name == "max_tokens"
-        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < 0:
+        least = 1 if whole else 0  # a token budget of 0 could start nothing
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < least:
             kind = "whole number" if whole else "number"
-            raise ChatError(400, f"moot.{name} must be a {kind} of 0 or more; fix it or leave it out.", "invalid_value")
+            raise ChatError(
+                400, f"moot.{name} must be a {kind} of {least} or more; fix it or leave it out.", "invalid_value"
+            )
         found[name] = value
     return found
 
