@@ -137,7 +137,9 @@ def test_refusals_come_in_openais_error_shape(api: tuple[openai.OpenAI, Path, Pa
         )
     with pytest.raises(openai.BadRequestError, match=r"moot\.max_tokens must be a whole number of 1 or more"):
         client.chat.completions.create(
-            model="moot/council", messages=[{"role": "user", "content": QUESTION}], extra_body={"moot": {"max_tokens": 0}}
+            model="moot/council",
+            messages=[{"role": "user", "content": QUESTION}],
+            extra_body={"moot": {"max_tokens": 0}},
         )
     with pytest.raises(openai.BadRequestError, match="the last message must be the user's question"):
         client.chat.completions.create(model="moot/council", messages=[{"role": "assistant", "content": "Hi."}])
