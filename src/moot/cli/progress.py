@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -158,6 +159,12 @@ class Progress:
         self.shown = len(text)
 
 
+def with_record(reason: str, path: Path) -> str:
+    """An outcome's reason with the record named where its advice says ``moot resume RECORD`` (the protocol's
+    machine, which reads no path, writes the placeholder)."""
+    return reason.replace("`moot resume RECORD ", f"`moot resume {path} ")
+
+
 def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
     """The readable summary at the end of a run (``quiet``: its first line and the record only)."""
     out = Console(highlight=False)
@@ -169,7 +176,7 @@ def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
         return
     out.print(f"[bold {style}]{name}[/] — {result.protocol}, {result.summary.turns} turn(s)")
     if outcome is not None:
-        out.print(f"  {outcome.reason}", markup=False)
+        out.print(f"  {with_record(outcome.reason, result.record_path)}", markup=False)
     if outcome is None and result.halted is not None:
         out.print(f"  halted: {result.halted.get('reason')}", markup=False)
         if result.resumable:

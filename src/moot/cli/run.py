@@ -29,7 +29,7 @@ from moot.agents.acp_catalog import ALLOW_WRITES_ENV
 from moot.agents.family import one_family_warning
 from moot.agents.pricing import total_usd, usd_text
 from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
-from moot.cli.progress import Progress, print_outcome
+from moot.cli.progress import Progress, print_outcome, with_record
 from moot.config import Settings, load_settings
 from moot.core.run_state import remove_record, resume_text, stored_agents
 from moot.core.torn import set_aside_torn_append
@@ -510,11 +510,24 @@ def run_roundtable(
 def resume_command(
     path: Annotated[Path, typer.Argument(help="The record of an interrupted debate (file or meeting directory).")],
     context: Annotated[str | None, typer.Option("--context", help="Context for the first role (critique).")] = None,
+    max_rounds: Annotated[
+        int | None, typer.Option("--max-rounds", min=1, help="Raise the round limit to N and go on (critique).")
+    ] = None,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", min=1, help="Raise the turn limit to N and go on, where allowed.")
+    ] = None,
     *,
     flags: RunFlags,
 ) -> None:
-    """Continue an interrupted debate from its record with the agents it used: no turn is lost or repeated."""
+    """Continue an interrupted debate from its record with the agents it used: no turn is lost or repeated.
+    --max-rounds (or --max-turns) first raises the limit a debate ended at, where its protocol allows it."""
     protocol, target = detected(path, "resume")
+    driver_class = registry.get(protocol).driver.load()
+    raised = {name: value for name, value in (("max_rounds", max_rounds), ("max_turns", max_turns)) if value}
+    for option in raised:
+        refusal = driver_class.limit_refusal(option)
+        if refusal is not None:
+            raise UserError(f"cannot raise the limit of {target}: {refusal}")
     from moot.core import ledger_place
 
     root = _work_root(target)
@@ -532,15 +545,19 @@ def resume_command(
     set_aside = set_aside_torn_append(target, registry.get(protocol).record.load().check)
     if set_aside is not None:
         typer.echo(f"moot: {set_aside}", err=True)
-    driver = registry.get(protocol).driver.load().resume(target, context=_read_context(context, root))
+    driver = driver_class.resume(target, context=_read_context(context, root))
     if driver.repaired_chain:
         typer.echo(f"moot: brought the digest chain of {target} up to date with its turns.", err=True)
+    for option, value in raised.items():
+        driver.raise_limit(option, value)
     from moot.engine.sealed import open_phase
 
     if driver.next_speaker() is None and open_phase(driver) is None:
         outcome = driver.outcome()
-        ended = f"it ended with {outcome.name} ({outcome.reason})" if outcome is not None else "it has ended"
-        raise UserError(f"nothing to resume in {target}: {ended}; start a new debate instead.")
+        reason = with_record(outcome.reason, target) if outcome is not None else ""
+        ended = f"it ended with {outcome.name} ({reason})" if outcome is not None else "it has ended"
+        advice = "" if "`moot " in reason else "; start a new debate instead"  # else the reason names the command
+        raise UserError(f"nothing to resume in {target}: {ended}{advice}.")
     execute(driver, dataclasses.replace(flags, root=root), created=False)
 
 

@@ -149,6 +149,18 @@ class Driver(ABC):
     def outcome(self) -> Outcome | None:
         return self.summary().outcome
 
+    @classmethod
+    def limit_refusal(cls, option: str) -> str | None:
+        """Why ``moot resume --max-rounds`` or ``--max-turns`` (``option`` is ``max_rounds`` or ``max_turns``) cannot
+        raise this protocol's limit, in one sentence; None when :meth:`raise_limit` can. Asked before anything is
+        written, so that a refusal leaves the record as it was."""
+        return f"a {cls.protocol} deliberation has no {option.replace('_', ' ')} limit that moot resume can raise."
+
+    def raise_limit(self, option: str, value: int) -> None:
+        """Raise the limit that ``option`` names to ``value`` in the record, so the deliberation goes on (only when
+        :meth:`limit_refusal` gave None); a value that raises nothing is refused (UserError) before any write."""
+        raise NotImplementedError(option)
+
     def repair_prompt(self, request: AgentRequest, reply: str, violations: list[Violation]) -> AgentRequest:
         """Send an invalid turn back to its author with the exact violations (rule ids and messages)."""
         problems = "\n".join(f"- {v.rule}: {v.message}" for v in violations if v.is_error)

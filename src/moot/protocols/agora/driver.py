@@ -717,6 +717,13 @@ class AgoraDriver(Driver, SealedPhases):
             update["outcome"] = self.failure
         return summary.model_copy(update=update)
 
+    @classmethod
+    def limit_refusal(cls, option: str) -> str | None:
+        return (
+            "the Agora spec ends a debate at its turn limit with TIMEOUT, which is final, so its limit cannot be "
+            "raised; ask the same panel a follow-up with `moot continue RECORD --question TEXT`."
+        )
+
     def call_plan(self) -> list[str]:
         """Every role (the drones, the mediator, a research drone) in rotation from the first speaker, up to the
         turn limit."""

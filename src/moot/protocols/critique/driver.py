@@ -292,6 +292,28 @@ class CritiqueDriver(Driver):
         record.extend(self.record_path, extra_rounds)
         self._load()
 
+    @classmethod
+    def limit_refusal(cls, option: str) -> str | None:
+        if option == "max_rounds":
+            return None
+        return "a Critique Loop's limit is in rounds (two turns each): give --max-rounds instead."
+
+    def raise_limit(self, option: str, value: int) -> None:
+        """The orchestrator's extension (as ``moot critique extend`` makes it): 'Max rounds' in the header goes up,
+        the turns stay as they are, so the record stays valid and the dialogue goes on from where it stopped."""
+        current = self.config.max_rounds
+        outcome = self.protocol_machine.outcome(self.state)
+        if outcome is not None and outcome.name != "MAX_ROUNDS":
+            raise UserError(
+                f"{self.record_path} ended with {outcome.name}, not at its round limit; more rounds would not reopen it."
+            )
+        if value <= current:
+            raise UserError(f"{self.record_path} already allows {current} round(s); give --max-rounds above {current}.")
+        try:
+            self.extend(value - current)
+        except ValueError as exc:
+            raise UserError(f"--max-rounds {value} is too high: {first_error(exc)}.") from exc
+
     def call_plan(self) -> list[str]:
         """The two roles taking turns from the first speaker, two turns a round, for every round."""
         return taking_turns(self.roles(), self.next_speaker(), 2 * self.config.max_rounds)

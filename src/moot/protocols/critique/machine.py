@@ -532,7 +532,8 @@ class CritiqueProtocol(DeliberationProtocol[CritiqueTurn, CritiqueState]):
         if state.round > self.config.max_rounds:
             return Outcome(
                 name="MAX_ROUNDS",
-                reason=f"all {self.config.max_rounds} round(s) were used without DONE; raise 'Max rounds' to go on.",
+                reason=f"all {self.config.max_rounds} round(s) were used without DONE; to go on, raise the limit with "
+                f"`moot resume RECORD --max-rounds {self.config.max_rounds + EXTENSION_ROUNDS}`.",
             )
         return None
 

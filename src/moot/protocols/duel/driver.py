@@ -570,6 +570,13 @@ class DuelDriver(Driver):
             return summary.model_copy(update={"outcome": self.failure, "next_speaker": None, "detail": detail})
         return summary.model_copy(update={"detail": detail})
 
+    @classmethod
+    def limit_refusal(cls, option: str) -> str | None:
+        return (
+            f"the Socratic Duel's spec stops a duel at {MAX_TURNS} turns at most and its terminal conclusion closes it, "
+            "so its limit cannot be raised; start a new duel with `moot run duel`."
+        )
+
     def call_plan(self) -> list[str]:
         """The two participants taking turns from the first speaker up to the turn limit."""
         return taking_turns(self.roles(), self.next_speaker(), self.config.max_turns)

@@ -486,6 +486,13 @@ class RoundtableDriver(Driver, SealedPhases):
             return summary.model_copy(update={"outcome": self.failure, "next_speaker": None, "detail": detail})
         return summary.model_copy(update={"detail": detail})
 
+    @classmethod
+    def limit_refusal(cls, option: str) -> str | None:
+        return (
+            "the roundtable spec closes a meeting once its rounds are used (the moderator's minutes end it), so its "
+            "round limit cannot be raised; start a new meeting with `moot run roundtable`."
+        )
+
     def call_plan(self) -> list[str]:
         """The speakers in their order, round after round up to the round limit, then the moderator's minutes."""
         turn = self.state.turn
