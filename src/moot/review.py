@@ -70,17 +70,20 @@ class Change:
     diff: str
     log: str  # the commit messages, for the author
     files: int
+    again: str = ""  # the RANGE argument that names this change again ("" for the uncommitted changes)
 
 
-def _git(root: Path, *args: str) -> str:
+def _git(root: Path, *args: str, problem: str | None = None) -> str:
+    """git's output; when git fails, a UserError that is ``problem`` or else names the command and git's own
+    last line (never git's usage text)."""
     try:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
     except FileNotFoundError as exc:
         raise UserError("moot review needs git: install it and run moot review inside a repository.") from exc
     if done.returncode != 0:
-        problem = (done.stderr.strip().splitlines() or ["git failed"])[-1]
+        said = next((line for line in done.stderr.splitlines() if line.startswith(("fatal:", "error:"))), "")
         raise UserError(
-            f"git {' '.join(args)} failed ({problem}); run moot review inside a repository with that range."
+            problem or f"git {' '.join(args)} failed ({said.strip() or 'no message'}); check the repository."
         )
     return done.stdout
 
@@ -89,9 +92,30 @@ def _short(root: Path, rev: str) -> str:
     return _git(root, "rev-parse", "--short", rev).strip()
 
 
+def _commit(root: Path, rev: str) -> bool:
+    """Whether ``rev`` names a commit of the repository at ``root``."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def records_root(root: Path) -> Path:
+    """Where a review's records go by default: ``moot/`` in the repository's git directory (the common one, shared
+    by its worktrees). git never lists it as a change, ``git clean`` and a checkout leave it alone, and nothing in
+    the reviewed tree (not even .gitignore) has to change for that."""
+    common = Path(_git(root, "rev-parse", "--git-common-dir").strip())
+    return (common if common.is_absolute() else root / common) / "moot"
+
+
 def collect_change(root: Path, range_: str | None) -> Change:
     """The diff (and commit messages) that ``range_`` names; see the module's docstring."""
-    _git(root, "rev-parse", "--git-dir")  # a clear error outside a repository
+    _git(root, "rev-parse", "--git-dir", problem=f"{root} is not inside a git repository; run moot review in one.")
+    if not _commit(root, "HEAD"):
+        raise UserError("the repository has no commit yet; commit once, then moot review reviews the next change.")
     if range_ is None:
         uncommitted = _git(root, "diff", "HEAD")
         if uncommitted.strip():
@@ -101,14 +125,33 @@ def collect_change(root: Path, range_: str | None) -> Change:
                 "",
                 _count_files(uncommitted),
             )
-        range_ = "HEAD~1..HEAD"
+        range_ = "HEAD"
     if ".." not in range_:
-        range_ = f"{range_}~1..{range_}"
+        return _one_commit(root, range_)
     base, dots, head = range_.partition("...") if "..." in range_ else range_.partition("..")
     base, head = base or "HEAD", head or "HEAD"
-    diff = _git(root, "diff", f"{base}{dots}{head}")
-    log = _git(root, "log", "--format=%s%n%n%b", f"{base}..{head}").strip()
-    return Change(f"{_short(root, base)}{dots}{_short(root, head)}", diff, log, _count_files(diff))
+    for rev in (base, head):
+        if not _commit(root, rev):
+            raise UserError(
+                f"{rev!r} in {range_!r} names no commit here; give a range like HEAD~3..HEAD or BASE...HEAD."
+            )
+    diff = _git(root, "diff", "--end-of-options", f"{base}{dots}{head}")
+    log = _git(root, "log", "--format=%s%n%n%b", "--end-of-options", f"{base}..{head}").strip()
+    label = f"{_short(root, base)}{dots}{_short(root, head)}"
+    return Change(label, diff, log, _count_files(diff), again=label)
+
+
+def _one_commit(root: Path, rev: str) -> Change:
+    """The change one commit made: against its parent, or for a first commit against the empty tree."""
+    if not _commit(root, rev):
+        raise UserError(f"{rev!r} names no commit here; give a commit, or a range like HEAD~3..HEAD.")
+    log = _git(root, "log", "-1", "--format=%s%n%n%b", "--end-of-options", rev).strip()
+    if _commit(root, f"{rev}~1"):
+        diff = _git(root, "diff", "--end-of-options", f"{rev}~1..{rev}")
+        label = f"{_short(root, f'{rev}~1')}..{_short(root, rev)}"
+        return Change(label, diff, log, _count_files(diff), again=label)
+    diff = _git(root, "show", "--format=", "--end-of-options", rev)
+    return Change(f"{_short(root, rev)} (the first commit)", diff, log, _count_files(diff), again=_short(root, rev))
 
 
 def _count_files(diff: str) -> int:
@@ -246,7 +289,7 @@ def comment_markdown(driver: CritiqueDriver, result: RunResult, change: Change, 
         "",
         f"**Change:** {change.label} · {change.files} file(s)  ",
         f"**Participants:** {', '.join(f'{role} ({model})' for role, model in models.items()) or 'none'}  ",
-        f"**Outcome:** {outcome.name if outcome else 'OPEN'}: {outcome.reason if outcome else 'the review did not end'}",
+        f"**Outcome:** {outcome.name if outcome else 'OPEN'}: {review_reason(driver, result, change)}",
         "",
         "### Discussion",
         "",
@@ -261,6 +304,19 @@ def comment_markdown(driver: CritiqueDriver, result: RunResult, change: Change, 
     tokens = result.prompt_tokens + result.completion_tokens
     lines.append(f"<sub>Record: `{driver.record_path}` · {result.summary.turns} turn(s) · {tokens} tokens</sub>")
     return "\n".join(lines) + "\n"
+
+
+def review_reason(driver: Driver, result: RunResult, change: Change) -> str:
+    """The outcome's reason as a review gives it. A dialogue at its round limit goes on as a new, longer review:
+    only the review's run holds the diff, so a resumed dialogue would go on without it."""
+    outcome = result.outcome
+    if outcome is None:
+        return "the review did not end"
+    if outcome.name != "MAX_ROUNDS" or not isinstance(driver, CritiqueDriver):
+        return outcome.reason
+    rounds = driver.config.extended().max_rounds  # as many more as moot run offers
+    command = " ".join(part for part in ("moot review", change.again, f"--max-rounds {rounds}") if part)
+    return f"{outcome.reason.partition(';')[0]}; for a longer review, run `{command}`."
 
 
 def _models(result: RunResult) -> dict[str, str]:
@@ -280,7 +336,7 @@ def review_json(
 ) -> dict[str, Any]:
     """The stable JSON of ``moot review --json``: verdict, comment and artifact, then the details."""
     outcome = result.outcome
-    reason = outcome.reason if outcome else None
+    reason = review_reason(driver, result, change) if outcome else None
     if verdict is None and outcome is not None and outcome.consensus and isinstance(driver, CouncilDriver):
         reason = NO_VERDICT  # the council synthesized, but its chairman gave the gate nothing to read
     return {

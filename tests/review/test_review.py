@@ -86,6 +86,13 @@ def test_a_review_with_blocking_issues_exits_1(repo: Path, tmp_path: Path) -> No
     assert (
         "## moot review: changes requested" in report["comment"] and "letting request 100 through" in report["comment"]
     )
+    # The way on that the comment names works: a new review of the same range with more rounds (the diff is the
+    # review run's own, so a resumed dialogue would go on without it).
+    base, head = git(repo, "rev-parse", "--short", "HEAD~1").strip(), git(repo, "rev-parse", "--short", "HEAD").strip()
+    again = f"moot review {base}..{head} --max-rounds 6"
+    assert f"`{again}`" in report["comment"] and again in report["reason"] and "moot resume" not in report["comment"]
+    longer = review(repo, *again.split()[2:], "--agents", script(tmp_path, APPROVING), "--json")
+    assert longer.returncode == 0 and json.loads(longer.stdout)["range"] == f"{base}..{head}", longer.stderr
 
 
 def test_without_json_the_comment_is_printed_and_the_exit_code_is_the_verdict(repo: Path, tmp_path: Path) -> None:
@@ -105,16 +112,58 @@ def test_a_participant_that_fails_is_an_error_exit_2(repo: Path, tmp_path: Path)
     assert json.loads(done.stdout)["verdict"] is None and "the review failed" in done.stderr
 
 
+def one_sentence(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refused review prints: exit 2, no traceback, none of git's usage text."""
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "<revision>" not in done.stderr and "Use '--'" not in done.stderr and "fatal:" not in done.stderr
+    return done.stderr
+
+
 def test_usage_errors_exit_2(repo: Path, tmp_path: Path) -> None:
-    outside = review(tmp_path, "--agents", script(tmp_path, APPROVING))
-    assert outside.returncode == 2 and "inside a repository" in outside.stderr and "Traceback" not in outside.stderr
+    outside = one_sentence(review(tmp_path, "--agents", script(tmp_path, APPROVING)))
+    assert "is not inside a git repository" in outside and "range" not in outside
     empty = review(repo, "HEAD..HEAD", "--agents", script(tmp_path, APPROVING))
     assert empty.returncode == 2 and "nothing to review" in empty.stderr
-    bad = review(repo, "nope..HEAD", "--agents", script(tmp_path, APPROVING))
-    assert bad.returncode == 2 and "nope" in bad.stderr
+    bad = one_sentence(review(repo, "nope..HEAD", "--agents", script(tmp_path, APPROVING)))
+    assert "'nope' in 'nope..HEAD' names no commit here" in bad
+    assert "'main~7' names no commit here" in one_sentence(review(repo, "main~7", "--agents", script(tmp_path, [])))
+    option = one_sentence(review(repo, "--agents", script(tmp_path, []), "--", "--output=x..HEAD"))
+    assert "'--output=x' in '--output=x..HEAD' names no commit here" in option  # never an option of git's
     unknown = review(repo, "--agents", "nonsense:x")
     assert unknown.returncode == 2 and "nonsense" in unknown.stderr
-    assert not (repo / ".dialogues").exists()  # a refused review leaves no record behind
+    assert not (repo / ".git" / "moot").exists()  # a refused review leaves no record behind
+    assert git(repo, "status", "--porcelain") == "" and not (tmp_path / "x..HEAD").exists()
+
+
+def test_a_review_leaves_the_repository_clean_and_keeps_its_records_in_the_git_dir(repo: Path, tmp_path: Path) -> None:
+    for _ in range(2):
+        done = review(repo, "HEAD~1..HEAD", "--agents", script(tmp_path, APPROVING), "--json")
+        assert done.returncode == 0, done.stderr
+        assert git(repo, "status", "--porcelain", "--ignored") == ""
+    record = repo / json.loads(done.stdout)["artifact"]
+    assert record.parent == repo / ".git" / "moot" / ".dialogues" and check_path(record).exit_code == 0
+    listed = subprocess.run([*MOOT, "ls", ".git/moot", "--json"], cwd=repo, capture_output=True, text=True)
+    assert len(json.loads(listed.stdout)) == 2  # the second review of the range got its own record
+    elsewhere = tmp_path / "reviews"
+    done = review(repo, "HEAD~1..HEAD", "--agents", script(tmp_path, APPROVING), "--records", str(elsewhere), "--json")
+    assert done.returncode == 0 and Path(json.loads(done.stdout)["artifact"]).parent == elsewhere / ".dialogues"
+
+
+def test_the_first_commit_is_reviewed_against_the_empty_tree(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q")
+    none = one_sentence(review(fresh, "--agents", script(tmp_path, APPROVING)))
+    assert "has no commit yet" in none
+    (fresh / "rate.py").write_text("def limit(requests):\n    return requests < 100\n")
+    git(fresh, "add", "-A")
+    git(fresh, "-c", "user.email=dev@example.com", "-c", "user.name=Dev", "commit", "-q", "-m", "rate limit")
+    done = review(fresh, "--agents", script(tmp_path, APPROVING), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["range"].endswith("(the first commit)") and report["files"] == 1
+    assert git(fresh, "status", "--porcelain") == ""
 
 
 def test_default_range_is_the_uncommitted_change_else_the_last_commit(repo: Path) -> None:

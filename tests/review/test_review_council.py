@@ -34,7 +34,7 @@ def test_a_council_that_ranks_the_blocking_review_first_requests_changes(repo: P
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     assert report["verdict"] == "changes_requested" and report["outcome"] == "SYNTHESIZED"
-    assert report["artifact"].startswith(".council/review-of-") and report["turns"] == 7
+    assert report["artifact"].startswith(".git/moot/.council/review-of-") and report["turns"] == 7
     comment = report["comment"]
     assert comment.startswith("## moot review (council): changes requested")
     assert "Verdict: changes requested" in comment and "Borda points" in comment
@@ -54,7 +54,7 @@ def test_three_default_reviewers_that_all_approve_exit_0_and_a_second_review_get
     assert "reviewer-a (cmd:" in first.stdout and "reviewer-c (cmd:" in first.stdout
     again = review(repo, "--council", "--agents", MEMBER, "--json")
     assert again.returncode == 0, again.stderr
-    records = sorted(p for p in (repo / ".council").glob("*.md") if not p.name.startswith("."))
+    records = sorted(p for p in (repo / ".git" / "moot" / ".council").glob("*.md") if not p.name.startswith("."))
     assert len(records) == 2
     assert json.loads(again.stdout)["artifact"] == str(next(r for r in records if "-2-" in r.name).relative_to(repo))
 
@@ -74,4 +74,4 @@ def test_council_usage_errors_exit_2_and_leave_nothing(repo: Path) -> None:
     assert alone.returncode == 2 and "at least two members" in alone.stderr
     malformed = review(repo, "--member", "solo")
     assert malformed.returncode == 2 and "NAME=SPEC" in malformed.stderr and "Traceback" not in malformed.stderr
-    assert not (repo / ".council").exists()
+    assert not (repo / ".git" / "moot").exists()

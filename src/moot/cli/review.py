@@ -2,7 +2,8 @@
 
 Exit codes: 0 approve; 1 changes requested; 2 an error (bad range, no change, a participant that
 gave no valid turn). The comment (Markdown) and the JSON are also written beside the dialogue record,
-as ``.NAME.review.md`` and ``.NAME.review.json``.
+as ``.NAME.review.md`` and ``.NAME.review.json``. The records go under ``moot/`` in the repository's git
+directory (moot.review.records_root), or under ``--records``: a review leaves the reviewed tree as it was.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from moot.cli.run import (
     JsonOpt,
     MaxTokensOpt,
     RepairsOpt,
-    RootOpt,
     TurnTimeoutOpt,
     now_minutes,
 )
@@ -52,7 +52,14 @@ def review_command(
     chairman: Annotated[
         str | None, typer.Option("--chairman", help="The council's separate chairman SPEC (default: the first member).")
     ] = None,
-    root: RootOpt = Path("."),
+    root: Annotated[Path, typer.Option("--root", help="The repository (default: the current directory).")] = Path("."),
+    records: Annotated[
+        Path | None,
+        typer.Option(
+            "--records",
+            help="The work root the review's records go under (default: moot/ in the repository's git dir).",
+        ),
+    ] = None,
     agent: AgentOpt = None,
     agents: AgentsOpt = None,
     as_json: JsonOpt = False,
@@ -72,6 +79,7 @@ def review_command(
         comment_markdown,
         council_comment,
         council_verdict,
+        records_root,
         review_json,
         review_path,
         start_council_review,
@@ -100,12 +108,14 @@ def review_command(
     local = any(spec.split(":", 1)[0].strip() == "local" for spec in specs)
     diff_limit = LOCAL_DIFF_MAX_CHARS if local else DIFF_MAX_CHARS
     chosen = resolve_agents(roles, choice, settings)  # before the record exists: a bad spec leaves nothing behind
+    place = records if records is not None else records_root(root)
+    place.mkdir(parents=True, exist_ok=True)
     if council:
         driver: Driver = start_council_review(
-            root, change, members, chairman=chairman, diff_limit=diff_limit, started=now_minutes()
+            place, change, members, chairman=chairman, diff_limit=diff_limit, started=now_minutes()
         )
     else:
-        driver = start_review(root, change, diff_limit=diff_limit, max_rounds=max_rounds, started=now_minutes())
+        driver = start_review(place, change, diff_limit=diff_limit, max_rounds=max_rounds, started=now_minutes())
     limits = limits_from(settings, repairs=repairs, turn_timeout_s=turn_timeout, max_tokens=max_tokens)
     progress = Progress(driver, follow=False, quiet=as_json)
     with progress:
