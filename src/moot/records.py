@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from moot import registry
+from moot.agents.pricing import attempt_tokens
 from moot.core.chain import chain_path
 from moot.core.run_state import run_state_path
 from moot.detect import check_path
@@ -119,7 +120,7 @@ def record_row(path: Path) -> dict[str, Any]:
         attempts, problem = [], str(unreadable)
     if problem is None and summary is None and report.errors:
         problem = report.errors[0].message
-    tokens = sum(int(r.get("prompt_tokens") or 0) + int(r.get("completion_tokens") or 0) for r in attempts)
+    tokens = sum(attempt_tokens(row) for row in attempts)
     changed = last_change(path)
     return {
         "path": str(path),

@@ -66,7 +66,8 @@ def test_summary_of_a_closed_consensus_meeting() -> None:
     assert report.summary is not None and report.summary.outcome is not None
     assert report.summary.outcome.name == "closed"
     assert report.summary.outcome.consensus is True
-    assert report.summary.turns == 3
+    assert report.summary.turns == 4  # three speeches and the moderator's minutes
+    assert report.summary.round == 2  # the round of the last speech, not the one turn.json moved on to
     assert report.summary.next_speaker is None
 
 

@@ -96,7 +96,8 @@ def test_closing_after_the_limit_is_not_consensus() -> None:
     outcome = protocol.outcome(state)
     assert outcome is not None and outcome.name == "closed" and outcome.consensus is False
     assert protocol.next_speaker(state) is None
-    assert protocol.summary(state).turns == 3
+    assert protocol.summary(state).turns == 4  # three speeches and the minutes
+    assert protocol.summary(state).round == 1  # a one-round meeting never shows round 2
 
 
 def test_declared_consensus_concludes_early_and_counts_as_consensus() -> None:

@@ -86,6 +86,18 @@ def cache_text(prompt_tokens: int, cached_tokens: int, saving: float | None) -> 
     return f"{text}, saving {usd_text(saving)}" if saving > 0 else f"{text}, {usd_text(-saving)} more for cache writes"
 
 
+def attempt_tokens(row: Mapping[str, Any]) -> int:
+    """The tokens one attempt of the usage log spent, prompt and completion (a failed call's are 0)."""
+    return int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
+
+
+def logged_cost(rows: Iterable[Mapping[str, Any]]) -> float | None:
+    """The price of the attempts in a usage log as the run that made them counted it: the sum of every reply's
+    price, unknown when any is. A call that got no reply (its agent failed) has no ``cost_usd`` and adds nothing,
+    as it adds nothing to the run's own count."""
+    return total_usd([row.get("cost_usd") for row in rows if "cost_usd" in row])
+
+
 def logged_cache_text(rows: Iterable[Mapping[str, Any]]) -> str | None:
     """:func:`cache_text` of attempts as the usage log holds them, or None when no prompt met the cache.
 
@@ -98,8 +110,9 @@ def logged_cache_text(rows: Iterable[Mapping[str, Any]]) -> str | None:
         prompt += int(row.get("prompt_tokens") or 0)
         cached += int(row.get("cached_tokens") or 0)
         written += int(row.get("cache_write_tokens") or 0)
-        costs.append(row.get("cost_usd"))
-        uncached.append(row.get("uncached_cost_usd", row.get("cost_usd")))
+        if "cost_usd" in row:  # a call without a reply has no price (logged_cost)
+            costs.append(row.get("cost_usd"))
+            uncached.append(row.get("uncached_cost_usd", row.get("cost_usd")))
     if not (cached or written):
         return None
     return cache_text(prompt, cached, saving_usd(total_usd(costs), total_usd(uncached)))

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from moot.agents.pricing import logged_cache_text
+from moot.agents.pricing import attempt_tokens, logged_cache_text
 from moot.detect import detect
 from moot.errors import UserError
 from moot.records import read_attempts
@@ -21,7 +21,7 @@ def attempt_text(row: dict[str, Any]) -> str:
     """One attempt as a person reads it: a header line, then the reason or the reply."""
     verdict = "accepted" if row.get("accepted") else "rejected"
     who = f"{row.get('role', '?')} ({row.get('agent') or row.get('model') or 'unknown agent'})"
-    tokens = int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
+    tokens = attempt_tokens(row)
     lines = [
         f"turn {row.get('turn', '?')} · attempt {row.get('attempt', '?')} · {who} · {verdict} · "
         f"{tokens} tokens · {float(row.get('latency_s') or 0):.1f} s"

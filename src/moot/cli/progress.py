@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
-from moot.agents.pricing import cache_text, saving_usd, usd_text
+from moot.agents.pricing import attempt_tokens, cache_text, logged_cost, saving_usd, usd_text
 from moot.cli.log import attempt_text
 from moot.core.chain import without_marks
 from moot.core.run_state import RUN_HALTED, resume_text
@@ -48,11 +48,9 @@ class Progress:
         self.interactive_roles: set[str] = set()  # roles a person answers (set by the caller)
         self.err = Console(stderr=True, highlight=False)
         self.out = Console(highlight=False)
-        # A resumed run counts on from what its earlier runs spent.
-        self.tokens = sum(
-            int(row.get("prompt_tokens") or 0) + int(row.get("completion_tokens") or 0)
-            for row in read_attempts(driver.record_path)
-        )
+        # A resumed run counts on from what its earlier runs spent: the record's tokens, as the summary, moot ls
+        # and moot show count them (every attempt in its usage log).
+        self.tokens = sum(attempt_tokens(row) for row in read_attempts(driver.record_path))
         self.streaming: dict[str, int] = {}  # completion tokens so far of each reply in the making, by role
         self.final: dict[str, Any] | None = None  # the run's result as the engine's outcome event told it
         self.started = time.monotonic()
@@ -105,7 +103,7 @@ class Progress:
             self.final = dict(event.data)
         if event.type == "attempt":  # every attempt's tokens count, a refused one's too (as in the attempt log)
             self.streaming.pop(event.role or "", None)
-            self.tokens += int(event.data.get("prompt_tokens") or 0) + int(event.data.get("completion_tokens") or 0)
+            self.tokens += attempt_tokens(event.data)
             if self.debug:
                 self.err.print(attempt_text({"role": event.role, **event.data}), markup=False, soft_wrap=True)
         if event.type == "turn_accepted" and self.follow:
@@ -159,6 +157,21 @@ class Progress:
         self.shown = len(text)
 
 
+def spent_text(result: RunResult) -> str:
+    """What the run spent, as the progress line counted it. A resumed run's record spent more in all (its usage log,
+    which moot ls and moot show read): then that comes first and this run's share after it."""
+    tokens = result.prompt_tokens + result.completion_tokens
+    run = f"{result.prompt_tokens} prompt, {result.completion_tokens} completion"
+    logged = read_attempts(result.record_path)
+    total, cost = sum(attempt_tokens(row) for row in logged), logged_cost(logged)
+    if len(logged) <= len(result.usage) or (total, cost) == (tokens, result.cost_usd):
+        return f"{tokens} tokens ({run}) in {result.elapsed_s:.1f} s · cost {usd_text(result.cost_usd)}"
+    return (
+        f"{total} tokens in all runs, cost {usd_text(cost)}; this run {tokens} tokens ({run}) in "
+        f"{result.elapsed_s:.1f} s, cost {usd_text(result.cost_usd)}"
+    )
+
+
 def with_record(reason: str, path: Path) -> str:
     """An outcome's reason with the record named where its advice says ``moot resume RECORD`` (the protocol's
     machine, which reads no path, writes the placeholder)."""
@@ -184,11 +197,7 @@ def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
     if outcome is not None and outcome.degraded:
         out.print(Text.assemble(("  degraded: ", "bold yellow"), outcome.degraded, "; not the whole panel's result"))
     out.print(f"  record: {result.record_path}", markup=False)
-    tokens = result.prompt_tokens + result.completion_tokens
-    out.print(
-        f"  {tokens} tokens ({result.prompt_tokens} prompt, {result.completion_tokens} completion) in {result.elapsed_s:.1f} s"
-        f" · cost {usd_text(result.cost_usd)}"
-    )
+    out.print(f"  {spent_text(result)}", markup=False)
     if result.cached_tokens or result.cache_write_tokens:
         saving = saving_usd(result.cost_usd, result.uncached_cost_usd)
         out.print(f"  cache: {cache_text(result.prompt_tokens, result.cached_tokens, saving)}", markup=False)

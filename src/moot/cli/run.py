@@ -27,14 +27,14 @@ from moot import registry
 from moot.agents import Agent
 from moot.agents.acp_catalog import ALLOW_WRITES_ENV
 from moot.agents.family import one_family_warning
-from moot.agents.pricing import total_usd, usd_text
+from moot.agents.pricing import attempt_tokens, logged_cost, total_usd, usd_text
 from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
 from moot.cli.progress import Progress, print_outcome, with_record
 from moot.config import Settings, load_settings
 from moot.core.run_state import remove_record, resume_text, stored_agents
 from moot.core.torn import set_aside_torn_append
 from moot.engine.driver import Driver
-from moot.engine.loop import INTERRUPTED, Limits, RunResult
+from moot.engine.loop import INTERRUPTED, Limits, RunResult, rounded_usd
 from moot.engine.session import (
     AgentChoice,
     limits_from,
@@ -320,10 +320,20 @@ def stopped_text(driver: Driver, flags: RunFlags, final: dict[str, Any] | None) 
 
 
 def run_json(result: dict[str, Any], path: Path) -> str:
-    """The one object --json prints: the run's result and the record's conformity."""
+    """The one object --json prints: the run's result, what the record spent in all its runs (``tokens``,
+    ``cost_usd_all_runs``: its usage log, as moot ls and moot show count it; ``turns`` is the record's too) beside
+    this run's share (``tokens_this_run``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd``), and the record's
+    conformity."""
     from moot.conformity import conformity_json
+    from moot.records import read_attempts
 
-    return json.dumps({**result, "conformity": conformity_json(path)}, ensure_ascii=False)
+    logged = read_attempts(path)
+    spent = {
+        "tokens": sum(attempt_tokens(row) for row in logged),
+        "tokens_this_run": int(result.get("prompt_tokens") or 0) + int(result.get("completion_tokens") or 0),
+        "cost_usd_all_runs": rounded_usd(logged_cost(logged)),
+    }
+    return json.dumps({**result, **spent, "conformity": conformity_json(path)}, ensure_ascii=False)
 
 
 @run_app.callback()

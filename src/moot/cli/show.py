@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.rule import Rule
 
-from moot.agents.pricing import logged_cache_text, total_usd, usd_text
+from moot.agents.pricing import attempt_tokens, logged_cache_text, logged_cost, usd_text
 from moot.cli.check import report_json, report_text
 from moot.conformity import record_analyses
 from moot.core.files import ExitCode, read_text
@@ -37,9 +37,8 @@ def usage_line(path: Path) -> str | None:
             continue  # a line cut by a crash
     if not rows:
         return None
-    tokens = sum(int(row.get("prompt_tokens", 0)) + int(row.get("completion_tokens", 0)) for row in rows)
-    cost = total_usd([row.get("cost_usd") for row in rows])
-    line = f"usage: {len(rows)} attempt(s), {tokens} tokens, cost {usd_text(cost)}"
+    tokens = sum(attempt_tokens(row) for row in rows)
+    line = f"usage: {len(rows)} attempt(s), {tokens} tokens, cost {usd_text(logged_cost(rows))}"
     cache = logged_cache_text(rows)
     return f"{line}\ncache: {cache}" if cache else line
 

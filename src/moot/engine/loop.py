@@ -132,14 +132,15 @@ class RunResult:
             "completion_tokens": self.completion_tokens,
             "cached_tokens": self.cached_tokens,
             "cache_write_tokens": self.cache_write_tokens,
-            "cost_usd": _rounded(self.cost_usd),
-            "uncached_cost_usd": _rounded(self.uncached_cost_usd),
-            "cache_saving_usd": _rounded(saving_usd(self.cost_usd, self.uncached_cost_usd)),
+            "cost_usd": rounded_usd(self.cost_usd),
+            "uncached_cost_usd": rounded_usd(self.uncached_cost_usd),
+            "cache_saving_usd": rounded_usd(saving_usd(self.cost_usd, self.uncached_cost_usd)),
             "elapsed_s": round(self.elapsed_s, 3),
         }
 
 
-def _rounded(usd: float | None) -> float | None:
+def rounded_usd(usd: float | None) -> float | None:
+    """A price as --json gives it: to a millionth of a dollar, None when unknown."""
     return None if usd is None else round(usd, 6)
 
 

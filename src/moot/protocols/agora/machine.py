@@ -488,11 +488,14 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
             "last_signals": {role: s.signal for role, s in state.standings.items()},
             "proposals": dict(state.proposals),
         }
+        # An ended debate is in the round of its last turn: a full round advances ``state.round`` to the next one,
+        # which never starts (a recruited mediator's turn belongs to the round it follows).
+        ended = state.outcome is not None and state.turns > 0 and state.next_index == 0 and state.round > 1
         return Summary(
             protocol=NAME,
             turns=state.turns,
             next_speaker=self.next_speaker(state),
-            round=state.round,
+            round=state.round - 1 if ended else state.round,
             outcome=state.outcome,
             detail=detail,
         )

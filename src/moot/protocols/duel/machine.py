@@ -798,7 +798,8 @@ class DuelProtocol(DeliberationProtocol[DuelTurn, DuelState]):
             protocol=self.name,
             turns=len(state.turns),
             next_speaker=self.next_speaker(state),
-            round=(len(state.turns) + 1) // 2 if state.turns else None,
+            # A pair of turns is a round: the one in progress while the duel is open, its last turn's once ended.
+            round=(len(state.turns) + 1) // 2 if ended is not None else len(state.turns) // 2 + 1,
             outcome=ended,
             detail=summary_detail(self.config, state, ended),
         )

@@ -479,9 +479,6 @@ class RoundtableDriver(Driver, SealedPhases):
     def summary(self) -> Summary:
         summary = self.machine.summary(self.state)
         detail = {**summary.detail, "record": str(self.record_path), "language": self.language}
-        if self.state.minutes is not None:
-            # The moderator's minutes are a turn of the run too (the record's own count is of speeches).
-            summary = summary.model_copy(update={"turns": summary.turns + 1})
         if self.failure is not None:
             return summary.model_copy(update={"outcome": self.failure, "next_speaker": None, "detail": detail})
         return summary.model_copy(update={"detail": detail})

@@ -637,11 +637,15 @@ def meeting_summary(state: MeetingState) -> Summary:
         "speaker_order": list(turn.speaker_order),
         "uncommitted": speech_file_name(pending.sequence, pending.role) if pending is not None else None,
     }
+    # One count for every command: the moderator's minutes are a turn (the run asks for them as one), and a
+    # meeting that stopped speaking is in the round of its last speech, not the one turn.json advanced to.
+    order = max(len(turn.speaker_order), 1)
+    spoken = (state.speeches - 1) // order + 1 if state.speeches else 1
     return Summary(
         protocol="roundtable",
-        turns=state.speeches,
+        turns=state.speeches + (state.minutes is not None),
         next_speaker=None if turn.status == "closed" else turn.current_speaker,
-        round=turn.round,
+        round=turn.round if turn.status == "open" else spoken,
         outcome=meeting_outcome(state),
         detail=detail,
     )

@@ -392,7 +392,8 @@ def status(ws: Workspace, *, name: Meeting) -> MeetingStatus:
     (never a token) and what moot's check says."""
     directory = _directory(ws, name)
     _sync(ws, directory)
-    state = _record(directory).state
+    record = _record(directory)
+    state = record.state
     report = meeting.check(directory)
     debate = _debate(ws, directory)
     found = ws.ledger.status(debate.id) if debate is not None else None
@@ -411,7 +412,8 @@ def status(ws: Workspace, *, name: Meeting) -> MeetingStatus:
         speaker_order=list(state.speaker_order),
         current_speaker=state.current_speaker,
         prompt_for_speaker=state.prompt_for_speaker,
-        speeches=report.summary.turns if report.summary else 0,
+        # The accepted speeches: the check's turns less the moderator's minutes, which it counts as a turn too.
+        speeches=report.summary.turns - (record.minutes is not None) if report.summary else 0,
         floor=floor,
         floor_role=holder,
         participants=[ParticipantView.of(p) for p in found.participants] if found else [],
