@@ -52,6 +52,8 @@ def test_a_critique_at_its_round_limit_goes_on_with_resume_max_rounds(tmp_path: 
     assert "`moot resume RECORD --max-rounds 7`" in first["reason"]
     shown = run_moot("run", "critique", "--topic", "U", "--max-rounds", "1", "--agents", agent, cwd=tmp_path)
     assert "`moot resume .dialogues/u.md --max-rounds 6`" in " ".join(shown.stdout.split())
+    checked = run_moot("check", ".dialogues/t.md", cwd=tmp_path)
+    assert "`moot resume .dialogues/t.md --max-rounds 7`" in checked.stdout
     plain = run_moot("resume", ".dialogues/t.md", cwd=tmp_path)
     assert plain.returncode == 2 and "moot resume .dialogues/t.md --max-rounds 7" in plain.stderr
     assert "start a new debate" not in plain.stderr
@@ -84,7 +86,13 @@ def test_resume_refuses_a_limit_that_raises_nothing_and_leaves_the_record(tmp_pa
     ("protocol", "args", "option", "why"),
     [
         ("duel", ["doc.md"], "--max-turns", "the Socratic Duel's spec stops a duel at 6 turns at most"),
-        ("agora", ["--topic", "T", "--max-turns", "4"], "--max-turns", "ends a debate at its turn limit with TIMEOUT"),
+        (
+            "agora",
+            ["--topic", "T", "--max-turns", "4"],
+            "--max-turns",
+            "TIMEOUT, which is final, so its limit cannot be raised; start a new debate with a higher one: "
+            "`moot run agora --max-turns N`.",
+        ),
         ("roundtable", ["--topic", "T", "--max-rounds", "1"], "--max-rounds", "closes a meeting once its rounds"),
     ],
 )

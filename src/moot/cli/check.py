@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from moot.core.files import CheckReport
-from moot.core.run_state import halt_text, resume_text
+from moot.core.run_state import halt_text, resume_text, with_record
 from moot.detect import check_path
 
 
@@ -49,7 +49,7 @@ def report_text(report: CheckReport) -> str:
         if summary.next_speaker is not None:
             state.append(f"next: {summary.next_speaker}")
         if summary.outcome is not None:
-            state.append(f"reason: {summary.outcome.reason}")
+            state.append(f"reason: {with_record(summary.outcome.reason, report.path)}")
             if summary.outcome.degraded:
                 state.append(f"degraded: {summary.outcome.degraded}")
         lines.append("  state: " + " · ".join(state))

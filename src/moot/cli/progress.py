@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -21,7 +20,7 @@ from rich.text import Text
 from moot.agents.pricing import attempt_tokens, cache_text, logged_cost, saving_usd, usd_text
 from moot.cli.log import attempt_text
 from moot.core.chain import without_marks
-from moot.core.run_state import RUN_HALTED, resume_text
+from moot.core.run_state import RUN_HALTED, resume_text, with_record
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, RunResult
 from moot.records import read_attempts
@@ -170,12 +169,6 @@ def spent_text(result: RunResult) -> str:
         f"{total} tokens in all runs, cost {usd_text(cost)}; this run {tokens} tokens ({run}) in "
         f"{result.elapsed_s:.1f} s, cost {usd_text(result.cost_usd)}"
     )
-
-
-def with_record(reason: str, path: Path) -> str:
-    """An outcome's reason with the record named where its advice says ``moot resume RECORD`` (the protocol's
-    machine, which reads no path, writes the placeholder)."""
-    return reason.replace("`moot resume RECORD ", f"`moot resume {path} ")
 
 
 def print_outcome(result: RunResult, *, quiet: bool = False) -> None:

@@ -29,9 +29,9 @@ from moot.agents.acp_catalog import ALLOW_WRITES_ENV
 from moot.agents.family import one_family_warning
 from moot.agents.pricing import attempt_tokens, logged_cost, total_usd, usd_text
 from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
-from moot.cli.progress import Progress, print_outcome, with_record
+from moot.cli.progress import Progress, print_outcome
 from moot.config import Settings, load_settings
-from moot.core.run_state import remove_record, resume_text, stored_agents
+from moot.core.run_state import remove_record, resume_text, stored_agents, with_record
 from moot.core.torn import set_aside_torn_append
 from moot.engine.driver import Driver
 from moot.engine.loop import INTERRUPTED, Limits, RunResult, rounded_usd
@@ -537,7 +537,7 @@ def resume_command(
     for option in raised:
         refusal = driver_class.limit_refusal(option)
         if refusal is not None:
-            raise UserError(f"cannot raise the limit of {target}: {refusal}")
+            raise UserError(f"cannot raise the limit of {target}: {with_record(refusal, target)}")
     from moot.core import ledger_place
 
     root = _work_root(target)

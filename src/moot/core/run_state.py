@@ -81,6 +81,15 @@ def resume_text(record: Path | str) -> str:
     return f"moot resume {shlex.quote(str(record))}"
 
 
+_RECORD_IN_COMMAND = re.compile(r"(`moot [a-z]+ )RECORD\b")
+
+
+def with_record(text: str, record: Path | str) -> str:
+    """``text`` (an outcome's reason, a refusal) with ``record`` where a command it names says ``RECORD``: a
+    protocol's machine, which reads no path, writes the placeholder."""
+    return _RECORD_IN_COMMAND.sub(lambda found: found[1] + shlex.quote(str(record)), text)
+
+
 def halt_text(halted: dict[str, Any]) -> str:
     cause = HALT_CAUSES.get(str(halted.get("cause")), str(halted.get("cause")))
     return f"{RUN_HALTED} at {halted.get('at', '?')} — {cause}: {halted.get('reason', '')}"

@@ -721,7 +721,7 @@ class AgoraDriver(Driver, SealedPhases):
     def limit_refusal(cls, option: str) -> str | None:
         return (
             "the Agora spec ends a debate at its turn limit with TIMEOUT, which is final, so its limit cannot be "
-            "raised; ask the same panel a follow-up with `moot continue RECORD --question TEXT`."
+            "raised; start a new debate with a higher one: `moot run agora --max-turns N`."
         )
 
     def call_plan(self) -> list[str]:
