@@ -123,7 +123,7 @@ def test_three_speakers_on_three_hosts_write_the_same_meeting(hosts: list[Host])
     assert a.files()["MINUTES.md"].decode("utf-8").startswith("# Minutes: cache")
     for host in hosts:
         report = _checked(host)
-        assert report["state"]["turns"] == 6 and report["state"]["outcome"] is not None
+        assert report["state"]["turns"] == 7 and report["state"]["outcome"] is not None  # six speeches, the minutes
 
 
 def test_a_sigkill_mid_speech_loses_and_duplicates_no_speech_on_any_host(hosts: list[Host]) -> None:
