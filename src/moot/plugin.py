@@ -286,6 +286,22 @@ class Tool:
 
 ToolSet = tuple[Tool, ...]
 
+
+@dataclass(frozen=True)
+class Sharing:
+    """How a protocol's records are shared across hosts through the ledger, where its agent tools take turns.
+
+    - ``held(workspace, path) -> bool``: True when the ledger holds the record at ``path``; it then brings the
+      local file up to date from the ledger (so ``moot resume`` refuses on a record that is current). Called by
+      ``moot resume`` in a work root with a ledger.
+    - ``continue_with``: how the participants continue a shared record instead, named in that refusal (the
+      protocol's agent tools, e.g. ``"moot duel claim-lock, append and release-lock"``).
+    """
+
+    held: Callable[[Workspace, Path], bool]
+    continue_with: str
+
+
 # The ``moot run NAME`` command: a typer-style function whose parameters are the protocol's own options and that
 # returns the driver's options object; moot adds the options every protocol shares and runs it.
 RunCommand = Callable[..., Any]
@@ -311,6 +327,7 @@ class Protocol:
     tools: Ref[ToolSet] | None = None
     view: Ref[View] | None = None
     analysis: Ref[Analysis] | None = None
+    sharing: Ref[Sharing] | None = None
     capabilities: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
@@ -319,12 +336,12 @@ class Protocol:
 
     def references(self) -> list[Ref[Any]]:
         """Every part that is code, for ``moot protocols --check``."""
-        optional = (self.tools, self.view, self.analysis)
+        optional = (self.tools, self.view, self.analysis, self.sharing)
         return [*self.rules, self.machine, self.record, self.driver, self.command, *(r for r in optional if r)]
 
     def capability_names(self) -> list[str]:
         """What the protocol offers beyond run/check/show: its declared capabilities and one per hook it sets."""
-        hooks = {"tools": self.tools, "view": self.view, "analysis": self.analysis}
+        hooks = {"tools": self.tools, "view": self.view, "analysis": self.analysis, "sharing": self.sharing}
         return sorted(self.capabilities | {name for name, ref in hooks.items() if ref is not None})
 
 
@@ -380,6 +397,7 @@ __all__ = [
     "RunCommand",
     "Seat",
     "Severity",
+    "Sharing",
     "Stated",
     "Summary",
     "Tool",

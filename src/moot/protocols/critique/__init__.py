@@ -18,6 +18,7 @@ PLUGIN = Protocol(
     driver=Ref("moot.protocols.critique.driver:CritiqueDriver"),
     command=Ref("moot.cli.run:run_critique"),
     tools=Ref("moot.protocols.critique.tools:TOOLS"),
+    sharing=Ref("moot.protocols.critique.tools:SHARING"),
     view=Ref("moot.protocols.critique.view:panels"),
     analysis=Ref("moot.protocols.critique.analysis:ANALYSIS"),
 )

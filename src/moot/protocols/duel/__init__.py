@@ -18,6 +18,7 @@ PLUGIN = Protocol(
     driver=Ref("moot.protocols.duel.driver:DuelDriver"),
     command=Ref("moot.cli.run:run_duel"),
     tools=Ref("moot.protocols.duel.tools:TOOLS"),
+    sharing=Ref("moot.protocols.duel.tools:SHARING"),
     view=Ref("moot.protocols.duel.view:panels"),
     analysis=Ref("moot.protocols.duel.analysis:ANALYSIS"),
     capabilities=frozenset({GROUNDED}),

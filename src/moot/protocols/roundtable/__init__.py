@@ -18,6 +18,7 @@ PLUGIN = Protocol(
     driver=Ref("moot.protocols.roundtable.driver:RoundtableDriver"),
     command=Ref("moot.cli.run:run_roundtable"),
     tools=Ref("moot.protocols.roundtable.tools:TOOLS"),
+    sharing=Ref("moot.protocols.roundtable.tools:SHARING"),
     view=Ref("moot.protocols.roundtable.view:panels"),
     analysis=Ref("moot.protocols.roundtable.analysis:ANALYSIS"),
     capabilities=frozenset({SEALED}),
