@@ -19,6 +19,7 @@ PLUGIN = Protocol(
     command=Ref("moot.cli.run:run_critique"),
     tools=Ref("moot.protocols.critique.tools:TOOLS"),
     sharing=Ref("moot.protocols.critique.tools:SHARING"),
+    hosts=Ref("moot.protocols.critique.host:host_files"),
     view=Ref("moot.protocols.critique.view:panels"),
     analysis=Ref("moot.protocols.critique.analysis:ANALYSIS"),
 )

@@ -19,6 +19,7 @@ PLUGIN = Protocol(
     command=Ref("moot.cli.run:run_duel"),
     tools=Ref("moot.protocols.duel.tools:TOOLS"),
     sharing=Ref("moot.protocols.duel.tools:SHARING"),
+    hosts=Ref("moot.protocols.duel.guide:host_files"),
     view=Ref("moot.protocols.duel.view:panels"),
     analysis=Ref("moot.protocols.duel.analysis:ANALYSIS"),
     capabilities=frozenset({GROUNDED}),
