@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_helpers import ALICE, join, write_source
 
 from moot import __version__, hosts
-from moot.protocols.duel.guide import EXAMPLE_TURN, RULE_BOOKS, SOURCE
+from moot.protocols.duel.guide import EXAMPLE_TURN, RULE_BOOKS, SOURCE, duel_tools
 from moot.protocols.duel.machine import DuelConfig, Participant
 from moot.protocols.duel.text import parse_turn
 
@@ -55,7 +55,7 @@ def test_check_mode_names_a_file_that_drifted(tmp_path: Path) -> None:
 
 
 def test_the_guide_covers_every_tool_and_rule_and_its_example_turn_parses(generated: dict[str, str]) -> None:
-    tool_names = {tool.name for tool in hosts.duel_tools(hosts.server_tools())}
+    tool_names = {tool.name for tool in duel_tools(hosts.server_tools())}
     assert {"join", "append_turn", "release_lock"} <= tool_names and "start_debate" not in tool_names
     for relative in (SKILL, "codex/AGENTS.md"):
         text = generated[relative]

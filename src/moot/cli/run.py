@@ -368,154 +368,6 @@ def run_root(
     raise typer.Exit(run_batch(batch, concurrency, workers))
 
 
-@run_options()
-def run_critique(
-    topic: Annotated[str, typer.Option("--topic", help="What the dialogue is about.")],
-    template: Annotated[
-        str | None,
-        typer.Option("--template", help="planning (proposer/critic), review (author/reviewer), pair (lead/partner)."),
-    ] = None,
-    roles: Annotated[str | None, typer.Option("--roles", help="Two custom roles, A,B (A is your side).")] = None,
-    context: Annotated[
-        str | None, typer.Option("--context", help="A file (or - for stdin) given to the first role only.")
-    ] = None,
-    max_rounds: Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round limit.")] = None,
-    source: SourceOpt = None,
-    *,
-    flags: RunFlags,
-    force: bool = False,
-) -> None:
-    """A Critique Loop: two roles alternate until one proposes done and the other confirms."""
-    from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
-    from moot.protocols.critique.questions import after_critique, offer_gitignore
-
-    if template is not None and roles is not None:
-        raise UserError("give either --template or --roles, not both.")
-    options = CritiqueOptions(
-        topic=topic,
-        roles=_two_roles(roles) if roles is not None else None,
-        template=template,
-        max_rounds=max_rounds,
-        context=with_passages(_read_context(context, flags.root), source, flags.root, topic),
-    )
-    driver = start_record(CritiqueDriver, options, flags, force=force)
-    if not flags.as_json and not flags.dry_run and interactive():
-        offer_gitignore(flags.root)
-    execute(
-        driver,
-        flags,
-        after=after_critique if interactive() else None,
-    )
-
-
-def _spec_for(flags: RunFlags) -> Callable[[str], str]:
-    """Each role's agent spec, recorded in the duel's and Agora's records as the participant's model."""
-    choice = AgentChoice(parse_agent_options(flags.agent or []), flags.agents)
-    settings = load_settings(flags.root)
-    return lambda role: choice.spec_for(role, settings)
-
-
-@run_options()
-def run_duel(
-    source: Annotated[Path, typer.Argument(help="The Markdown document to debate (read-only).")],
-    topic: Annotated[
-        str | None, typer.Option("--topic", help="Default: the first heading, else the file stem.")
-    ] = None,
-    roles: Annotated[str, typer.Option("--roles", help="The two participants, A,B.")] = "advocate,skeptic",
-    max_turns: Annotated[
-        int | None, typer.Option("--max-turns", help="Turn limit (default and most: the seed's cap).")
-    ] = None,
-    supporting: SourceOpt = None,
-    *,
-    flags: RunFlags,
-    force: bool = False,
-) -> None:
-    """A Socratic Duel: two participants debate a source document in at most six turns."""
-    from moot.protocols.duel.driver import DuelDriver, DuelOptions
-
-    announce_sources(supporting, flags.root)
-    options = DuelOptions(
-        source=source,
-        topic=topic,
-        roles=_two_roles(roles),
-        supporting=tuple(supporting or ()),
-    ).with_models(_spec_for(flags))
-    if max_turns is not None:  # the cap and its check live with the protocol (DuelConfig)
-        options = dataclasses.replace(options, max_turns=max_turns)
-    driver = start_record(DuelDriver, options, flags, force=force)
-    execute(driver, flags)
-
-
-@run_options()
-def run_agora(
-    topic: Annotated[str, typer.Option("--topic", help="What the drones debate.")],
-    position: Annotated[
-        list[str] | None, typer.Option("--position", help="ROLE=TEXT per participant (default: for and against).")
-    ] = None,
-    methodology: Annotated[str, typer.Option("--methodology", help="opinion, fact-based or mixed.")] = "opinion",
-    max_turns: Annotated[int, typer.Option("--max-turns", min=2, help="Turn limit (the seed: 20).")] = 20,
-    research: Annotated[int, typer.Option("--research", min=0, help="Research drones that gather evidence first.")] = 0,
-    source: SourceOpt = None,
-    sealed: Annotated[
-        bool, typer.Option("--sealed", help="Ask every drone's opening proposal at once, none seeing another's.")
-    ] = False,
-    *,
-    flags: RunFlags,
-    force: bool = False,
-) -> None:
-    """An Agora debate: drones exchange signals until Nash consensus, or time out."""
-    from moot.protocols.agora.driver import AgoraDriver, AgoraOptions, parse_position
-
-    positions = tuple(parse_position(value) for value in position or [])
-    announce_sources(source, flags.root)
-    options = AgoraOptions(
-        topic=topic,
-        positions=positions,
-        methodology=methodology,
-        max_turns=max_turns,
-        research=research,
-        sources=tuple(source or ()),
-        sealed=sealed,
-    ).with_models(_spec_for(flags))
-    driver = start_record(AgoraDriver, options, flags, force=force)
-    execute(driver, flags)
-
-
-@run_options()
-def run_roundtable(
-    topic: Annotated[str | None, typer.Option("--topic", help="What the meeting discusses.")] = None,
-    agenda: Annotated[Path | None, typer.Option("--agenda", help="A file with the background (AGENDA.md).")] = None,
-    speakers: Annotated[str, typer.Option("--speakers", help="The speakers in order, A,B,C.")] = "architect,reviewer",
-    max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, help="Round limit.")] = 3,
-    name: Annotated[str | None, typer.Option("--name", help="The meeting's directory name.")] = None,
-    source: SourceOpt = None,
-    sealed: Annotated[
-        bool, typer.Option("--sealed", help="Ask every speaker's round-1 position at once, none seeing another's.")
-    ] = False,
-    *,
-    flags: RunFlags,
-    force: bool = False,
-) -> None:
-    """A Roundtable: speakers in order, then the moderator writes MINUTES.md and closes."""
-    from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
-
-    if topic is None and agenda is None:
-        raise UserError("give --topic or --agenda so the meeting has something to discuss.")
-    order = tuple(part.strip() for part in speakers.split(",") if part.strip())
-    background = with_passages(None, source, flags.root, topic or (agenda.stem if agenda else ""))
-    options = RoundtableOptions(
-        speakers=order,
-        topic=topic,
-        agenda=agenda,
-        name=name,
-        max_rounds=max_rounds,
-        background=background,
-        sealed=sealed,
-    )
-    driver = start_record(RoundtableDriver, options, flags, force=force)
-    execute(driver, flags)
-
-
 @run_options(without=("root", "dry_run", "force"))  # a resumed debate keeps its root and its record
 def resume_command(
     path: Annotated[Path, typer.Argument(help="The record of an interrupted debate (file or meeting directory).")],
@@ -555,7 +407,7 @@ def resume_command(
     set_aside = set_aside_torn_append(target, registry.get(protocol).record.load().check)
     if set_aside is not None:
         typer.echo(f"moot: {set_aside}", err=True)
-    driver = driver_class.resume(target, context=_read_context(context, root))
+    driver = driver_class.resume(target, context=read_context(context, root))
     if driver.repaired_chain:
         typer.echo(f"moot: brought the digest chain of {target} up to date with its turns.", err=True)
     for option, value in raised.items():
@@ -569,6 +421,13 @@ def resume_command(
         advice = "" if "`moot " in reason else "; start a new debate instead"  # else the reason names the command
         raise UserError(f"nothing to resume in {target}: {ended}{advice}.")
     execute(driver, dataclasses.replace(flags, root=root), created=False)
+
+
+def spec_for(flags: RunFlags) -> Callable[[str], str]:
+    """Each role's agent spec, recorded in the duel's and Agora's records as the participant's model."""
+    choice = AgentChoice(parse_agent_options(flags.agent or []), flags.agents)
+    settings = load_settings(flags.root)
+    return lambda role: choice.spec_for(role, settings)
 
 
 def announce_sources(paths: list[Path] | None, root: Path) -> None:
@@ -616,14 +475,14 @@ def _work_root(record: Path) -> Path:
     return root
 
 
-def _two_roles(value: str) -> tuple[str, str]:
+def two_roles(value: str) -> tuple[str, str]:
     parts = [part.strip() for part in value.split(",")]
     if len(parts) != 2 or not all(parts):
         raise UserError(f"--roles {value!r} needs exactly two names, like --roles architect,skeptic.")
     return parts[0], parts[1]
 
 
-def _read_context(value: str | None, root: Path) -> str | None:
+def read_context(value: str | None, root: Path) -> str | None:
     """The text of --context: stdin for ``-``, else a file inside the work root ``root``."""
     if value is None:
         return None

@@ -1,7 +1,9 @@
-"""The debate artifacts as MCP resources (``moot://debates/{name}``).
+"""The records of every protocol whose records are files, as MCP resources (``moot://<folder>/{name}``: the
+duel's under ``moot://debates/``, a critique's under ``moot://.dialogues/``, …).
 
-Only regular Markdown files directly under ``<root>/debates/`` are listed or read; names go through
-:meth:`Workspace.inside`, which refuses ``..``, absolute paths and symbolic links (:mod:`moot.paths`).
+Only regular Markdown files directly under a protocol's record folder are listed or read; names go through
+:meth:`Workspace.inside`, which refuses ``..``, absolute paths and symbolic links (:mod:`moot.paths`). A protocol
+whose records are folders (a roundtable's meetings) has none.
 """
 
 from __future__ import annotations
@@ -10,46 +12,52 @@ from pathlib import Path
 
 from mcp_types import Resource
 
+from moot import registry
 from moot.core.files import read_text
 from moot.paths import PathRefused, record_place
-from moot.protocols.duel import PLUGIN as DUEL
+from moot.plugin import Protocol
 from moot.tools import BadInput, Workspace
 from moot.tools.declare import resource_uri
 from moot.tools.errors import refused_by
 
-DEBATE_TEMPLATE = resource_uri(DUEL.folder, "{name}")
 MARKDOWN = "text/markdown"
 
 
-def debate_uri(path: Path) -> str:
-    return resource_uri(DUEL.folder, path.name)
+def file_protocols() -> list[Protocol]:
+    """The registered protocols whose records are Markdown files, in registry order."""
+    return [plugin for plugin in registry.protocols().values() if plugin.title is not None]
 
 
-def debate_files(root: Path) -> list[Path]:
-    """The artifacts under ``<root>/debates/``, by name; links and directories are left out, and so is all of
-    ``debates/`` when it is a link (:mod:`moot.paths`)."""
+def template(plugin: Protocol) -> str:
+    return resource_uri(plugin.folder, "{name}")
+
+
+def record_files(root: Path, folder: str) -> list[Path]:
+    """The records under ``<root>/<folder>/``, by name; links and directories are left out, and so is all of the
+    folder when it is a link (:mod:`moot.paths`)."""
     try:
-        folder = record_place(root, DUEL.folder)
+        place = record_place(root, folder)
     except PathRefused:
         return []
-    if not folder.is_dir():
+    if not place.is_dir():
         return []
-    return sorted(p for p in folder.glob("*.md") if p.is_file() and not p.is_symlink())
+    return sorted(p for p in place.glob("*.md") if p.is_file() and not p.is_symlink())
 
 
 def listed(root: Path) -> list[Resource]:
     return [
-        Resource(uri=debate_uri(path), name=path.name, title=path.stem, mime_type=MARKDOWN)
-        for path in debate_files(root)
+        Resource(uri=resource_uri(plugin.folder, path.name), name=path.name, title=path.stem, mime_type=MARKDOWN)
+        for plugin in file_protocols()
+        for path in record_files(root, plugin.folder)
     ]
 
 
-def read_artifact(ws: Workspace, name: str) -> str:
-    """The text of ``debates/<name>``; refused (a ``ToolError``) when unsafe, missing or not UTF-8."""
-    path = ws.inside(DUEL.folder, f"{DUEL.folder}/{name}")
-    if path.parent != ws.root / DUEL.folder or not path.is_file():
+def read_record(ws: Workspace, folder: str, name: str) -> str:
+    """The text of ``<folder>/<name>``; refused (a ``ToolError``) when unsafe, missing or not UTF-8."""
+    path = ws.inside(folder, f"{folder}/{name}")
+    if path.parent != ws.root / folder or not path.is_file():
         raise BadInput(
-            f"There is no debate artifact {name!r} under {ws.root / DUEL.folder}; list the resources for the names.",
+            f"There is no record {name!r} under {ws.root / folder}; list the resources for the names.",
             rule="TOOLS_BAD_INPUT",
         )
     text, problems = read_text(path)

@@ -40,8 +40,23 @@ INSTRUCTIONS = (
     "append_turn (one turn in the duel's turn format) -> release_lock, then wait_turn again; whoever's claim_lock "
     "succeeds first writes Turn 1. When append_turn reports terminal_outcome, close with release_lock(close=true, "
     "outcome=<terminal_outcome>). A refusal is a tool error whose first line names the fix and the rule ids. "
-    "The debate artifacts are resources under moot://debates/."
+    "Every record that is a file is a resource under moot://<its protocol's folder>/ (a duel's under moot://debates/)."
 )
+
+
+def _add_record_resource(server: MCPServer[ServerState], protocol: str, folder: str, uri: str) -> None:
+    """One resource template: the records of ``protocol`` under ``folder``, read by name."""
+
+    def record(name: str, ctx: Context) -> str:
+        try:
+            return resources.read_record(state_of(ctx).workspace, folder, name)
+        except tools.BadInput as missing:
+            raise ResourceNotFoundError(missing.message) from None
+        except tools.ToolError as refused:
+            raise ResourceError(refused.message) from None
+
+    record.__doc__ = f"A {protocol} record under {folder}/ (its turns and outcome, as moot wrote them)."
+    server.resource(uri, name=f"{protocol}-record", title=f"{protocol} record", mime_type=resources.MARKDOWN)(record)
 
 
 class StaticBearer:
@@ -129,14 +144,7 @@ def build_server(
         server.add_tool(function, name=function.__name__, annotations=hints)
     add_agent_tools(server)
 
-    @server.resource(resources.DEBATE_TEMPLATE, name="debate", title="Debate artifact", mime_type=resources.MARKDOWN)
-    def debate(name: str, ctx: Context) -> str:
-        """A duel's debate artifact under debates/ (the record of its turns and conclusion)."""
-        try:
-            return resources.read_artifact(state_of(ctx).workspace, name)
-        except tools.BadInput as missing:
-            raise ResourceNotFoundError(missing.message) from None
-        except tools.ToolError as refused:
-            raise ResourceError(refused.message) from None
+    for plugin in resources.file_protocols():
+        _add_record_resource(server, plugin.name, plugin.folder, resources.template(plugin))
 
     return server

@@ -16,8 +16,10 @@ PLUGIN = Protocol(
     machine=Ref("moot.protocols.critique.machine:CritiqueProtocol"),
     record=Ref("moot.protocols.critique.record:FORMAT"),
     driver=Ref("moot.protocols.critique.driver:CritiqueDriver"),
-    command=Ref("moot.cli.run:run_critique"),
+    command=Ref("moot.protocols.critique.command:run_critique"),
     tools=Ref("moot.protocols.critique.tools:TOOLS"),
+    sharing=Ref("moot.protocols.critique.tools:SHARING"),
+    hosts=Ref("moot.protocols.critique.host:host_files"),
     view=Ref("moot.protocols.critique.view:panels"),
     analysis=Ref("moot.protocols.critique.analysis:ANALYSIS"),
 )

@@ -7,10 +7,12 @@ against the server's own list, so a renamed tool fails generation instead of dri
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from mcp_types import Tool
+from typing import TYPE_CHECKING
 
 from moot.protocols.critique.machine import TEMPLATES
+
+if TYPE_CHECKING:  # the MCP SDK is an extra: the guide reads only the names of the tools it is given
+    from mcp_types import Tool
 
 DESCRIPTION = (
     "Have other models critique the current plan or change in a moot Critique Loop (rules enforced, record kept)."
@@ -59,3 +61,10 @@ def command(tools: Sequence[Tool]) -> str:
     """The command file: Claude Code's plugin commands and Codex's custom prompts read the same front matter."""
     front = ["---", f"description: {DESCRIPTION}", f"argument-hint: {ARGUMENT_HINT}", "---", ""]
     return "\n".join(front) + body(tools)
+
+
+def host_files(tools: Sequence[Tool]) -> dict[str, str]:
+    """The critique's files for agent hosts (moot.hosts): Claude Code's ``/moot:critique`` command and Codex's
+    custom prompt, one text."""
+    text = command(tools)
+    return {"claude-code/commands/critique.md": text, "codex/prompts/moot-critique.md": text}

@@ -34,7 +34,7 @@ from moot.core.machine import ProtocolViolationError, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
 from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, Refusal
 from moot.ledger import Participant as LedgerParticipant
-from moot.plugin import Seat, Tool, ToolSet
+from moot.plugin import Seat, Sharing, Tool, ToolSet
 from moot.protocols.critique import PLUGIN as CRITIQUE
 from moot.protocols.critique import record as dialogue
 from moot.protocols.critique import sharing as shared
@@ -602,7 +602,19 @@ TOOLS: ToolSet = (
     Tool("extend", extend, seat=_CLAIMED),
 )
 
+
+def held(ws: Workspace, path: Path) -> bool:
+    """True when the ledger holds the dialogue at ``path`` (closed ones too); the file is then brought up to date."""
+    if _debate(ws, path, closed=True) is None:
+        return False
+    _sync(ws, path)
+    return True
+
+
+SHARING = Sharing(held=held, continue_with="moot critique claim, append and release")
+
 __all__ = [
+    "SHARING",
     "TOOLS",
     "DialogueExtended",
     "DialogueLock",

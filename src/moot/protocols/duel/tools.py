@@ -32,12 +32,13 @@ from moot.ledger import (
     DebateStatus,
     JoinResult,
     LeaseGuard,
+    NotFoundError,
     Refusal,
     SourceMismatchError,
 )
 from moot.ledger import Participant as LedgerParticipant
 from moot.limits import subject_problem
-from moot.plugin import Seat, Tool, ToolSet
+from moot.plugin import Seat, Sharing, Tool, ToolSet
 from moot.protocols.duel import PLUGIN as DUEL
 from moot.protocols.duel import record
 from moot.protocols.duel import sharing as materialize
@@ -1024,8 +1025,32 @@ TOOLS: ToolSet = (
     Tool("read", read, read_only=True, locate="duel_id", mcp_name="read_debate"),
 )
 
+
+def held(ws: Workspace, path: Path) -> bool:
+    """True when the ledger holds the duel at ``path`` (its header's id, written to this file); the file is then
+    brought up to date from the ledger."""
+    text, _ = read_text(path)
+    document = record.parse_document(text, str(path))[0] if text is not None else None
+    if document is None or not document.record.config.duel_id:
+        return False
+    try:
+        debate = ws.ledger.get_debate(document.record.config.duel_id)
+    except NotFoundError:
+        return False
+    try:
+        if _artifact_path(ws, debate).resolve() != path.resolve():
+            return False  # the same id in another file: not this record
+    except ToolError:
+        return False
+    _sync(ws, debate)
+    return True
+
+
+SHARING = Sharing(held=held, continue_with="moot duel claim-lock, append and release-lock")
+
 __all__ = [
     "PROTOCOL",
+    "SHARING",
     "TOOLS",
     "ArtifactView",
     "DebateText",
@@ -1035,6 +1060,7 @@ __all__ = [
     "TurnAppended",
     "append",
     "claim_lock",
+    "held",
     "join",
     "read",
     "refresh_lock",

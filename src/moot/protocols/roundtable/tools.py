@@ -39,7 +39,7 @@ from moot.ledger import (
     SeatError,
 )
 from moot.ledger import Participant as LedgerParticipant
-from moot.plugin import Seat, Tool, ToolSet
+from moot.plugin import Seat, Sharing, Tool, ToolSet
 from moot.protocols.roundtable import PLUGIN as ROUNDTABLE
 from moot.protocols.roundtable import record as meeting
 from moot.protocols.roundtable import sharing as shared
@@ -716,7 +716,19 @@ TOOLS: ToolSet = (
     Tool("release", release_floor, seat=_SPEAKER, mcp_name="roundtable_release_floor"),
 )
 
+
+def held(ws: Workspace, directory: Path) -> bool:
+    """True when the ledger holds the meeting in ``directory``; its files are then brought up to date."""
+    if _debate(ws, directory) is None:
+        return False
+    _sync(ws, directory)
+    return True
+
+
+SHARING = Sharing(held=held, continue_with="moot roundtable take-floor, speak and release")
+
 __all__ = [
+    "SHARING",
     "TOOLS",
     "FloorGranted",
     "FloorReleased",
