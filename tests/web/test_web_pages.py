@@ -52,6 +52,7 @@ def test_record_page_of_each_protocol(page: Any, examples: tuple[str, dict[str, 
     page.locator("a", has_text=Path(placed[protocol]).name).click()
     label, words = PLOTS[protocol]
     plot = page.locator(f'svg[aria-label="{label}"]')
+    plot.wait_for()  # the click starts a navigation: the record's page, not the index, is the one counted
     assert plot.count() == 1
     plot_text = plot.text_content()
     state = page.locator("table.state").first.inner_text()
