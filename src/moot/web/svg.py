@@ -49,8 +49,3 @@ def figure(width: float, height: float, label: str, parts: Iterable[Markup]) -> 
         el("title", None, label),
         *parts,
     )
-
-
-def short(value: str, limit: int = 18) -> str:
-    """A label cut to fit a plot's margin; the full text stays in the transcript."""
-    return value if len(value) <= limit else value[: limit - 1] + "…"
