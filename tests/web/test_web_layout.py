@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_helpers import DECIDED, EXAMPLES, TESTS, TOKEN_COOKIE, moot, place_examples
+from web_helpers import DECIDED, EXAMPLES, TESTS, TOKEN_COOKIE, moot, place_examples, serving
 
 WIDTHS = (400, 1280)
 PROTOCOLS = sorted(DECIDED)
@@ -206,3 +206,12 @@ def test_long_names_and_many_turns_keep_labels_apart(sized: Any, exported: dict[
         assert "the latest 120 of 300 turns" in page.locator(".panel h2").first.inner_text()
         rows = page.locator("svg.plot text[text-anchor=end]").all_text_contents()
         assert any(row.startswith("the-principal") and row.endswith("…") for row in rows)
+
+
+def test_the_index_scrolls_its_table_not_the_page(sized: Any, tmp_path: Path) -> None:
+    page = sized
+    place_examples(tmp_path)
+    with serving(tmp_path) as url:
+        page.goto(url)
+        assert page.locator("table.index tbody tr").count() == 5
+        no_sideways_scroll(page)
