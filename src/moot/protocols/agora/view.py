@@ -41,7 +41,7 @@ def confidence(turns: Sequence[AgoraTurn]) -> Markup | None:
     first = turns[0].number
     mediated = [t for t in turns if t.role == MEDIATOR]
     plot_height = 150
-    width = max(LEFT + STEP * (turns[-1].number - first + 1) + 20, LEFT + 460)
+    width = max(LEFT + STEP * (turns[-1].number - first + 1) + 20, LEFT + 320)
     names, lane_of = _proposal_lanes([t for t in turns if t.signal == "propose"], first, width)
     top = TOP + LANE * (max(lane_of, default=-1) + 1)
     named = [*people, *([MEDIATOR] if mediated else [])]
