@@ -17,9 +17,9 @@ def get(url: str) -> str:
 
 
 def card(page: str) -> str:
-    """The decision card, which must come before the state and the transcript."""
+    """The decision card, which must come before the transcript and the state's fields, folded at the end."""
     start = page.index('<div class="card decision">')
-    assert start < page.index("<h2>State") < page.index("<h2>Transcript")
+    assert start < page.index("<h2>Transcript") < page.index('<details class="internal state"')
     return page[start : page.index("</div>", start)]
 
 

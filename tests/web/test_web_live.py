@@ -25,6 +25,8 @@ def test_new_turns_appear_without_reload(page: Any, work_root: Path) -> None:
         page.locator("#live.on").wait_for()  # the event stream is open
         assert page.locator("[data-turns]").get_attribute("data-turns") == "2"
         page.evaluate("window.__samePage = true")
+        page.locator("#state > summary").click()  # the reader opens the state's fields and reads the source
+        page.locator('label[for="view-source"]').click()
         rest = write_script(
             work_root / "rest.jsonl",
             [
@@ -42,8 +44,12 @@ def test_new_turns_appear_without_reload(page: Any, work_root: Path) -> None:
         assert page.evaluate("window.__samePage") is True  # no reload
         assert page.locator("#live.on").count() == 1
         transcript = page.locator("#live-part").inner_text()
-        state = page.locator("table.state").first.inner_text()
+        state = page.locator("#state table").inner_text()
         attempts = page.locator("table.usage tbody tr").count()
+        # What the reader opened stays open as the page follows the record.
+        assert page.locator("#state").get_attribute("open") is not None
+        assert page.locator("section.turn .source").last.is_visible()
+        assert not page.locator("section.turn .rendered").last.is_visible()
     assert "Build only what changed." in transcript and "One repository; CI builds only what changed." in transcript
     assert "DONE" in state
     assert attempts >= 4  # the usage log's rows of both runs

@@ -52,9 +52,10 @@ def test_record_page_of_each_protocol(page: Any, examples: tuple[str, dict[str, 
     page.locator("a", has_text=Path(placed[protocol]).name).click()
     label, words = PLOTS[protocol]
     plot = page.locator(f'svg[aria-label="{label}"]')
+    plot.wait_for()  # the click starts a navigation: the record's page, not the index, is the one counted
     assert plot.count() == 1
     plot_text = plot.text_content()
-    state = page.locator("table.state").first.inner_text()
+    state = page.locator("#state table").text_content()
     transcript = page.locator("section.turn")
     assert transcript.count() > 1
     assert page.locator(".violation").count() == 0  # valid examples
@@ -105,7 +106,7 @@ def test_violations_show_inline_with_rule_and_line(page: Any, work_root: Path) -
         # It sits right under the line it names.
         before = violation.locator("xpath=preceding-sibling::pre[1]").inner_text()
         assert before.rstrip().endswith("115## Turn 4 — bob (codex / gpt-5) — REVISING")
-        assert page.locator("h2", has_text="State").locator(".badge").inner_text() == "invalid"
+        assert page.locator(".lead .badge.invalid").inner_text() == "invalid"
         page.locator(".violations a", has_text="DUEL_AFTER_TERMINAL").click()  # the list leads to it
         assert page.evaluate("location.hash") == "#" + violation.get_attribute("id")
 
@@ -158,7 +159,7 @@ def test_export_is_one_file_that_needs_no_network(page: Any, work_root: Path, tm
     page.goto(out.as_uri())
     assert page.locator('svg[aria-label="confidence of each participant by turn, with its signal"]').count() == 1
     assert page.locator("section.turn").count() > 3
-    assert "CONSENSUS" in page.locator("table.state").first.inner_text()
+    assert "CONSENSUS" in page.locator(".lead .badge.outcome").inner_text()
     assert [url for url in requests if not url.startswith("file://")] == []
     hostile = tmp_path / "hostile.html"
     assert moot("export", str(record), "--html", str(hostile), cwd=work_root).returncode == 0

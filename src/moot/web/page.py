@@ -28,6 +28,7 @@ from moot.errors import UserError
 from moot.metrics import describe
 from moot.plugin import Decision, Panel
 from moot.records import last_change, read_attempts, record_topic
+from moot.web.prose import prose
 from moot.web.transcript import Section, Window, cut
 
 _ENV = Environment(loader=PackageLoader("moot.web"), autoescape=select_autoescape(default=True), trim_blocks=True)
@@ -142,6 +143,7 @@ def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
 
 _ENV.filters["clipped"] = clipped  # a violation's message may quote a long part of the record
 _ENV.filters["place"] = place
+_ENV.filters["prose"] = prose
 
 
 def state_rows(summary: Summary | None) -> list[tuple[str, str]]:
@@ -184,6 +186,8 @@ def build(path: Path, page: int | None = None) -> RecordPage:
     panels = view(target, first) if view is not None else []
     size = sum(len(text.encode("utf-8")) for _, text in documents)
     del documents, first  # the page keeps only its own lines
+    for section in [] if single else transcript.sections.get(plugin.marker or "", []):
+        section.state = True
     analyses = record_analyses(protocol, target)
     attempts = read_attempts(target)
     changed = last_change(target)

@@ -9,6 +9,9 @@ from markupsafe import Markup, escape
 # One colour per participant, in order of appearance; a colour-blind-safe palette (Okabe–Ito).
 PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#f0e442", "#000000")
 
+# The smallest a plot is shown, as a share of its drawn size: its 11 px labels stay about 6 px high.
+LEAST_SCALE = 0.55
+
 
 def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
@@ -35,13 +38,15 @@ def line(x1: float, y1: float, x2: float, y2: float, **attrs: object) -> Markup:
 
 
 def figure(width: float, height: float, label: str, parts: Iterable[Markup]) -> Markup:
-    """An inline SVG image with an accessible name, sized to its view box."""
+    """An inline SVG image with an accessible name, drawn at its view box's size or shrunk to its card's width,
+    but never below :data:`LEAST_SCALE` of it (a wider one scrolls inside its card)."""
     return el(
         "svg",
         {
             "xmlns": "http://www.w3.org/2000/svg",
             "viewBox": f"0 0 {width:.0f} {height:.0f}",
             "width": f"{width:.0f}",
+            "style": f"min-width: {LEAST_SCALE * width:.0f}px",
             "role": "img",
             "aria-label": label,
             "class": "plot",
@@ -49,8 +54,3 @@ def figure(width: float, height: float, label: str, parts: Iterable[Markup]) -> 
         el("title", None, label),
         *parts,
     )
-
-
-def short(value: str, limit: int = 18) -> str:
-    """A label cut to fit a plot's margin; the full text stays in the transcript."""
-    return value if len(value) <= limit else value[: limit - 1] + "…"

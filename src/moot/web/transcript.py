@@ -36,6 +36,7 @@ class Section:
     turn: bool = False
     violations: list[Violation] = field(default_factory=list)  # located at the section, not at a line
     continued: bool = False  # it began on an earlier page
+    state: bool = False  # the protocol's state file (a folder record's marker), not prose
 
 
 @dataclass

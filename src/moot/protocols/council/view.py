@@ -10,8 +10,8 @@ from markupsafe import Markup
 from moot.plugin import Panel
 from moot.protocols.council import record
 from moot.protocols.council.machine import CouncilTurn, Review, Synthesis
-from moot.web.plots import LEFT, TOP, latest, order
-from moot.web.svg import colour, el, figure, short, text
+from moot.web.plots import LABEL_ROOM, LEFT, TOP, fit, latest, order
+from moot.web.svg import colour, el, figure, text
 
 
 def _label_member(review: Review, label: str) -> str | None:
@@ -40,7 +40,7 @@ def rankings(turns: Sequence[CouncilTurn]) -> Markup | None:
         best = max(points for _, points in synthesis.ranking) or 1
         for member, points in synthesis.ranking:
             bar = 200 * points / best
-            parts.append(text(LEFT - 10, y + 12, short(member), text_anchor="end", class_="axis"))
+            parts.append(text(LEFT - 10, y + 12, fit(member, LABEL_ROOM), text_anchor="end", class_="axis"))
             parts.append(
                 el(
                     "rect",
@@ -57,10 +57,14 @@ def _matrix(reviews: Sequence[Review], members: Sequence[str], cell: int) -> lis
     y = TOP
     parts = [text(LEFT - 10, y - 14, "reviewer ↓ ranks →", text_anchor="end", class_="axis")]
     for col, member in enumerate(members):
-        parts.append(text(LEFT + cell * col + cell / 2, y - 14, short(member, 7), text_anchor="middle", class_="axis"))
+        parts.append(
+            text(LEFT + cell * col + cell / 2, y - 14, fit(member, cell - 6), text_anchor="middle", class_="axis")
+        )
     for row, review in enumerate(reviews):
         top = y + cell * row - 10
-        parts.append(text(LEFT - 10, top + cell / 2 + 4, short(review.reviewer), text_anchor="end", class_="axis"))
+        parts.append(
+            text(LEFT - 10, top + cell / 2 + 4, fit(review.reviewer, LABEL_ROOM), text_anchor="end", class_="axis")
+        )
         places = {_label_member(review, label): place for place, label in enumerate(review.ranking, start=1)}
         for col, member in enumerate(members):
             place = places.get(member)

@@ -10,8 +10,8 @@ from markupsafe import Markup
 from moot.plugin import Panel
 from moot.protocols.critique import record
 from moot.protocols.critique.machine import CritiqueTurn
-from moot.web.plots import LEFT, ROW, STEP, TOP, axis, latest, order
-from moot.web.svg import el, figure, short, text
+from moot.web.plots import LABEL_ROOM, LEFT, LINE, ROW, STEP, TOP, axis, fit, key, latest, order
+from moot.web.svg import el, figure, text
 
 STATUS_COLOURS = {"AWAITING": "#56b4e9", "PROPOSING_DONE": "#e69f00", "DONE": "#009e73", "STUCK": "#d55e00"}
 
@@ -23,10 +23,11 @@ def rounds_and_statuses(turns: Sequence[CritiqueTurn]) -> Markup | None:
     roles = order(t.role for t in turns)
     rounds = sorted({t.round for t in turns})
     width = max(LEFT + STEP * len(rounds) + 20, LEFT + 320)
-    height = TOP + ROW * len(roles) + 44
+    marks, lines = key([f"{name[:1]} {name}" for name in STATUS_COLOURS], TOP + ROW * len(roles) + 22, width - 10)
+    height = TOP + ROW * len(roles) + 14 + LINE * lines
     parts: list[Markup] = []
     for row, role in enumerate(roles):
-        parts.append(text(LEFT - 24, TOP + ROW * row + 4, short(role), text_anchor="end", class_="axis"))
+        parts.append(text(LEFT - 24, TOP + ROW * row + 4, fit(role, LABEL_ROOM - 14), text_anchor="end", class_="axis"))
     for turn in turns:
         x = LEFT + STEP * rounds.index(turn.round)
         y = TOP + ROW * roles.index(turn.role)
@@ -36,8 +37,7 @@ def rounds_and_statuses(turns: Sequence[CritiqueTurn]) -> Markup | None:
         parts.append(el("rect", box, tip))
         parts.append(text(x, y + 4, status[:1], text_anchor="middle", class_="mark"))
     parts += axis(rounds, TOP + ROW * len(roles) + 2, label="round")
-    key = "  ".join(f"{name[:1]} {name}" for name in STATUS_COLOURS)
-    parts.append(text(LEFT, height - 8, key, class_="axis"))
+    parts += marks
     return figure(width, height, "status of each role by round", parts)
 
 

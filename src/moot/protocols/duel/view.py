@@ -10,8 +10,8 @@ from markupsafe import Markup
 from moot.plugin import Panel
 from moot.protocols.duel import record
 from moot.protocols.duel.machine import DuelTurn, Stance
-from moot.web.plots import LEFT, ROW, STEP, TOP, axis, latest, legend, order
-from moot.web.svg import colour, el, figure, line, short, text
+from moot.web.plots import LABEL_ROOM, LEFT, LINE, ROW, STEP, TOP, axis, fit, latest, legend, legend_lines, order
+from moot.web.svg import colour, el, figure, line, text
 
 
 def stance_timeline(turns: Sequence[DuelTurn]) -> Markup | None:
@@ -22,13 +22,13 @@ def stance_timeline(turns: Sequence[DuelTurn]) -> Markup | None:
     stances.append(Stance.ACCEPTING_CONSENSUS.value)
     stances += order(t.stance for t in turns if t.stance not in stances)  # an unknown stance still shows
     people = order(t.participant for t in turns)
-    width = LEFT + STEP * len(turns) + 20
-    height = TOP + ROW * len(stances) + 40
+    width = max(LEFT + STEP * len(turns) + 20, LEFT + 320)
+    height = TOP + ROW * len(stances) + 24 + LINE * legend_lines(people, width - 10)
     parts: list[Markup] = []
     for row, stance in enumerate(stances):
         y = TOP + ROW * row
         parts.append(line(LEFT - 6, y, width - 10, y, class_="grid"))
-        parts.append(text(LEFT - 10, y + 4, short(stance, 20), text_anchor="end", class_="axis"))
+        parts.append(text(LEFT - 10, y + 4, fit(stance, LABEL_ROOM), text_anchor="end", class_="axis"))
     for index, person in enumerate(people):
         points = [
             (LEFT + STEP * i, TOP + ROW * stances.index(t.stance))
@@ -41,7 +41,7 @@ def stance_timeline(turns: Sequence[DuelTurn]) -> Markup | None:
             dot = el("circle", {"cx": x, "cy": y, "r": 6, "fill": colour(index)}, el("title", None, _tip(turn)))
             parts.append(dot)
     parts += axis((t.number for t in turns), TOP + ROW * len(stances) + 2)
-    parts += legend(people, height - 8)
+    parts += legend(people, TOP + ROW * len(stances) + 26, width - 10)
     return figure(width, height, "stance of each participant by turn", parts)
 
 

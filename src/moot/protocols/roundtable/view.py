@@ -10,8 +10,8 @@ from markupsafe import Markup
 from moot.plugin import Panel
 from moot.protocols.roundtable import record
 from moot.protocols.roundtable.machine import Speech
-from moot.web.plots import LEFT, ROW, STEP, TOP, axis, latest, order
-from moot.web.svg import colour, el, figure, line, short, text
+from moot.web.plots import LABEL_ROOM, LEFT, ROW, STEP, TOP, axis, fit, latest, order
+from moot.web.svg import colour, el, figure, line, text
 
 
 def speaker_flow(speeches: Sequence[Speech], speaker_order: Sequence[str]) -> Markup | None:
@@ -25,7 +25,7 @@ def speaker_flow(speeches: Sequence[Speech], speaker_order: Sequence[str]) -> Ma
     for row, speaker in enumerate(speakers):
         y = TOP + ROW * row
         parts.append(line(LEFT - 6, y, width - 10, y, class_="grid"))
-        parts.append(text(LEFT - 10, y + 4, short(speaker), text_anchor="end", class_="axis"))
+        parts.append(text(LEFT - 10, y + 4, fit(speaker, LABEL_ROOM), text_anchor="end", class_="axis"))
     points = [(LEFT + STEP * i, TOP + ROW * speakers.index(s.role)) for i, s in enumerate(speeches)]
     path = " ".join(f"{x:.0f},{y:.0f}" for x, y in points)
     parts.append(el("polyline", {"points": path, "fill": "none", "stroke": "#888", "stroke_width": 1.5}))

@@ -13,5 +13,10 @@
     status.className = "live";
   });
   // The markup was rendered and escaped by the server from the record; nothing here reads a record.
-  source.addEventListener("update", function (event) { main.innerHTML = event.data; });
+  // A folded part the reader opened stays open across the swap.
+  source.addEventListener("update", function (event) {
+    var open = Array.prototype.map.call(main.querySelectorAll("details[id][open]"), function (d) { return d.id; });
+    main.innerHTML = event.data;
+    open.forEach(function (id) { var d = document.getElementById(id); if (d) d.open = true; });
+  });
 })();
