@@ -12,6 +12,11 @@ import sys
 import time
 from pathlib import Path
 
+from moot.core.machine import sealed_digest
+from moot.protocols.council import record as council_record
+from moot.protocols.council.driver import CouncilDriver, CouncilOptions
+from moot.protocols.council.machine import Answer, Review
+
 MEMBER = Path(__file__).with_name("council_member.py")
 MOOT = [sys.executable, "-m", "moot"]
 QUESTION = "Share one cache?"
@@ -161,3 +166,62 @@ def test_resume_after_a_kill_mid_stage_asks_only_the_member_without_an_answer(tm
     calls = asked(log)
     assert calls["ada"] == [1, 2, 3] and calls["bo"] == [1, 2] and calls["cy"] == [1, 1, 2]
     assert moot("check", str(record), cwd=tmp_path).returncode == 0
+
+
+def test_a_one_family_panel_warns_in_show_and_require_diverse_refuses_it_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    gpts = ["--member", "ada=openai:gpt-4o", "--member", "bo=openai:gpt-4o-mini", "--member", "cy=openai:gpt-4.1"]
+    refused = moot("run", "council", "--question", QUESTION, *gpts, "--require-diverse", cwd=tmp_path)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.startswith("moot: --require-diverse refuses this panel: every member is of one model family")
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / ".council").exists() and not list(tmp_path.glob("moot-dry-run-*"))
+    # A panel of programs names no family: --require-diverse lets it run.
+    mixed = moot("run", "council", "--question", QUESTION, *member("ada"), *member("bo"), *member("cy"),
+                 "--require-diverse", "--json", cwd=tmp_path)  # fmt: skip
+    assert mixed.returncode == 0, mixed.stderr
+    shown = json.loads(moot("show", "--json", json.loads(mixed.stdout)["artifact"], cwd=tmp_path).stdout)
+    assert shown["panel_warning"] is None
+    # A record of a one-family panel (its header alone, as a council starts) is flagged by `moot show`.
+    options = CouncilOptions(question="Shard the cache?", members=[m.split("=", 1) for m in gpts[1::2]], seed=1)
+    record = CouncilDriver.start(tmp_path, options, "2026-11-27 18:00").record_path
+    as_json = json.loads(moot("show", "--json", str(record), cwd=tmp_path).stdout)
+    assert as_json["panel_warning"].startswith("every member of this panel is of one model family (OpenAI GPT)")
+    plain = " ".join(moot("show", str(record), cwd=tmp_path).stdout.split())
+    assert "panel: every member of this panel is of one model family" in plain
+
+
+def test_a_council_of_two_reports_its_borda_tie_as_a_tie_and_what_it_cannot_measure(tmp_path: Path) -> None:
+    log = tmp_path / "asked.log"
+    done = moot("run", "council", "--question", QUESTION, *member("ada"), *member("bo"), "--json",
+                cwd=tmp_path, env={"MOOT_TEST_AGENT_ASKED": str(log)})  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["outcome"] == "SYNTHESIZED" and "ranked first" not in report["reason"]
+    assert "no answer ranked above another (ada and bo tied with 0 Borda point(s) each)" in report["reason"]
+    record = tmp_path / report["artifact"]
+    assert "| 1 | ada | 0 |\n| 1 | bo | 0 |" in record.read_text(encoding="utf-8")  # one rank for a tie
+    shown = json.loads(moot("show", "--json", str(record), cwd=tmp_path).stdout)
+    open_items = [item["text"] for item in shown["decision"]["open"]]
+    assert any(text.startswith("the ranking is a tie: no answer ranked above another") for text in open_items)
+    assert any("a council of two cannot show a ranking or agreement" in text for text in open_items)
+    plain = " ".join(moot("show", str(record), cwd=tmp_path).stdout.split())  # as read, whatever the wrapping
+    assert "the ranking is a tie" in plain and "each reviewer sees one answer" in plain
+
+
+def test_the_synthesis_prompt_names_a_tie(tmp_path: Path) -> None:
+    options = CouncilOptions(question=QUESTION, members=(("ada", "local"), ("bo", "local")), seed=3)
+    driver = CouncilDriver.start(tmp_path, options, "2026-11-27 18:00")
+    answers = [
+        Answer(member=name, at="t", text=f"{name} answers.", digest=sealed_digest(f"{name} answers."))
+        for name in ("ada", "bo")
+    ]
+    council_record.append_turns(driver.record_path, answers)
+    reviews = []
+    for reviewer, other in (("ada", "bo"), ("bo", "ada")):
+        review = Review(reviewer=reviewer, at="t", shown=(other,), ranking=("Answer A",), reasons=("it holds",))
+        reviews.append(review.model_copy(update={"digest": sealed_digest(council_record.ranking_lines(review))}))
+    council_record.append_turns(driver.record_path, reviews)
+    prompt = CouncilDriver.resume(driver.record_path).request_for("ada").prompt
+    assert "The ranking is a tie: no answer ranked above another (ada and bo tied with 0 Borda point(s) each)" in prompt
+    assert "1. ada (0 Borda points)\n1. bo (0 Borda points)" in prompt
