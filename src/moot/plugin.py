@@ -214,6 +214,8 @@ class Analysis:
       ``debate_result``); None when the record cannot be read.
     - ``panel``: the names a record's question was put to, in order, as ``pose`` takes them (the inverse of
       ``pose``): what ``moot continue`` asks a follow-up of; None when the record cannot be read.
+    - ``specs``: the agent spec of each participant as the record itself names it (a council's header), for the
+      one-family warning of ``moot show``; None when the record names none or cannot be read.
     """
 
     positions: Callable[[Path], list[Positions]] | None = None
@@ -222,6 +224,7 @@ class Analysis:
     pose: Pose | None = None
     decision: Callable[[Path], Decision | None] | None = None
     panel: Callable[[Path], list[str] | None] | None = None
+    specs: Callable[[Path], dict[str, str] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ diff and the commit messages): every member reviews it on its own, the members r
 reviews anonymously, and the chairman writes the council's review from the ranking. The verdict is
 the one the chairman's final answer states on its ``Verdict:`` line; a council that ends without a
 synthesis (no quorum, a failed chairman), or whose synthesis states no verdict, gives none (an error).
+A degraded council (a member gave no answer or review, or a member wrote in a failed chairman's place)
+never approves: its approval becomes changes requested, and the comment and the JSON say why.
 
 Which changes are reviewed (``RANGE``): ``BASE..HEAD`` or ``BASE...HEAD`` as git reads them, or one
 commit ``REV`` (its own change, ``REV~1..REV``). Without a range, the uncommitted changes (staged and
@@ -239,8 +241,21 @@ def council_verdict(driver: CouncilDriver) -> Verdict | None:
     return "approve" if found[1].lower() == "approve" else "changes_requested"
 
 
-def council_comment(driver: CouncilDriver, result: RunResult, change: Change, verdict: Verdict | None) -> str:
-    """A council review as a pull-request comment: verdict, the chairman's review, its basis, the dissent."""
+def gated_verdict(driver: CouncilDriver, verdict: Verdict | None) -> tuple[Verdict | None, str | None]:
+    """The council's verdict as the gate gives it, and why an approval was held back: a degraded council speaks for
+    less than the whole panel, so its chairman's approval is not the council's (changes requested instead)."""
+    outcome = driver.outcome()
+    degraded = outcome.degraded if outcome is not None else None
+    if verdict != "approve" or degraded is None:
+        return verdict, None
+    return "changes_requested", f"not approved: the council is degraded ({degraded}), so its approval does not count"
+
+
+def council_comment(
+    driver: CouncilDriver, result: RunResult, change: Change, verdict: Verdict | None, held_back: str | None = None
+) -> str:
+    """A council review as a pull-request comment: verdict, the chairman's review, its basis, the dissent; and why
+    an approval was ``held_back`` (:func:`gated_verdict`)."""
     heading = {"approve": "approve", "changes_requested": "changes requested", None: "no verdict (the review failed)"}
     outcome = result.outcome
     config, state = driver.config, driver.state
@@ -254,6 +269,8 @@ def council_comment(driver: CouncilDriver, result: RunResult, change: Change, ve
         f"**Outcome:** {outcome.name if outcome else 'OPEN'}: {outcome.reason if outcome else 'the review did not end'}",
         "",
     ]
+    if held_back is not None:
+        lines += [f"**{held_back[0].upper()}{held_back[1:]}.**", ""]
     if state.synthesis is not None:
         ranking = ", ".join(f"{member} {points}" for member, points in state.synthesis.ranking)
         lines += ["### The council's review", "", state.synthesis.answer, "", f"**Basis:** {state.synthesis.basis}"]
@@ -332,11 +349,17 @@ def review_path(record_path: Path, extension: str) -> Path:
 
 
 def review_json(
-    driver: Driver, result: RunResult, change: Change, verdict: Verdict | None, comment: str
+    driver: Driver,
+    result: RunResult,
+    change: Change,
+    verdict: Verdict | None,
+    comment: str,
+    held_back: str | None = None,
 ) -> dict[str, Any]:
-    """The stable JSON of ``moot review --json``: verdict, comment and artifact, then the details."""
+    """The stable JSON of ``moot review --json``: verdict, comment and artifact, then the details; ``approved`` is
+    false with ``not_approved`` saying why when a degraded council's approval was held back."""
     outcome = result.outcome
-    reason = review_reason(driver, result, change) if outcome else None
+    reason = held_back or (review_reason(driver, result, change) if outcome else None)
     if verdict is None and outcome is not None and outcome.consensus and isinstance(driver, CouncilDriver):
         reason = NO_VERDICT  # the council synthesized, but its chairman gave the gate nothing to read
     return {
@@ -348,6 +371,8 @@ def review_json(
         "outcome": outcome.name if outcome else None,
         "reason": reason,
         "degraded": outcome.degraded if outcome else None,
+        "approved": verdict == "approve",
+        "not_approved": held_back,
         "turns": result.summary.turns,
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,

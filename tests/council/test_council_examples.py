@@ -44,6 +44,7 @@ def test_expected_outcomes_of_the_valid_examples() -> None:
     found = {path.stem: check_path(path).summary for path in VALID}
     assert {name: s.status for name, s in found.items() if s is not None} == {
         "chairman-failed": "FAILED",
+        "chairman-fallback": "SYNTHESIZED",
         "no-quorum": "NO_QUORUM",
         "one-member-without-answer": "SYNTHESIZED",
         "synthesized-three-members": "SYNTHESIZED",
@@ -63,3 +64,16 @@ def test_the_documented_example_is_a_valid_complete_council(tmp_path: Path) -> N
     report = check_path(path)
     assert report.violations == [] and report.summary is not None
     assert report.summary.status == "SYNTHESIZED"
+
+
+def test_check_enforces_the_quorum_its_header_names_and_an_old_record_without_one_has_two(tmp_path: Path) -> None:
+    source = EXAMPLES / "valid" / "one-member-without-answer.md"  # two of three answered, then synthesized
+    text = source.read_text(encoding="utf-8")
+    assert "- **Quorum:**" not in text and check_path(source).violations == []
+    path = tmp_path / "quorum-three.md"
+    path.write_text(text.replace("- **Chairman:**", "- **Quorum:** 3\n- **Chairman:**", 1), encoding="utf-8")
+    report = check_path(path)
+    assert report.exit_code == ExitCode.VIOLATIONS
+    assert any(v.rule == "COUNCIL_STAGE_ORDER" and "ended" in v.message and v.line for v in report.violations)
+    path.write_text(text.replace("- **Chairman:**", "- **Quorum:** 4\n- **Chairman:**", 1), encoding="utf-8")
+    assert [v.rule for v in check_path(path).violations] == ["COUNCIL_HEADER"]  # more than the members

@@ -180,7 +180,9 @@ def test_a_review_that_names_a_member_is_sent_back_with_the_rule_and_only_that_o
     checks_clean(driver.record_path)
 
 
-def test_a_chairman_that_cannot_answer_ends_the_council_as_failed(tmp_path: Path) -> None:
+def test_a_chairman_that_cannot_answer_is_replaced_by_the_top_ranked_member_and_the_council_is_degraded(
+    tmp_path: Path,
+) -> None:
     driver = start(tmp_path, chairman="openai:gpt-4o")
 
     def no_chair(request: AgentRequest) -> str:
@@ -188,9 +190,29 @@ def test_a_chairman_that_cannot_answer_ends_the_council_as_failed(tmp_path: Path
             raise AgentError("the API key is missing: set OPENAI_API_KEY")
         return legal(request)
 
-    result = run(driver, agents_for(driver, no_chair))
+    agents = agents_for(driver, no_chair)
+    result = run(driver, agents)
+    assert result.outcome is not None and result.outcome.name == "SYNTHESIZED" and not result.outcome.consensus
+    assert result.outcome.degraded is not None and "the chairman failed" in result.outcome.degraded
+    assert "OPENAI_API_KEY" in result.outcome.degraded and result.outcome.degraded.endswith("ada wrote the synthesis")
+    text = driver.record_path.read_text(encoding="utf-8")
+    assert "## Stage 3 — No synthesis from chairman" in text and "- **Fallback:** ada" in text
+    assert "## Stage 3 — Synthesis by ada" in text and [stage(r) for r in agents["ada"].requests] == [1, 2, 3]
+    checks_clean(driver.record_path)
+
+
+def test_a_fallback_that_fails_too_ends_the_council_as_failed(tmp_path: Path) -> None:
+    driver = start(tmp_path, chairman="openai:gpt-4o")
+
+    def no_synthesis(request: AgentRequest) -> str:
+        if stage(request) == 3:
+            raise AgentError("the API key is missing: set OPENAI_API_KEY")
+        return legal(request)
+
+    result = run(driver, agents_for(driver, no_synthesis))
     assert result.outcome is not None and result.outcome.name == "FAILED"
-    assert "OPENAI_API_KEY" in driver.record_path.read_text(encoding="utf-8")
+    text = driver.record_path.read_text(encoding="utf-8")
+    assert "No synthesis from chairman" in text and "ada's agent failed" in text
     checks_clean(driver.record_path)
 
 

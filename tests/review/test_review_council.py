@@ -75,3 +75,19 @@ def test_council_usage_errors_exit_2_and_leave_nothing(repo: Path) -> None:
     malformed = review(repo, "--member", "solo")
     assert malformed.returncode == 2 and "NAME=SPEC" in malformed.stderr and "Traceback" not in malformed.stderr
     assert not (repo / ".git" / "moot").exists()
+
+
+def test_a_degraded_council_does_not_approve_and_says_why_in_json_comment_and_exit_code(repo: Path) -> None:
+    broken = f"cmd:{sys.executable} {Path(__file__).parents[1] / 'engine_council' / 'council_member.py'} fail"
+    members = ["--member", f"lenient={MEMBER}", "--member", f"calm={MEMBER}", "--member", f"broken={broken}"]
+    done = review(repo, "HEAD~1..HEAD", *members, "--json")
+    assert done.returncode == 1, done.stderr  # as for changes requested
+    report = json.loads(done.stdout)
+    assert report["outcome"] == "SYNTHESIZED" and "Verdict: approve" in report["comment"]  # the chairman approved
+    assert report["verdict"] == "changes_requested" and report["approved"] is False
+    assert report["degraded"] == "broken gave no valid answer (2 of 3 answered)"
+    assert "not approved: the council is degraded (broken gave no valid answer" in report["not_approved"]
+    assert report["reason"] == report["not_approved"]
+    assert report["comment"].startswith("## moot review (council): changes requested")
+    assert "**Not approved: the council is degraded (broken gave no valid answer" in report["comment"]
+    assert "not approved" in done.stderr

@@ -40,14 +40,19 @@ def model_family(spec: str) -> str | None:
     return next((family for pattern, family in FAMILIES if pattern.search(model)), None)
 
 
-def one_family_warning(specs: Mapping[str, str]) -> str | None:
-    """One sentence when every member of a panel (three roles or more) is of the same known family."""
+def one_family(specs: Mapping[str, str]) -> str | None:
+    """The family every member of a panel (three roles or more) is of, when they are all of one known family."""
     if len(specs) < PANEL_SIZE:
         return None
     families = {model_family(spec) for spec in specs.values()}
-    if len(families) != 1 or None in families:
+    return None if len(families) != 1 else families.pop()
+
+
+def one_family_warning(specs: Mapping[str, str]) -> str | None:
+    """One sentence when every member of a panel (three roles or more) is of the same known family."""
+    family = one_family(specs)
+    if family is None:
         return None
-    family = families.pop()
     return (
         f"every member of this panel is of one model family ({family}): one family shares its blind spots, so its "
         "members agree more than independent judges would; mix in models of other families for views that check "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import hashlib
 import importlib.util
 import json
 import threading
@@ -47,6 +48,7 @@ CONTEXT_TOKENS = 2048
 DEFAULT_MAX_TOKENS = 512  # a grammar allows endless whitespace; never generate unbounded
 DEFAULT_TEMPERATURE = 0.2
 REPEAT_PENALTY = 1.3
+SEED_MODULUS = 2**31  # llama.cpp takes a 32-bit seed; -1 (random) must never come out
 
 
 def default_weights() -> Path:
@@ -141,6 +143,20 @@ def _close_models() -> None:
         _models.clear()
 
 
+def sampling_seed(base: int, request: AgentRequest) -> int:
+    """The seed of one request: its own when it names one, else ``base`` shifted by a stable digest of its role.
+
+    Roles that share one model (a council of ``local`` members) are sent the same prompt at once; with one seed
+    they would answer it word for word alike, so each role samples with a seed of its own, the same on every run.
+    """
+    if request.seed is not None:
+        return request.seed
+    if not request.role:
+        return base
+    digest = hashlib.sha256(request.role.encode("utf-8")).digest()
+    return (base + int.from_bytes(digest[:4], "big")) % SEED_MODULUS
+
+
 class LocalAgent(Agent):
     """A GGUF model in this process."""
 
@@ -204,7 +220,7 @@ class LocalAgent(Agent):
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "temperature": DEFAULT_TEMPERATURE if request.temperature is None else request.temperature,
             # per call, so the same request gives the same reply
-            "seed": self.seed if request.seed is None else request.seed,
+            "seed": sampling_seed(self.seed, request),
             # Small models loop on a phrase ("I'll provide a proposal…") without a repetition penalty.
             "repeat_penalty": REPEAT_PENALTY,
         }

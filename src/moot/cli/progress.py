@@ -113,6 +113,10 @@ class Progress:
             # A person types now: nothing may draw over their input, so the live line stops until they are done.
             self._stop_status()
             return
+        if event.type == "substituted":
+            said = f"{event.role} failed ({event.data.get('reason')}); {event.data.get('next')} takes its place"
+            self.err.print(said, markup=False, soft_wrap=True)
+            return
         if event.type == "refitted":
             context = event.data.get("context_tokens")
             self.err.print(f"{event.role}'s model has a {context}-token context: its prompts and turns now fit it")

@@ -1,6 +1,6 @@
 """``moot review [RANGE] [--council]``: a review deliberation over a git diff whose verdict is the exit code.
 
-Exit codes: 0 approve; 1 changes requested; 2 an error (bad range, no change, a participant that
+Exit codes: 0 approve; 1 changes requested (a degraded council's approval too); 2 an error (bad range, no change, a participant that
 gave no valid turn). The comment (Markdown) and the JSON are also written beside the dialogue record,
 as ``.NAME.review.md`` and ``.NAME.review.json``. The records go under ``moot/`` in the repository's git
 directory (moot.review.records_root), or under ``--records``: a review leaves the reviewed tree as it was.
@@ -79,6 +79,7 @@ def review_command(
         comment_markdown,
         council_comment,
         council_verdict,
+        gated_verdict,
         records_root,
         review_json,
         review_path,
@@ -120,14 +121,15 @@ def review_command(
     progress = Progress(driver, follow=False, quiet=as_json)
     with progress:
         result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,)))
+    held_back = None
     if isinstance(driver, CouncilDriver):
-        verdict = council_verdict(driver)
-        comment = council_comment(driver, result, change, verdict)
+        verdict, held_back = gated_verdict(driver, council_verdict(driver))
+        comment = council_comment(driver, result, change, verdict, held_back)
     else:
         assert isinstance(driver, CritiqueDriver)
         verdict = verdict_of(driver, result)
         comment = comment_markdown(driver, result, change, verdict)
-    report = review_json(driver, result, change, verdict, comment)
+    report = review_json(driver, result, change, verdict, comment, held_back)
     atomic_write_text(review_path(driver.record_path, "md"), comment)
     atomic_write_text(review_path(driver.record_path, "json"), json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     if as_json:
@@ -136,4 +138,6 @@ def review_command(
         typer.echo(comment)
     if verdict is None:
         typer.echo(f"moot: the review failed: {report['reason']}", err=True)
+    elif held_back is not None:
+        typer.echo(f"moot: {held_back}", err=True)
     raise typer.Exit(EXIT_FOR[verdict])

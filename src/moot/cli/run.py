@@ -26,7 +26,7 @@ import typer
 from moot import registry
 from moot.agents import Agent
 from moot.agents.acp_catalog import ALLOW_WRITES_ENV
-from moot.agents.family import one_family_warning
+from moot.agents.family import one_family, one_family_warning
 from moot.agents.pricing import attempt_tokens, logged_cost, total_usd, usd_text
 from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
 from moot.cli.progress import Progress, print_outcome
@@ -116,6 +116,12 @@ SourceOpt = Annotated[
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Print every attempt (raw reply, violations) as it happens.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress line; only the outcome.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing record of the same name.")]
+RequireDiverseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--require-diverse", help="Refuse a panel (three roles or more) whose every member is of one model family."
+    ),
+]
 
 # The options every ``moot run <protocol>`` command takes after its own, declared once: (parameter, type,
 # default). All but ``force`` are the fields of RunFlags.
@@ -134,6 +140,7 @@ RUN_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("dry_run", DryRunOpt, False),
     ("debug", DebugOpt, False),
     ("quiet", QuietOpt, False),
+    ("require_diverse", RequireDiverseOpt, False),
     ("force", ForceOpt, False),
 )
 
@@ -194,6 +201,23 @@ class RunFlags:
     dry_run: bool = False
     debug: bool = False
     quiet: bool = False
+    require_diverse: bool = False
+
+
+def panel_specs(driver: Driver, per_role: dict[str, str], every_role: str | None, settings: Settings) -> dict[str, str]:
+    """The agent spec each of ``driver``'s roles would be run with."""
+    choice = AgentChoice.for_driver(driver, per_role, every_role)
+    return {role: choice.spec_for(role, settings) for role in driver.roles()}
+
+
+def refuse_one_family(specs: dict[str, str]) -> None:
+    """--require-diverse: a one-family panel is a usage error, one sentence naming the fix."""
+    family = one_family(specs)
+    if family is not None:
+        raise UserError(
+            f"--require-diverse refuses this panel: every member is of one model family ({family}); give some "
+            "members a model of another family (--member, --agent ROLE=SPEC) or drop --require-diverse."
+        )
 
 
 def start_record(driver_class: type[Driver], options: Any, flags: RunFlags, *, force: bool) -> Driver:
@@ -204,9 +228,17 @@ def start_record(driver_class: type[Driver], options: Any, flags: RunFlags, *, f
     """
     from moot.engine.specs import confine
 
-    load_settings(flags.root)
-    parse_agent_options(flags.agent or [])
+    settings = load_settings(flags.root)
+    per_role = parse_agent_options(flags.agent or [])
     options = confine(options, flags.root, registry.get(driver_class.protocol).folder)
+    if flags.require_diverse:  # the panel is known once a driver exists: start one where nothing is kept
+        trial_root = start_root(flags.root, dry_run=True)
+        try:
+            trial = driver_class.start(trial_root, options, now_minutes())
+            specs = panel_specs(trial, per_role, flags.agents, settings)
+        finally:
+            shutil.rmtree(trial_root, ignore_errors=True)
+        refuse_one_family(specs)
     try:
         return driver_class.start(start_root(flags.root, flags.dry_run), options, now_minutes())
     except RecordExists as exc:
@@ -251,7 +283,10 @@ def execute(
             max_turn_tokens=flags.max_turn_tokens,
             max_cost_usd=flags.max_cost,
         )
-        warning = one_family_warning({role: choice.spec_for(role, settings) for role in driver.roles()})
+        specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
+        if flags.require_diverse:
+            refuse_one_family(specs)  # a resumed record: refused before any turn is asked
+        warning = one_family_warning(specs)
         if warning is not None:
             typer.echo(f"moot: {warning}", err=True)
         if flags.dry_run:

@@ -13,10 +13,13 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.rule import Rule
 
+from moot import registry
+from moot.agents.family import one_family_warning
 from moot.agents.pricing import attempt_tokens, logged_cache_text, logged_cost, usd_text
 from moot.cli.check import report_json, report_text
 from moot.conformity import record_analyses
 from moot.core.files import ExitCode, read_text
+from moot.core.run_state import stored_agents
 from moot.decision import decision_lines, record_decision
 from moot.detect import check_path, detect, documents
 from moot.engine.loop import usage_path
@@ -41,6 +44,14 @@ def usage_line(path: Path) -> str | None:
     line = f"usage: {len(rows)} attempt(s), {tokens} tokens, cost {usd_text(logged_cost(rows))}"
     cache = logged_cache_text(rows)
     return f"{line}\ncache: {cache}" if cache else line
+
+
+def panel_warning(protocol: str, target: Path) -> str | None:
+    """The one-family warning for a record's panel: the agent specs its runs used, and those the record names."""
+    analysis = registry.get(protocol).analysis
+    hook = analysis.load().specs if analysis is not None else None
+    named = hook(target) if hook is not None else None
+    return one_family_warning({**stored_agents(target), **(named or {})})
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -79,11 +90,13 @@ def show_command(
     analyses = record_analyses(protocol, target)
     decision = record_decision(protocol, target)
     later = followups(target)
+    warning = panel_warning(protocol, target)
     if as_json:
         shown = {
             **report_json(check_path(target)),
             "decision": decision.to_json() if decision is not None else None,
             "followups": later,
+            "panel_warning": warning,
             "documents": [{"name": title, "text": text} for title, text in shown_documents],
             "conformity": {k: a.to_json() for k, a in analyses.items()},
         }
@@ -101,6 +114,8 @@ def show_command(
             console.print(Markdown(lines_kept(text)))
     console.print(Rule("state"))
     console.print(report_text(check_path(target)), markup=False, highlight=False)
+    if warning is not None:
+        console.print(f"panel: {warning}", markup=False, highlight=False, soft_wrap=True)
     usage = usage_line(usage_path(target))
     if usage:
         console.print(usage, markup=False, highlight=False)

@@ -133,6 +133,12 @@ class Driver(ABC):
     def commit(self, turn: Any) -> None:
         """Write the turn durably (record, then digest chain) and advance the state."""
 
+    def substitute(self, role: str, reason: str, now: str) -> bool:
+        """Go on without ``role``, which failed (its agent raised, or it gave no valid turn after its repairs): True
+        when the protocol recorded the failure and someone else acts in its place (a council's failed chairman is
+        replaced by a member), so the run continues; False (the default) ends the run through :meth:`fail`."""
+        return False
+
     @abstractmethod
     def fail(self, role: str, reason: str, now: str) -> Outcome:
         """End the deliberation with the protocol's failure outcome, recorded where the format allows."""

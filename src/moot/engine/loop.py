@@ -60,7 +60,8 @@ class Limits:
 @dataclass(frozen=True)
 class Event:
     # turn_started | tokens (a reply's completion tokens so far, from an agent that streams) | attempt |
-    # turn_rejected (``repairing``: a repair request follows) | turn_accepted | halted | outcome (also when halted)
+    # turn_rejected (``repairing``: a repair request follows) | turn_accepted | substituted (a failed role's place
+    # goes to ``next``) | halted | outcome (also when halted)
     type: str
     role: str | None
     data: dict[str, Any]
@@ -221,6 +222,8 @@ class Engine:
                     break
                 if phase is not None:
                     await run_phase(self, phase, result)
+                    if self.halted is not None:  # a role ran past the turn timeout: the phase waits for a resume
+                        break
                 elif not await self._take_turn(role, result):
                     break
         except (asyncio.CancelledError, KeyboardInterrupt) as stop:
@@ -367,9 +370,8 @@ class Engine:
                 reason = self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
                 if isinstance(exc, TimeoutError):  # moot's own limit, not the debate's: a longer one may finish it
                     self.note_halt("turn_timeout", role, self.timeout_reason(role))
-                else:
-                    self._halt("agent_failed", role, reason)
-                return False
+                    return False
+                return self._substitute_or_halt("agent_failed", role, reason)
             result.spend(reply, *self.agents[role].reply_cost(reply))
             candidate = await self._accept(result, number, role, reply, attempt)
             if not candidate.errors:
@@ -385,7 +387,15 @@ class Engine:
                 return True
             request = self.timed(self.driver.repair_prompt(request, reply.text, candidate.errors))
         reason = no_valid_reply(role, "turn", self.limits.repairs + 1, rules)
-        self._halt("repairs_exhausted", role, reason)
+        return self._substitute_or_halt("repairs_exhausted", role, reason)
+
+    def _substitute_or_halt(self, cause: str, role: str, reason: str) -> bool:
+        """After ``role`` failed: True when the protocol goes on without it (:meth:`Driver.substitute`), else the
+        run halts (False)."""
+        if self.driver.substitute(role, reason, self.clock()):
+            self.emit("substituted", role, reason=reason, next=self.driver.next_speaker())
+            return True
+        self._halt(cause, role, reason)
         return False
 
     async def _accept(self, result: RunResult, number: int, role: str, reply: AgentReply, attempt: int) -> Candidate:

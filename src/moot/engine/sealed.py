@@ -5,7 +5,9 @@ engine asks every role that has not answered yet concurrently, so a phase takes 
 slowest call. Each answer is validated and repaired on its own (the loop's repair budget, per answer)
 and, once valid, *committed*: one append + fsync to the sidecar ``.NAME.sealed.jsonl`` with the
 answer's digest. The record proper does not change until every role has answered or failed; then
-the driver *reveals* the whole phase in one crash-safe write.
+the driver *reveals* the whole phase in one crash-safe write. A role that runs past moot's own turn
+timeout commits nothing (a longer timeout may get its answer): the others' answers are committed, the
+run halts resumably, and ``moot resume`` asks only the roles without a committed entry.
 
 Prompts come from the record proper only, which holds no answer of the open phase, so no sealed
 answer is in any other's prompt. After a crash the phase resumes from the sidecar: the committed
@@ -139,10 +141,14 @@ async def run_phase(engine: Engine, phase: SealedPhase, result: RunResult) -> No
     ]
     together = [role for role in missing if not engine.agents[role].interactive]
     # People answer one at a time (one terminal); models and programs are asked at once.
-    await asyncio.gather(*(_ask(engine, phase, role, result) for role in together))
+    asked = await asyncio.gather(*(_ask(engine, phase, role, result) for role in together))
     for role in missing:
         if role not in together:
-            await _ask(engine, phase, role, result)
+            asked.append(await _ask(engine, phase, role, result))
+    late = [role for role in asked if role is not None]
+    if late:  # nothing is revealed: the phase waits for the late roles' answers on a resume
+        engine.note_halt("turn_timeout", late[0], engine.timeout_reason(late[0]))
+        return
     committed = read_commitments(record, phase.name)
     answers: dict[str, Any] = {}
     failures: dict[str, str] = {}
@@ -167,8 +173,9 @@ async def run_phase(engine: Engine, phase: SealedPhase, result: RunResult) -> No
         engine.note_halt("agent_failed", role, failures[role])
 
 
-async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult) -> None:
-    """One role's sealed answer, repaired up to the loop's limit, committed to the sidecar (or its failure)."""
+async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult) -> str | None:
+    """One role's sealed answer, repaired up to the loop's limit, committed to the sidecar (or its failure); the
+    role when it ran past the turn timeout instead (nothing committed), else None."""
     driver = engine.driver
     assert isinstance(driver, SealedPhases)
     record = engine.driver.record_path
@@ -183,8 +190,10 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
             reply, request = await engine.ask(role, request)
         except Exception as exc:
             reason = engine.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
+            if isinstance(exc, TimeoutError):  # moot's own limit, not the role's failure: a longer one may finish it
+                return role
             await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
-            return
+            return None
         result.spend(reply, *engine.agents[role].reply_cost(reply))
         now = engine.clock()
         candidate = _read(engine, role, reply.text, now)
@@ -198,13 +207,14 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
             result.turns += 1
             tokens = reply.prompt_tokens + reply.completion_tokens
             engine.emit("turn_accepted", role, turn=number, attempt=attempt, tokens=tokens, phase=phase.name)
-            return
+            return None
         rules = [v.rule for v in candidate.errors]
         repairing = attempt <= engine.limits.repairs
         engine.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules, repairing=repairing)
         request = engine.timed(engine.driver.repair_prompt(request, reply.text, candidate.errors))
     reason = no_valid_reply(role, "answer", engine.limits.repairs + 1, rules)
     await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
+    return None
 
 
 async def _commit(record: Path, commitment: Commitment) -> None:

@@ -9,8 +9,9 @@ the chairman holds the answer the synthesis ranked first. A position is the memb
 review and the synthesis give their reasons, so their changes are supported.
 
 The decision is the chairman's final answer, from the synthesis (the last turn); the Dissent section of the
-synthesis gives each member's position that was not adopted, and why. A council concedes nothing and leaves no
-item open: its members never see each other's names, and the chairman closes it.
+synthesis gives each member's position that was not adopted, and why. Its open items are what the result cannot
+show (:func:`limits`): a tie at the top of the ranking, what a degraded synthesis lacks, and what a council of two
+cannot measure. A council concedes nothing: its members never see each other's names.
 """
 
 from __future__ import annotations
@@ -21,7 +22,16 @@ from typing import Any
 
 from moot.core.files import read_text
 from moot.plugin import Analysis, Decision, Held, Point, Positions, Stated
-from moot.protocols.council.machine import CouncilState, Synthesis
+from moot.protocols.council.machine import (
+    CHAIRMAN,
+    CouncilConfig,
+    CouncilProtocol,
+    CouncilState,
+    Synthesis,
+    borda,
+    first_place_text,
+    ranked_first,
+)
 from moot.protocols.council.record import Checked, check_text
 
 
@@ -120,6 +130,7 @@ def decision(path: Path) -> Decision | None:
     return Decision(
         outcome=ended.name if ended is not None else None,
         decided=Point(synthesis.answer, turn, synthesis.chairman),
+        open=tuple(Point(text, turn) for text in limits(checked.protocol.config, checked.state)),
         dissent=tuple(
             Point(f"{d.position} (not adopted: {d.why_not_adopted})", turn, d.member) for d in synthesis.dissent
         ),
@@ -132,4 +143,34 @@ def panel(path: Path) -> list[str] | None:
     return None if checked is None or checked.protocol is None else list(checked.protocol.config.names)
 
 
-ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose, decision=decision, panel=panel)
+def specs(path: Path) -> dict[str, str] | None:
+    """Each member's agent spec, and a separate chairman's, as the council's header names them."""
+    checked = _checked(path)
+    if checked is None or checked.protocol is None:
+        return None
+    config = checked.protocol.config
+    named = {member.name: member.model for member in config.members}
+    return {**named, CHAIRMAN: config.chairman_model} if config.chairman_model is not None else named
+
+
+def limits(config: CouncilConfig, state: CouncilState) -> list[str]:
+    """What the council's result cannot show, for a person reading its decision: a tie at the top of the aggregate
+    ranking, what a degraded synthesis lacks, and what a council of two cannot measure."""
+    found: list[str] = []
+    aggregate = borda(config, state) if state.synthesis is not None else []
+    if len(ranked_first(aggregate)) > 1:
+        found.append(f"the ranking is a tie: {first_place_text(aggregate)}")
+    outcome = CouncilProtocol(config).outcome(state)
+    if outcome is not None and outcome.degraded is not None:
+        found.append(f"degraded: {outcome.degraded}")
+    if len(state.valid_answers()) == 2:
+        found.append(
+            "a council of two cannot show a ranking or agreement: each reviewer sees one answer, so the ranking is "
+            "one vote each, and Kendall's W is not measurable"
+        )
+    return found
+
+
+ANALYSIS = Analysis(
+    positions=positions, answer=answer, rounds=rounds, pose=pose, decision=decision, panel=panel, specs=specs
+)

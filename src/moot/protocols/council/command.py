@@ -16,6 +16,7 @@ from moot.cli.run import (
 )
 from moot.errors import UserError
 from moot.protocols.council.driver import CouncilDriver, CouncilOptions, parse_member
+from moot.protocols.council.machine import QUORUM
 
 
 @run_options(without=("agent", "agents"))  # each member's agent is named with --member
@@ -29,6 +30,12 @@ def run_council(
         str | None, typer.Option("--chairman", help="A separate chairman's agent SPEC (default: the first member).")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="The seed of the review shuffles.")] = None,
+    quorum: Annotated[
+        int,
+        typer.Option(
+            "--quorum", help="The fewest valid answers that let the council go on; fewer end it in NO_QUORUM."
+        ),
+    ] = QUORUM,
     source: SourceOpt = None,
     *,
     flags: RunFlags,
@@ -41,6 +48,6 @@ def run_council(
     # The passages become part of the question: every member, reviewer and the chairman reads them, and a
     # resumed council reads them from its record.
     asked = with_passages(question, source, flags.root, question) or question
-    options = CouncilOptions(question=asked, members=members, chairman=chairman, seed=seed)
+    options = CouncilOptions(question=asked, members=members, chairman=chairman, seed=seed, quorum=quorum)
     driver = start_record(CouncilDriver, options, flags, force=force)
     execute(driver, flags)

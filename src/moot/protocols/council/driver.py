@@ -6,7 +6,9 @@
   model taken out. The prompt follows karpathy/llm-council's ranking prompt (evaluate each answer,
   then rank best to worst), as one JSON object so the ranking is read, not scraped from prose.
 - Stage 3 asks the chairman (a member, or a separate agent) for the final answer, showing every
-  answer and review with their authors, the Borda ranking and Kendall's W.
+  answer and review with their authors, the Borda ranking and Kendall's W. A chairman whose agent fails,
+  or that gives no valid synthesis after its repairs, is recorded as failed (:meth:`CouncilDriver.substitute`)
+  and the top-ranked member with a valid answer writes the synthesis instead.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from moot.paths import record_place
 from moot.protocols.council import record
 from moot.protocols.council.machine import (
     CHAIRMAN,
+    QUORUM,
     Answer,
+    ChairmanFailure,
     CouncilConfig,
     CouncilTurn,
     Dissent,
@@ -38,8 +42,11 @@ from moot.protocols.council.machine import (
     Review,
     Synthesis,
     borda,
+    fallback_for,
+    first_place_text,
     kendall_w,
     label,
+    ranked_first,
     redact,
     review_order,
     rounded_w,
@@ -63,6 +70,7 @@ class CouncilOptions:
     members: Sequence[Sequence[str]]  # (name, agent spec) pairs
     chairman: str | None = None  # a separate chairman's agent spec; without one the first member chairs
     seed: int | None = None  # the seed of the review shuffles; drawn at random when not given
+    quorum: int = QUORUM  # the fewest valid answers that let the council go on to its reviews
 
     def agent_specs(self) -> dict[str, str]:
         """Each role's agent spec as these options name it (the members', and a separate chairman's)."""
@@ -149,10 +157,13 @@ class CouncilDriver(Driver, SealedPhases):
             chairman_model=options.chairman or None,
             seed=options.seed if options.seed is not None else secrets.randbelow(SEED_BOUND),
             started=started,
+            quorum=options.quorum,
         )
         problems = config.problems()
         if problems:
-            raise UserError(f"cannot convene the council: {problems[0]}; fix the --question or --member options.")
+            raise UserError(
+                f"cannot convene the council: {problems[0]}; fix the --question, --member or --quorum options."
+            )
         path = record.council_path(root, config.question)
         record_place(root, path.parent.relative_to(root))
         try:
@@ -275,9 +286,11 @@ class CouncilDriver(Driver, SealedPhases):
             if review.valid
         ]
         ranking = "\n".join(
-            f"{rank}. {member} ({points} Borda points)" for rank, (member, points) in enumerate(aggregate, 1)
+            f"{rank}. {member} ({points} Borda points)" for rank, member, points in record.ranked_rows(aggregate)
         )
         agreement = record.agreement_text(kendall_w(self.state))
+        tied = first_place_text(aggregate) if len(ranked_first(aggregate)) > 1 else None
+        tie = f"The ranking is a tie: {tied}; say so in 'basis' rather than crown one. " if tied else ""
         # The question, the answers and the reviews in the record's order are the stable prefix.
         parts = [
             f"Question: {self.config.question}",
@@ -288,8 +301,8 @@ class CouncilDriver(Driver, SealedPhases):
         instruction = (
             f"\n\nThe aggregate ranking:\n{ranking}\nAgreement between the reviewers (Kendall's W): {agreement}\n\n"
             "Write the council's final answer. In 'basis', say how the ranking shaped it and name the top-ranked "
-            f"member, {aggregate[0][0]}. In 'dissent', give one entry for each of {', '.join(others)}: the position "
-            "of their answer and why it was not adopted (or which part was)."
+            f"member, {aggregate[0][0]}. {tie}In 'dissent', give one entry for each of {', '.join(others)}: the "
+            "position of their answer and why it was not adopted (or which part was)."
         )
         compact = self.bounds(role).compact
         dissent_item = {
@@ -313,6 +326,9 @@ class CouncilDriver(Driver, SealedPhases):
             "additionalProperties": False,
         }
         system = "You chair a council. You write its final answer from the members' answers and their reviews."
+        failed = self.state.chairman_failure
+        if failed is not None:  # the member writing in a failed chairman's place
+            system += f" The chairman, {failed.chairman}, failed; you write the final answer in its place."
         return self._request(role, system, (parts, instruction), schema, SYNTHESIS_MAX_TOKENS)
 
     def _request(
@@ -424,6 +440,19 @@ class CouncilDriver(Driver, SealedPhases):
             record.append_turns(self.record_path, turns, failure=failure)
         finally:
             self._load()
+
+    def substitute(self, role: str, reason: str, now: str) -> bool:
+        """A failed chairman is recorded with its fallback, the top-ranked member with a valid answer, who writes
+        the synthesis instead: True when that was written (the run goes on). A failed fallback, or a failure in
+        another stage, is not substituted (False)."""
+        state = self.state
+        if self.machine.stage(state) != 3 or state.chairman_failure is not None or role != self.config.chairman:
+            return False
+        fallback = fallback_for(self.config, state)
+        if fallback is None:
+            return False
+        self._write([ChairmanFailure(chairman=role, at=now, failure=reason, fallback=fallback)])
+        return True
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
         if self.machine.outcome(self.state) is None:

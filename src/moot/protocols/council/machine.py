@@ -2,8 +2,8 @@
 chairman writes the final answer from the aggregate ranking.
 
 - **Stage 1.** Every member answers the question, sealed and in parallel: no answer is in another's
-  prompt. A member that gives no valid answer is recorded as such. Fewer than two valid answers end
-  the council in ``NO_QUORUM``.
+  prompt. A member that gives no valid answer is recorded as such. Fewer valid answers than the
+  council's quorum (two unless its header says more) end the council in ``NO_QUORUM``.
 - **Stage 2.** Every member with a valid answer reviews the *other* valid answers, shown as
   ``Answer A``, ``Answer B``, â€¦ in an order shuffled per reviewer by :func:`review_order` from the
   council's seed (passed in; the protocol draws no randomness of its own). Member names and models
@@ -13,7 +13,9 @@ chairman writes the final answer from the aggregate ranking.
   reviews (:func:`borda`: in a review of k answers, place p earns k - p points); agreement is
   Kendall's W for the balanced incomplete design the reviews form (:func:`kendall_w`). The chairman
   names the top-ranked answer's member in the basis and, for every other member's answer, what it
-  held and why it was not adopted.
+  held and why it was not adopted. A chairman that fails (its agent errors, or it gives no valid
+  synthesis) is recorded as such, and the top-ranked member with a valid answer, other than the
+  chairman, writes the synthesis in its place (:func:`fallback_for`); the outcome is then degraded.
 
 Pure: the seed, times and texts arrive in the configuration and the turns.
 """
@@ -23,7 +25,7 @@ from __future__ import annotations
 import random
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 from urllib.parse import urlsplit
 
@@ -37,6 +39,7 @@ MAX_MEMBERS = len(string.ascii_uppercase)  # a reviewer sees at most Answer A â€
 SYNTHESIZED = "SYNTHESIZED"
 NO_QUORUM = "NO_QUORUM"
 FAILED = "FAILED"
+QUORUM = 2  # the fewest valid answers a council needs, unless its header names more
 RESERVED_NAMES = frozenset({CHAIRMAN, "answer", "moot"})
 _MEMBER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{1,39}")
 REDACTED = "[redacted]"
@@ -46,7 +49,8 @@ RULES = RuleBook(
         Rule(
             "COUNCIL_HEADER",
             "The record starts with '# Council: <title>', the question, the seed and 2 to 26 members with distinct "
-            "names of 2-40 letters, digits, '-' or '_' (not 'chairman', 'answer' or 'moot'), and names its chairman.",
+            "names of 2-40 letters, digits, '-' or '_' (not 'chairman', 'answer' or 'moot'), names its chairman, "
+            "and may name a quorum from 2 to the number of members (2 when it names none).",
         ),
         Rule(
             "COUNCIL_FORMAT",
@@ -57,6 +61,11 @@ RULES = RuleBook(
             "COUNCIL_STAGE_ORDER",
             "Every member answers once (stage 1), then every member with a valid answer reviews once (stage 2), "
             "then the chairman writes the synthesis (stage 3); nothing follows it.",
+        ),
+        Rule(
+            "COUNCIL_FALLBACK",
+            "Only a chairman's recorded failure lets another write the synthesis: the top-ranked member with a "
+            "valid answer other than the chairman, once.",
         ),
         Rule("COUNCIL_SEALED", "A revealed answer or review matches the digest committed when it was sealed."),
         Rule(
@@ -85,7 +94,11 @@ RULES = RuleBook(
             "COUNCIL_CHAIRMAN_DISSENT",
             "The synthesis names every other member's position and why it was not adopted, once each.",
         ),
-        Rule("COUNCIL_OUTCOME", "The outcome section agrees with the stages: SYNTHESIZED, NO_QUORUM or FAILED."),
+        Rule(
+            "COUNCIL_OUTCOME",
+            "The outcome section agrees with the stages: SYNTHESIZED, NO_QUORUM (fewer valid answers than the "
+            "quorum) or FAILED.",
+        ),
     ]
 )
 
@@ -111,6 +124,7 @@ class CouncilConfig(BaseModel):
     chairman_model: str | None = None  # the separate chairman's agent spec
     seed: int = Field(ge=0)
     started: str | None = None
+    quorum: int = QUORUM  # the fewest valid answers that let the council go on to its reviews
 
     @property
     def names(self) -> list[str]:
@@ -135,6 +149,8 @@ class CouncilConfig(BaseModel):
             found.append("member names must differ (case aside)")
         if self.chairman != CHAIRMAN and self.chairman not in names:
             found.append(f"the chairman {self.chairman!r} is neither a member nor a separate chairman")
+        if len(names) >= 2 and not QUORUM <= self.quorum <= len(names):
+            found.append(f"the quorum is {self.quorum}, but it must be from {QUORUM} to the {len(names)} members")
         if (self.chairman == CHAIRMAN) != (self.chairman_model is not None):
             found.append("a separate chairman has a model, and a member chairman has none of its own")
         return found
@@ -203,7 +219,19 @@ class Synthesis(BaseModel):
     dissent: tuple[Dissent, ...] = ()
 
 
-CouncilTurn = Answer | Review | Synthesis
+class ChairmanFailure(BaseModel):
+    """Stage 3: the chairman gave no synthesis (``failure`` says why), so ``fallback`` writes it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: Literal[3] = 3
+    chairman: str
+    at: str | None = None
+    failure: str
+    fallback: str
+
+
+CouncilTurn = Answer | Review | Synthesis | ChairmanFailure
 
 
 @dataclass(frozen=True)
@@ -212,10 +240,13 @@ class CouncilState:
     reviews: tuple[Review, ...] = ()
     synthesis: Synthesis | None = None
     failure: Outcome | None = None  # a run that could not go on (recorded in the outcome section)
+    chairman_failure: ChairmanFailure | None = None  # the chairman failed; its fallback writes the synthesis
 
     @property
     def turns(self) -> int:
-        return len(self.answers) + len(self.reviews) + (self.synthesis is not None)
+        return (
+            len(self.answers) + len(self.reviews) + (self.chairman_failure is not None) + (self.synthesis is not None)
+        )
 
     def valid_answers(self) -> list[Answer]:
         return [answer for answer in self.answers if answer.valid]
@@ -370,6 +401,12 @@ def ranked_first(aggregate: list[tuple[str, int]]) -> list[str]:
     return [member for member, points in aggregate if points == aggregate[0][1]] if aggregate else []
 
 
+def fallback_for(config: CouncilConfig, state: CouncilState) -> str | None:
+    """Who writes the synthesis when the chairman fails: the top-ranked member with a valid answer (in the Borda
+    count, ties in listed order) other than the chairman; None when there is no such member."""
+    return next((member for member, _ in borda(config, state) if member != config.chairman), None)
+
+
 def first_place_text(aggregate: list[tuple[str, int]]) -> str:
     """Who the reviews ranked first, as the outcome says it; a tie is named as a tie, never as one winner."""
     first = ranked_first(aggregate)
@@ -450,7 +487,11 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
         if stage == 2:
             done = {review.reviewer for review in state.reviews}
             return [answer.member for answer in state.valid_answers() if answer.member not in done]
-        return [self.config.chairman] if stage == 3 else []
+        return [self.writer(state)] if stage == 3 else []
+
+    def writer(self, state: CouncilState) -> str:
+        """Who writes the synthesis: the chairman, or after its recorded failure the fallback it names."""
+        return state.chairman_failure.fallback if state.chairman_failure is not None else self.config.chairman
 
     def next_speaker(self, state: CouncilState) -> str | None:
         pending = self.pending(state)
@@ -463,6 +504,8 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             return self._validate_answer(state, turn)
         if isinstance(turn, Review):
             return self._validate_review(state, turn)
+        if isinstance(turn, ChairmanFailure):
+            return self._validate_chairman_failure(state, turn)
         return self._validate_synthesis(state, turn)
 
     def _validate_answer(self, state: CouncilState, answer: Answer) -> list[Violation]:
@@ -521,15 +564,45 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             )
         return found
 
+    def _validate_chairman_failure(self, state: CouncilState, failure: ChairmanFailure) -> list[Violation]:
+        if self.stage(state) != 3:
+            return [RULES.violation("COUNCIL_STAGE_ORDER", "the chairman's failure comes before every review is in.")]
+        if state.chairman_failure is not None:
+            return [
+                RULES.violation("COUNCIL_FALLBACK", "the chairman's failure is recorded once; its fallback writes.")
+            ]
+        found: list[Violation] = []
+        if failure.chairman != self.config.chairman:
+            found.append(
+                RULES.violation(
+                    "COUNCIL_FALLBACK", f"{failure.chairman} is recorded as failing, but {self.config.chairman} chairs."
+                )
+            )
+        expected = fallback_for(self.config, state)
+        if failure.fallback != expected:
+            who = f"{expected}, the top-ranked member with a valid answer" if expected else "nobody (no other answer)"
+            found.append(RULES.violation("COUNCIL_FALLBACK", f"the fallback is {failure.fallback}, not {who}."))
+        if not failure.failure.strip():
+            found.append(RULES.violation("COUNCIL_FALLBACK", "the chairman's failure gives no reason."))
+        return found
+
     def _validate_synthesis(self, state: CouncilState, synthesis: Synthesis) -> list[Violation]:
         if self.stage(state) != 3:
             return [RULES.violation("COUNCIL_STAGE_ORDER", "the synthesis comes before every review is in.")]
         found: list[Violation] = []
-        if synthesis.chairman != self.config.chairman:
+        writer = self.writer(state)
+        if synthesis.chairman != writer and state.chairman_failure is None and synthesis.chairman in self.config.names:
             found.append(
                 RULES.violation(
-                    "COUNCIL_STAGE_ORDER",
-                    f"the synthesis is by {synthesis.chairman}, but {self.config.chairman} chairs the council.",
+                    "COUNCIL_FALLBACK",
+                    f"the synthesis is by {synthesis.chairman}, but {writer} chairs the council and no failure of "
+                    f"{writer} is recorded before it.",
+                )
+            )
+        elif synthesis.chairman != writer:
+            found.append(
+                RULES.violation(
+                    "COUNCIL_STAGE_ORDER", f"the synthesis is by {synthesis.chairman}, but {writer} writes it."
                 )
             )
         reviewed = {member for review in state.reviews if review.valid for member in review.ranked_members()}
@@ -588,14 +661,16 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
         if isinstance(turn, Answer):
             if stage != 1 or turn.member not in self.pending(state):
                 return state
-            return CouncilState((*state.answers, turn), state.reviews, state.synthesis, state.failure)
+            return replace(state, answers=(*state.answers, turn))
         if isinstance(turn, Review):
             if stage != 2 or turn.reviewer not in self.pending(state):
                 return state
-            return CouncilState(state.answers, (*state.reviews, turn), state.synthesis, state.failure)
-        if stage is None:
+            return replace(state, reviews=(*state.reviews, turn))
+        if stage != 3:
             return state
-        return CouncilState(state.answers, state.reviews, turn, state.failure)
+        if isinstance(turn, ChairmanFailure):
+            return state if state.chairman_failure is not None else replace(state, chairman_failure=turn)
+        return replace(state, synthesis=turn)
 
     def missing(self, state: CouncilState) -> str | None:
         """What a synthesis lacks of a whole council: the members with no valid answer, the answerers with no
@@ -611,11 +686,16 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             )
         if unreviewed:
             lacks.append(f"{', '.join(unreviewed)} gave no valid review")
+        if state.chairman_failure is not None:
+            lacks.append(
+                f"the chairman failed: {state.chairman_failure.failure}; "
+                f"{state.chairman_failure.fallback} wrote the synthesis"
+            )
         return "; ".join(lacks) or None
 
     def failed(self, state: CouncilState, reason: str) -> CouncilState:
         """The state after a run that could not go on (an agent failed, a budget was spent)."""
-        return CouncilState(state.answers, state.reviews, state.synthesis, Outcome(name=FAILED, reason=reason))
+        return replace(state, failure=Outcome(name=FAILED, reason=reason))
 
     def outcome(self, state: CouncilState) -> Outcome | None:
         if state.synthesis is not None:
@@ -629,10 +709,11 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
                 consensus=degraded is None,
                 degraded=degraded,
             )
-        if len(state.answers) >= len(self.config.members) and len(state.valid_answers()) < 2:
+        if len(state.answers) >= len(self.config.members) and len(state.valid_answers()) < self.config.quorum:
             return Outcome(
                 name=NO_QUORUM,
-                reason=f"{len(state.valid_answers())} valid answer(s) of {len(self.config.members)}; a council needs two",
+                reason=f"{len(state.valid_answers())} valid answer(s) of {len(self.config.members)}; the quorum is "
+                f"{self.config.quorum}",
             )
         return state.failure
 

@@ -1,7 +1,7 @@
 """The Council's record, ``.council/<slug>.md``: parse (total, located), render, check, crash-safe writes.
 
-The header lists the question, the seed of the review shuffles, the members with their models and
-the chairman. Each stage entry is a ``## Stage N — …`` section, a turn of the record; free text
+The header lists the question, the seed of the review shuffles, the members with their models,
+the chairman and the quorum (a record written before the quorum was recorded has the default, 2). Each stage entry is a ``## Stage N — …`` section, a turn of the record; free text
 (the question, answers, the final answer and its basis) is quoted with ``> `` so that no answer can
 forge a heading. A stage is written in one atomic write when it is revealed, so a record never holds
 part of a sealed stage; the chain's head after it (moot.core.chain) ends that write, one Markdown
@@ -32,8 +32,10 @@ from moot.protocols.council.machine import (
     CHAIRMAN,
     FAILED,
     NAME,
+    QUORUM,
     RULES,
     Answer,
+    ChairmanFailure,
     CouncilConfig,
     CouncilProtocol,
     CouncilState,
@@ -53,7 +55,7 @@ OUTCOME_HEADING = "## Outcome"
 NOT_MEASURABLE = "not measurable"
 
 _STAGE_HEADING = re.compile(
-    r"## Stage (?P<stage>[123]) — (?P<kind>Answer of|No answer from|Review by|No review from|Synthesis by) "
+    r"## Stage (?P<stage>[123]) — (?P<kind>Answer of|No answer from|Review by|No review from|No synthesis from|Synthesis by) "
     r"(?P<who>\S+) \((?P<at>[^()]*)\)"
 )
 
@@ -101,6 +103,7 @@ def render_header(config: CouncilConfig) -> str:
         "- **Members:**",
         *(f"  - {member.name}: {member.model}" for member in config.members),
         f"- **Chairman:** {chairman}",
+        f"- **Quorum:** {config.quorum}",
         "",
         "## Question",
         "",
@@ -118,6 +121,11 @@ def ranking_lines(review: Review) -> str:
     )
 
 
+def ranked_rows(ranking: Sequence[tuple[str, int]]) -> list[tuple[int, str, int]]:
+    """(rank, member, points) of an aggregate ranking, best first; members tied on points share a rank."""
+    return [(1 + sum(other > points for _, other in ranking), member, points) for member, points in ranking]
+
+
 def render_turn(turn: CouncilTurn) -> str:
     if isinstance(turn, Answer):
         if turn.failure is not None:
@@ -125,6 +133,11 @@ def render_turn(turn: CouncilTurn) -> str:
         return (
             f"## Stage 1 — Answer of {turn.member} ({turn.at or ''})\n\n"
             f"- **Sealed:** {turn.digest or sealed_digest(turn.text or '')}\n\n{quoted(turn.text or '')}\n"
+        )
+    if isinstance(turn, ChairmanFailure):
+        return (
+            f"## Stage 3 — No synthesis from {turn.chairman} ({turn.at or ''})\n\n"
+            f"- **Reason:** {one_line(turn.failure)}\n- **Fallback:** {turn.fallback}\n"
         )
     if isinstance(turn, Review):
         if turn.failure is not None:
@@ -135,7 +148,7 @@ def render_turn(turn: CouncilTurn) -> str:
             f"## Stage 2 — Review by {turn.reviewer} ({turn.at or ''})\n\n- **Shown:** {shown}\n"
             f"- **Sealed:** {turn.digest or sealed_digest(ranking)}\n\n{ranking}\n"
         )
-    rows = "\n".join(f"| {rank} | {member} | {points} |" for rank, (member, points) in enumerate(turn.ranking, 1))
+    rows = "\n".join(f"| {rank} | {member} | {points} |" for rank, member, points in ranked_rows(turn.ranking))
     agreement = NOT_MEASURABLE if turn.agreement is None else f"{turn.agreement:.3f}"
     dissent = "\n".join(
         f"- **{d.member}** — Position: {one_line(d.position)} — Not adopted: {one_line(d.why_not_adopted)}"
@@ -257,6 +270,10 @@ def _parse_header(
     if not fields["Seed"].isdigit() or len(fields["Seed"]) > 20:
         bad(f"the seed {fields['Seed']!r} must be a whole number.", first + 1)
         return None
+    quorum = fields.get("Quorum", str(QUORUM))
+    if not quorum.isdigit() or len(quorum) > 3:
+        bad(f"the quorum {quorum!r} must be a whole number.", first + 1)
+        return None
     separate = _CHAIRMAN_SEPARATE.fullmatch(fields["Chairman"])
     config = CouncilConfig(
         question=question,
@@ -265,6 +282,7 @@ def _parse_header(
         chairman_model=separate["model"] if separate else None,
         seed=int(fields["Seed"]),
         started=fields.get("Started") or None,
+        quorum=int(quorum),
     )
     problems = config.problems()
     if problems:
@@ -294,6 +312,13 @@ def _parse_turn(record: CouncilRecord, lines: list[str], start: int, end: int, f
     fields = _fields(body)
     who, at, kind = heading["who"], heading["at"] or None, heading["kind"]
     expected_stage = {"Answer of": "1", "No answer from": "1", "Review by": "2", "No review from": "2"}.get(kind, "3")
+    if kind == "No synthesis from":
+        if not fields.get("Reason") or not fields.get("Fallback"):
+            bad("a chairman's failure gives its '- **Reason:**' and the '- **Fallback:**' member who writes instead.")
+            return None
+        return TurnSource(
+            ChairmanFailure(chairman=who, at=at, failure=fields["Reason"], fallback=fields["Fallback"]), line, text
+        )
     if heading["stage"] != expected_stage:
         bad(f"'{kind}' belongs to stage {expected_stage}.")
         return None
