@@ -169,3 +169,17 @@ def test_resume_after_a_kill_in_stage_1_asks_only_the_members_still_missing(tmp_
     assert json.loads(done.stdout)["outcome"] == "VOTED"
     assert asked(calls) == Counter({"ada 1": 1, "bo 1": 1, "cy 1": 2})
     assert moot("check", record, cwd=tmp_path).returncode == 0
+
+
+def test_a_record_written_without_its_vote_gets_it_on_resume(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.txt"
+    _, report = run_json(tmp_path, *panel(calls, {"ada": "12", "bo": "12", "cy": "12"}))
+    text = (tmp_path / str(report["artifact"])).read_text(encoding="utf-8")
+    (tmp_path / "other" / ".auto").mkdir(parents=True)
+    bare = tmp_path / "other" / ".auto" / "apples.md"  # stage 1 as another tool might write it: no vote, no chain
+    bare.write_text(text[: text.index("## Vote")].rstrip("\n") + "\n", encoding="utf-8")
+    assert "open" in moot("check", str(bare), cwd=tmp_path).stdout
+    moot("resume", str(bare), cwd=tmp_path / "other")
+    assert "- **Decision:** VOTED" in bare.read_text(encoding="utf-8") and "## Outcome" in bare.read_text()
+    assert moot("check", str(bare), cwd=tmp_path).returncode == 0
+    assert asked(calls) == Counter({"ada 1": 1, "bo 1": 1, "cy 1": 1})  # the vote asked no one
