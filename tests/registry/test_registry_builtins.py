@@ -19,14 +19,14 @@ from moot.protocols.duel import tools as duel
 from moot.protocols.duel.driver import DuelDriver, DuelOptions
 from moot.protocols.duel.machine import MAX_TURNS, DuelConfig
 
-BUILT_IN = ["agora", "council", "critique", "duel", "roundtable"]
+BUILT_IN = ["agora", "auto", "council", "critique", "duel", "roundtable"]
 
 
 def test_the_built_in_protocols_are_registered_through_entry_points() -> None:
     assert list(registry.protocols())[: len(BUILT_IN)] == BUILT_IN
     folders = [plugin.folder for plugin in registry.protocols().values()]
     assert len(set(folders)) == len(folders)
-    assert registry.folders() >= {".dialogues", "debates", ".agora", ".roundtable", ".council"}
+    assert registry.folders() >= {".dialogues", "debates", ".agora", ".roundtable", ".council", ".auto"}
 
 
 @pytest.mark.parametrize("name", BUILT_IN)
@@ -43,7 +43,7 @@ def test_every_part_a_plugin_names_resolves_to_what_the_contract_says(name: str)
 
 def test_an_unknown_protocol_is_one_sentence_naming_the_known_ones() -> None:
     with pytest.raises(
-        UserError, match=r"protocol 'chess' is unknown; use one of agora, council, critique, duel, roundtable"
+        UserError, match=r"protocol 'chess' is unknown; use one of agora, auto, council, critique, duel, roundtable"
     ):
         registry.get("chess")
 

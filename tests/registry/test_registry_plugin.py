@@ -142,7 +142,7 @@ def test_moot_protocols_lists_every_protocol_with_its_package_and_capabilities(
     done = moot("protocols", "--json", cwd=tmp_path, env=plugin_env)
     assert done.returncode == 0, done.stderr
     rows = {row["name"]: row for row in json.loads(done.stdout)["protocols"]}
-    assert list(rows) == ["agora", "council", "critique", "duel", "roundtable", "pingpong"]  # moot's own first
+    assert list(rows) == ["agora", "auto", "council", "critique", "duel", "roundtable", "pingpong"]  # moot's own first
     assert rows["pingpong"]["distribution"] == "pingpong" and rows["pingpong"]["version"] == "0.1"
     assert rows["council"]["capabilities"] == ["analysis", "sealed", "view"] and rows["pingpong"]["capabilities"] == []
     assert rows["duel"]["distribution"] == "moot"
