@@ -56,7 +56,7 @@ def test_the_short_answer_is_the_last_line() -> None:
         (("12", "12", "13", "13"), "0.5", 2, ESCALATED),  # a tie for the most votes never decides
         (("12", "12", None), "1", 2, VOTED),  # a failed member is not counted
         (("12", None, None), "1", 2, NO_QUORUM),
-        (("12", None, None), "1", 1, VOTED),
+        (("12", "12", None), "1", 3, NO_QUORUM),  # the quorum counts valid answers, agreeing or not
     ],
 )
 def test_the_tally_decides(verdicts: tuple[str | None, ...], threshold: str, quorum: int, decision: str) -> None:

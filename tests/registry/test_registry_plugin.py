@@ -109,7 +109,9 @@ def test_without_the_entry_point_moot_knows_no_pingpong(tmp_path: Path, plugin_e
     assert moot("run", "pingpong", "--topic", "T", cwd=tmp_path, env=plain).returncode == 2
     refused = moot("rules", "pingpong", cwd=tmp_path, env=plain)
     assert refused.returncode == 2
-    assert "protocol 'pingpong' is unknown; use one of agora, council, critique, duel, roundtable." in refused.stderr
+    assert (
+        "protocol 'pingpong' is unknown; use one of agora, auto, council, critique, duel, roundtable." in refused.stderr
+    )
 
 
 def test_a_plugin_that_cannot_load_is_left_out_with_a_sentence_and_moot_still_works(tmp_path: Path) -> None:

@@ -53,6 +53,7 @@ def legal_reply(protocol: str, role: str, schema: dict[str, Any], prompt: str) -
         "agora": _agora,
         "roundtable": _roundtable,
         "council": _council,
+        "auto": _auto,
     }[protocol]
     return json.dumps(reply(role, schema, prompt))
 
@@ -177,6 +178,15 @@ def _council(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
             ],
         }
     return {"answer": f"A shared cache with a per-tenant floor, as {role} sees it: isolation bounds the worst case."}
+
+
+def _auto(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """A sealed answer with a short final answer (member ``cy`` alone says 13, so an unanimous vote escalates); the
+    council's review and synthesis when the vote escalated."""
+    if "final_answer" in schema["properties"]:
+        answer = "13" if role == "cy" else "12"
+        return {"reasoning": f"Counting every week of the period, {role} finds {answer}.", "final_answer": answer}
+    return _council(role, schema, prompt)
 
 
 def _word(pattern: str, prompt: str) -> str:

@@ -34,6 +34,9 @@ BUILT_INS: dict[str, tuple[dict[str, Any], str]] = {
         "closed",
     ),
     "council": ({"protocol": "council", "question": "Share one cache?", "members": MEMBERS, "seed": 5}, "SYNTHESIZED"),
+    # Two of three members agree: a vote at a threshold of two thirds, a council when it must be unanimous.
+    "auto-voted": ({"protocol": "auto", "question": "Weeks?", "members": MEMBERS, "agree": "2/3"}, "VOTED"),
+    "auto-escalated": ({"protocol": "auto", "question": "Weeks?", "members": MEMBERS, "seed": 5}, "SYNTHESIZED"),
 }
 
 

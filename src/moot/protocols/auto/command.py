@@ -29,7 +29,7 @@ def run_auto(
         ),
     ] = DEFAULT_THRESHOLD,
     quorum: Annotated[
-        int, typer.Option("--quorum", min=1, help="Fewer valid answers than this end the run NO_QUORUM.")
+        int, typer.Option("--quorum", min=DEFAULT_QUORUM, help="Fewer valid answers than this end the run NO_QUORUM.")
     ] = DEFAULT_QUORUM,
     chairman: Annotated[
         str | None,

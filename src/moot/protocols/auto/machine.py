@@ -31,7 +31,9 @@ from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Sum
 from moot.protocols.council.machine import (
     FAILED,
     NO_QUORUM,
+    QUORUM,
     Answer,
+    ChairmanFailure,
     CouncilConfig,
     CouncilProtocol,
     CouncilState,
@@ -46,7 +48,7 @@ DECISIONS = (VOTED, ESCALATED, NO_QUORUM)
 FINAL_ANSWER = "Final answer:"
 VERDICT_CHARS = 200
 DEFAULT_THRESHOLD = "1"
-DEFAULT_QUORUM = 2
+DEFAULT_QUORUM = QUORUM
 _FINAL_LINE = re.compile(rf"^{re.escape(FINAL_ANSWER)}[ \t]*(?P<verdict>\S.*?)\s*$")
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[+-]?\.\d+")
 _CURRENCY = "$€£¥"
@@ -55,8 +57,8 @@ RULES = RuleBook(
     [
         Rule(
             "AUTO_HEADER",
-            "The header gives the agreement threshold (a fraction above 0 and at most 1, e.g. 1, 0.6 or 2/3) and the "
-            "quorum (a whole number from 1 to the number of members).",
+            "The header gives the agreement threshold (a fraction above 0 and at most 1, e.g. 1, 0.6 or 2/3); its "
+            "quorum is the council's (2 to the number of members).",
         ),
         Rule(
             "AUTO_VERDICT",
@@ -98,17 +100,14 @@ def threshold_value(text: str) -> Fraction | None:
 
 
 class AutoConfig(CouncilConfig):
-    """The council's header plus the vote's threshold and quorum."""
+    """The council's header (its quorum is the vote's too) plus the vote's agreement threshold."""
 
     threshold: str = DEFAULT_THRESHOLD
-    quorum: int = DEFAULT_QUORUM
 
     def problems(self) -> list[str]:
         found = super().problems()
         if threshold_value(self.threshold) is None:
             found.append(f"the agreement threshold {self.threshold!r} must be a fraction above 0 and at most 1")
-        if not 1 <= self.quorum <= len(self.members):
-            found.append(f"the quorum {self.quorum} must be from 1 to the number of members, {len(self.members)}")
         return found
 
 
@@ -134,7 +133,7 @@ class Vote(BaseModel):
         return self.tally[0] if self.decision == VOTED and self.tally else None
 
 
-AutoTurn = Answer | Vote | Review | Synthesis
+AutoTurn = Answer | Vote | Review | Synthesis | ChairmanFailure
 
 
 @dataclass(frozen=True)

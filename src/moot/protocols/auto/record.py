@@ -49,7 +49,7 @@ def render_header(config: AutoConfig) -> str:
     lines = council.render_header(config).split("\n")
     lines[0] = TITLE + lines[0][len(council.TITLE) :]
     at = next(index for index, line in enumerate(lines) if line.startswith("- **Chairman:**"))
-    lines[at + 1 : at + 1] = [f"- **Agreement threshold:** {config.threshold}", f"- **Quorum:** {config.quorum}"]
+    lines[at + 1 : at + 1] = [f"- **Agreement threshold:** {config.threshold}"]  # the council's lines hold the quorum
     return "\n".join(lines)
 
 
@@ -143,17 +143,11 @@ def parse(text: str, file: str | None = None) -> AutoRecord:
 
 def _config(record: AutoRecord, base: CouncilConfig, head: list[str], line: int, file: str | None) -> AutoConfig | None:
     fields = _fields(head[: next((i for i, row in enumerate(head) if row.startswith("## ")), len(head))])
-    threshold, quorum = fields.get("Agreement threshold"), fields.get("Quorum", "")
-    if threshold is None or not quorum.isdigit() or len(quorum) > 4:
-        _problem(
-            record,
-            "AUTO_HEADER",
-            "the header lacks '- **Agreement threshold:**' or a whole '- **Quorum:**'.",
-            line,
-            file,
-        )
+    threshold = fields.get("Agreement threshold")
+    if threshold is None:
+        _problem(record, "AUTO_HEADER", "the header lacks '- **Agreement threshold:**'.", line, file)
         return None
-    config = AutoConfig(**base.model_dump(), threshold=threshold, quorum=int(quorum))
+    config = AutoConfig(**base.model_dump(), threshold=threshold)
     problems = config.problems()
     if problems:
         _problem(record, "AUTO_HEADER", "; ".join(problems) + ".", line, file)
