@@ -118,3 +118,12 @@ def record_place(root: str | os.PathLike[str], relative: str | os.PathLike[str])
     if found == top or not _within(found, top):
         raise PathRefused(f"{text} is not under the work root {top}; name a record folder or a record inside it.")
     return found
+
+
+def relative_text(text: str, root: str | os.PathLike[str]) -> str:
+    """``text`` with every path under the work root ``root`` written relative to it (``/home/me/repo/docs/a.md``
+    -> ``docs/a.md``): what a page meant for others shows, so that it names no directory of this machine."""
+    for base in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+        if base != os.sep:
+            text = text.replace(base + os.sep, "")
+    return text

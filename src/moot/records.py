@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,14 @@ from moot.detect import check_path
 from moot.engine.loop import usage_path
 from moot.errors import UserError
 from moot.paths import PathRefused, record_place
+
+
+def record_root(record: Path) -> Path:
+    """The work root of a record: the directory holding its protocol's folder (``debates/``, ``.dialogues/``, …),
+    else the record's own directory."""
+    absolute = Path(os.path.abspath(record))
+    folders = registry.folders()
+    return next((parent.parent for parent in absolute.parents if parent.name in folders), absolute.parent)
 
 
 def find_records(root: Path, skipped: list[str] | None = None) -> list[Path]:

@@ -55,11 +55,13 @@ def test_a_full_duel_reaches_accepted_consensus(tmp_path: Path, source: Path) ->
     assert check_path(path).exit_code == 0
     ending = conclusion(path)
     assert "**Outcome**: ACCEPTED_CONSENSUS" in ending and "**Candidate Convergence**: true" in ending
-    assert f"`{source}`" in ending and "Shared cache across tenants" in ending
+    # The conclusion names the source relative to the work root; only the seed's fields hold its absolute path.
+    cited = source.relative_to(tmp_path).as_posix()
+    assert f"`{cited}`" in ending and str(tmp_path) not in ending and "Shared cache across tenants" in ending
     text = path.read_text(encoding="utf-8")
     # Identities as the seed records them, and evidence cited by moot from the chosen section.
     assert "## Turn 2 — skeptic (moot / script:b.json) — CONVERGING" in text
-    assert f"    - `{source}` § Eviction" in text
+    assert f"    - `{cited}` § Eviction" in text
     assert "- timing leaks through the pool (blocking)" in text
     assert "- Turn 2: turn 2 answered my concern" in text  # the stance revision support of turn 3
     assert source.read_text(encoding="utf-8") == SOURCE_TEXT
@@ -211,7 +213,9 @@ def test_the_request_offers_only_what_is_legal_and_bounds_every_string(tmp_path:
             if items.get("type") == "string" and "enum" not in items:
                 assert items["maxLength"] <= 200, name
     assert SOURCE_TEXT.strip() in first.prompt
-    assert f"`{source}` § <section>" in first.prompt
+    assert (
+        f"`{source.relative_to(tmp_path).as_posix()}` § <section>" in first.prompt and str(tmp_path) not in first.prompt
+    )
 
     driver.commit(driver.read_reply("advocate", guided(1, "OPEN_TO_DEBATE"), "t").turn)
     driver.commit(driver.read_reply("skeptic", guided(2, "DISSENTING"), "t").turn)

@@ -48,12 +48,13 @@ def test_evidence_quotes_a_chosen_supporting_line_verified_and_a_resume_offers_i
     assert result["turns"] == 2, result
     assert "cache.py:2: # one global list" in asked[0].prompt  # the supporting line, shown with path:line
     text = driver.record_path.read_text(encoding="utf-8")
-    quoted = f'supporting file `{code}` line 2 "# one global list: the oldest key goes first, whoever owns it"'
-    assert f"`{source}` § Eviction; {quoted} (verified at src/cache.py:2)" in text
+    # Both are cited by their paths relative to the work root, and the sidecar keeps them so.
+    quoted = f'supporting file `{code.relative_to(tmp_path).as_posix()}` line 2 "# one global list: the oldest key goes first, whoever owns it"'
+    assert f"`{source.relative_to(tmp_path).as_posix()}` § Eviction; {quoted} (verified at src/cache.py:2)" in text
     report = check_path(driver.record_path)
     assert report.exit_code == 0, [str(v) for v in report.violations]
     assert report.summary is not None and report.summary.detail["grounding"]["advocate"]["verified"] == 1
-    assert json.loads(supporting_sidecar(driver.record_path).read_text())["supporting"] == [str(code.parent)]
+    assert json.loads(supporting_sidecar(driver.record_path).read_text())["supporting"] == ["src"]
     code.write_text(CODE.replace("whoever owns it", "by tenant"), encoding="utf-8")
     changed = [v for v in check_path(driver.record_path).violations if v.rule == "CITATION_UNVERIFIED"]
     assert [v.severity.value for v in changed] == ["error", "error"]  # moot verified them: the file changed

@@ -14,7 +14,7 @@ from mcp_helpers import REPLIES, PacedModelServer, call, connect, tool_error, tr
 
 from moot import registry
 
-RUN_TOOLS = {"start_debate", "debate_status", "debate_result", "list_debates", "cancel_debate"}
+RUN_TOOLS = {"start_debate", "resume_debate", "debate_status", "debate_result", "list_debates", "cancel_debate"}
 
 
 def moot_check(record: Path) -> subprocess.CompletedProcess[str]:

@@ -502,11 +502,10 @@ def _work_root(record: Path) -> Path:
     """The work root of a record: the directory holding its protocol's folder (.dialogues/, debates/, …),
     refused when a folder between the two is a symbolic link (moot.paths): a resume writes there."""
     from moot.paths import record_place
+    from moot.records import record_root
 
-    absolute = Path(os.path.abspath(record))
-    folders = registry.folders()
-    root = next((parent.parent for parent in absolute.parents if parent.name in folders), absolute.parent)
-    record_place(root, absolute.relative_to(root))
+    root = record_root(record)
+    record_place(root, Path(os.path.abspath(record)).relative_to(root))
     return root
 
 

@@ -112,6 +112,8 @@ def export_command(
     _require_web("moot export")
     from moot.core.files import atomic_write_text
     from moot.core.machine import ProtocolViolationError
+    from moot.paths import relative_text
+    from moot.records import record_root
     from moot.web.page import build, record_html
 
     page = build(record)
@@ -121,7 +123,8 @@ def export_command(
     if not target.parent.is_dir():
         raise UserError(f"{html.parent} is not a directory; create it or pass another --html path.")
     try:
-        atomic_write_text(target, record_html(page))
+        # Meant for a pull request or an email: paths under the work root are written relative to it.
+        atomic_write_text(target, relative_text(record_html(page), record_root(page.path)))
     except ProtocolViolationError as exc:
         raise UserError(f"cannot write {html}: {exc}") from exc
     except OSError as exc:

@@ -26,6 +26,8 @@ from moot.engine.loop import usage_path
 from moot.errors import UserError
 from moot.followup import followups
 from moot.metrics import describe
+from moot.paths import relative_text
+from moot.records import record_root
 
 
 def usage_line(path: Path) -> str | None:
@@ -86,7 +88,10 @@ def show_command(
     if report is not None and report.exit_code is ExitCode.UNREADABLE:
         raise UserError(report.violations[0].message if report.violations else f"cannot show {path}.")
     assert protocol is not None
-    shown_documents = documents(protocol, target)
+    # Paths under the work root are shown relative to it, a duel's absolute source path too: what is shown is
+    # often pasted elsewhere, and the reader's root is not this machine's.
+    root = record_root(target)
+    shown_documents = [(title, relative_text(text, root)) for title, text in documents(protocol, target)]
     analyses = record_analyses(protocol, target)
     decision = record_decision(protocol, target)
     later = followups(target)
@@ -105,7 +110,7 @@ def show_command(
     console = Console()
     if decision is not None:
         console.print(Rule("decision"))
-        console.print("\n".join(decision_lines(decision)), markup=False, highlight=False)
+        console.print(relative_text("\n".join(decision_lines(decision)), root), markup=False, highlight=False)
     for title, text in shown_documents:
         console.print(Rule(title))
         if plain:
@@ -113,7 +118,7 @@ def show_command(
         else:
             console.print(Markdown(lines_kept(text)))
     console.print(Rule("state"))
-    console.print(report_text(check_path(target)), markup=False, highlight=False)
+    console.print(relative_text(report_text(check_path(target)), root), markup=False, highlight=False)
     if warning is not None:
         console.print(f"panel: {warning}", markup=False, highlight=False, soft_wrap=True)
     usage = usage_line(usage_path(target))

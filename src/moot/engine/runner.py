@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -28,7 +28,7 @@ from moot.agents import Agent, AgentError
 from moot.agents.policy import AgentPolicy
 from moot.agents.registry import admit
 from moot.config import Settings, load_settings
-from moot.core.run_state import remove_record
+from moot.core.run_state import remove_record, stored_agents
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, Limits, RunResult, local_timestamp
 from moot.engine.session import AgentChoice, limits_from, probe_agents, require_prices, resolve_agents, run_driver
@@ -88,12 +88,7 @@ def _create(
 ) -> Prepared:
     """What :func:`prepare` does before the probe: file work and agent construction, run on a worker thread."""
     keys = caller_keys(spec)
-    if policy is not None:
-        try:
-            for named in named_specs(spec):
-                admit(named, policy)
-        except AgentError as refused:
-            raise UserError(f"{refused}.") from None
+    _allowed(named_specs(spec), policy)
     settings = load_settings(settings_root)
     panel = keys.get("panel", {})
     asked = AgentChoice(keys.get("agent", {}), keys.get("agents"))
@@ -111,6 +106,38 @@ def _create(
         raise
     specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
     return Prepared(driver, agents, limits, specs)
+
+
+def _allowed(specs: Iterable[str], policy: AgentPolicy | None) -> None:
+    """Refuse, before anything is read or written, a spec that ``policy`` (a door serving clients) does not allow."""
+    if policy is None:
+        return
+    try:
+        for named in specs:
+            admit(named, policy)
+    except AgentError as refused:
+        raise UserError(f"{refused}.") from None
+
+
+def _resumed(
+    driver: Driver,
+    root: Path,
+    policy: AgentPolicy | None,
+    agent: Mapping[str, str],
+    agents: str | None,
+    budgets: Mapping[str, float | int | None],
+) -> Prepared:
+    """What :meth:`Runner.resume` does before the probe: the agents (the record's own unless named) and limits."""
+    settings = load_settings(root)
+    per_role = dict(agent) if agents is not None else {**stored_agents(driver.record_path), **agent}
+    choice = AgentChoice.for_driver(driver, per_role, agents)
+    agents_by_role = resolve_agents(driver.roles(), choice, settings, policy)
+    given = {name: value for name, value in budgets.items() if value is not None}
+    limits = limits_from(settings, **given)
+    if limits.max_cost_usd is not None:
+        require_prices(agents_by_role, choice, settings)
+    specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
+    return Prepared(driver, agents_by_role, limits, specs)
 
 
 class RunState(StrEnum):
@@ -221,6 +248,40 @@ class Runner:
             prepared = await self._prepare(spec, force, budgets, under)
         finally:
             self._starting[session] -= 1
+        return self._launch(prepared, session)
+
+    async def resume(
+        self,
+        record: Path,
+        load: Callable[[Path], Driver],
+        *,
+        session: str | None = None,
+        agent: Mapping[str, str] | None = None,
+        agents: str | None = None,
+        **budgets: float | int | None,
+    ) -> DebateRun:
+        """Continue the interrupted debate at ``record`` (read back by ``load``, which may repair what a crash
+        left), as ``moot resume`` does: with the agent specs its runs used unless ``agent``/``agents`` name
+        others, every one of them under this runner's policy, within the same caps on running debates as a start.
+
+        The specs the record's runs used and the ones given are checked before ``load`` touches the record."""
+        running = self.get(self.id_of(record))
+        if running is not None and running.active:
+            raise UserError(f"{running.id} is running in this server; wait for it with debate_status.")
+        agent = agent or {}
+        _allowed([*([agents] if agents else stored_agents(record).values()), *agent.values()], self.policy)
+        self._admit(session, load_settings(self.root))
+        self._starting[session] += 1
+        try:
+            driver = await asyncio.to_thread(load, record)
+            prepared = await asyncio.to_thread(_resumed, driver, self.root, self.policy, agent, agents, budgets)
+            await probe_agents(prepared.agents)
+        finally:
+            self._starting[session] -= 1
+        return self._launch(prepared, session)
+
+    def _launch(self, prepared: Prepared, session: str | None) -> DebateRun:
+        """Run ``prepared`` as a task of this event loop, known by its record's id from now on."""
         driver = prepared.driver
         run = DebateRun(
             id=self.id_of(driver.record_path),
@@ -272,7 +333,7 @@ class Runner:
                     f"{exists.path} is a debate running here ({running.id}); wait for it or cancel it first."
                 ) from None
             if not force:
-                raise UserError(f"{exists} To start it afresh, pass force: true.") from None
+                raise RecordExists(exists.path, f"{exists} To start it afresh, pass force: true.") from None
             await asyncio.to_thread(remove_record, exists.path, stop_at=exists.path.parent)
             return await prepare(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets)
 

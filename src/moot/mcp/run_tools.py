@@ -23,16 +23,17 @@ from moot import registry
 from moot.conformity import conformity_json
 from moot.core.machine import Summary
 from moot.decision import decision_json
-from moot.detect import check_path
+from moot.detect import check_path, documents
 from moot.engine.runner import DebateRun, Runner, RunState
 from moot.engine.sealed import open_phase
 from moot.engine.specs import NOT_OPTIONS, rooted_paths
-from moot.errors import UserError
+from moot.errors import RecordExists, UserError
 from moot.followup import follow_up, note_followup
 from moot.mcp.params import READ_ONLY
 from moot.mcp.state import answer_async, connection_of, state_of
 from moot.paths import CLIENT_FIX, record_place
 from moot.records import find_records, record_row
+from moot.resuming import resumable
 from moot.tools import BadInput, Refused
 from moot.tools.errors import shown
 from moot.tools.waiting import MAX_WAIT_SECONDS
@@ -68,6 +69,15 @@ DebateId = Annotated[
 ]
 Optional = Annotated[float | None, WithJsonSchema({"type": "number"})]
 OptionalInt = Annotated[int | None, WithJsonSchema({"type": "integer"})]
+# The arguments start_debate and resume_debate share: a role's agent, the budgets and the repairs.
+AgentPerRole = Annotated[
+    dict[str, str], Field(description='An agent spec per role, e.g. {"critic": "anthropic:claude-sonnet-4"}.')
+]
+MaxTokens = Annotated[OptionalInt, Field(description="Token budget for the debate.", ge=1)]
+MaxWall = Annotated[Optional, Field(description="Wall-time budget in seconds.", ge=1)]
+MaxCost = Annotated[Optional, Field(description="Budget in USD (every agent needs a known price).", ge=0)]
+TurnTimeout = Annotated[Optional, Field(description="Seconds per turn.", ge=1)]
+Repairs = Annotated[OptionalInt, Field(description="Retries for an invalid turn (default 2).", ge=0)]
 
 
 class DebateStatus(BaseModel):
@@ -91,6 +101,7 @@ class DebateStatus(BaseModel):
     last_event: str | None
     error: str | None
     next_step: str
+    lifetime: str | None = None  # for a debate this call started: how long it runs (see LIFETIME)
 
 
 class DebateResult(BaseModel):
@@ -116,6 +127,8 @@ class DebateResult(BaseModel):
     elapsed_s: float | None
     conformity: dict[str, Any]
     decision: dict[str, Any] | None = None
+    transcript: list[dict[str, str]] = []  # the turns, latest kept first when cut: {"heading", "text"}
+    transcript_note: str | None = None  # what was left out of the transcript, and where to read it
 
 
 class DebateList(BaseModel):
@@ -126,6 +139,22 @@ class DebateList(BaseModel):
     root: str
     debates: list[dict[str, Any]]
     skipped: list[str] = []
+
+
+# A debate runs as a task of this server, not detached from it: a detached run would go on spending the operator's
+# keys with no server left to follow or cancel it. Every accepted turn is durable, so resume_debate continues it.
+LIFETIME = {
+    False: "It runs inside this server, which its host started over stdio: when the host closes the server, the "
+    "debate stops (every accepted turn is kept, and the record notes where); continue it with resume_debate.",
+    True: "It runs inside this HTTP server and survives client disconnects; when the server stops, the debate "
+    "stops (every accepted turn is kept, and the record notes where); continue it with resume_debate.",
+}
+
+
+def _started(ctx: Context, debate_id: str) -> DebateStatus:
+    """The status a start returns, saying how long the debate lives."""
+    state = state_of(ctx)
+    return _status(state.runner, debate_id).model_copy(update={"lifetime": LIFETIME[state.over_http]})
 
 
 # --- finding a debate ---------------------------------------------------------------------------
@@ -159,7 +188,7 @@ async def follow_up_debate(
         followed = await anyio.to_thread.run_sync(follow_up, runner.root, protocol, path, question)
         later = await runner.start(followed.spec, session=connection_of(ctx))
         await anyio.to_thread.run_sync(note_followup, path, later.id, question.strip(), later.started_at)
-        return _status(runner, later.id)
+        return _started(ctx, later.id)
 
     return await answer_async(act)
 
@@ -233,7 +262,7 @@ def _status(runner: Runner, debate_id: str) -> DebateStatus:
     )
 
 
-def _result(runner: Runner, debate_id: str) -> DebateResult:
+def _result(runner: Runner, debate_id: str, chars: int) -> DebateResult:
     run, path = _located(runner, debate_id)
     if run is not None and run.active:
         raise Refused(
@@ -248,8 +277,12 @@ def _result(runner: Runner, debate_id: str) -> DebateResult:
     result = run.result if run is not None else None
     state = run.state.value if run is not None else _disk_state(outcome is not None, isinstance(halted, dict))
     reason = outcome.reason if outcome is not None else (halted.get("reason") if isinstance(halted, dict) else None)
+    debate_id = runner.id_of(path)
+    transcript, note = (
+        bounded_turns(turn_texts(report.protocol, path), debate_id, chars) if report.protocol else ([], None)
+    )
     return DebateResult(
-        debate_id=runner.id_of(path),
+        debate_id=debate_id,
         protocol=report.protocol,
         record=str(path),
         state=state,
@@ -266,6 +299,56 @@ def _result(runner: Runner, debate_id: str) -> DebateResult:
         elapsed_s=None if result is None else round(result.elapsed_s, 3),
         conformity=conformity_json(path),
         decision=decision_json(path),
+        transcript=transcript,
+        transcript_note=note,
+    )
+
+
+# --- the transcript ---
+
+# The most of the turns' text debate_result carries: a long debate fits a client's context with room to spare.
+TRANSCRIPT_CHARS = 60_000
+
+
+def turn_texts(protocol: str, path: Path) -> list[dict[str, str]]:
+    """Each turn of the record as {"heading", "text"}: a one-file record cut at its protocol's turn headings, a
+    meeting's files one each."""
+    shown = documents(protocol, path)
+    heading = registry.get(protocol).record.load().turn_heading
+    if path.is_dir() or heading is None or not shown:
+        return [{"heading": title, "text": text} for title, text in shown]
+    turns: list[list[str]] = []
+    for line in shown[0][1].split("\n"):
+        if line.startswith(heading) or (turns and line.startswith("## ")):
+            turns.append([line])
+        elif turns:
+            turns[-1].append(line)
+    return [{"heading": lines[0].lstrip("# "), "text": "\n".join(lines).strip()} for lines in turns]
+
+
+def bounded_turns(
+    turns: list[dict[str, str]], record: str, chars: int = TRANSCRIPT_CHARS
+) -> tuple[list[dict[str, str]], str | None]:
+    """The latest turns within ``chars`` characters of text (the oldest one kept may be cut at its start), and a
+    note saying what was left out, or None when nothing was."""
+    kept: list[dict[str, str]] = []
+    left, cut = chars, False
+    for turn in reversed(turns):
+        text = turn["text"]
+        if left <= 0 or len(text) > left:
+            cut = True
+            if left > 0:
+                kept.append({**turn, "text": "…" + text[len(text) - left :]})
+            break
+        kept.append(turn)
+        left -= len(text)
+    kept.reverse()
+    if not cut:
+        return kept, None
+    return kept, (
+        f"The transcript is cut to its last {chars:,} characters: {len(turns) - len(kept)} earlier part(s) left "
+        f"out, and a part that begins with … is cut at its start; the record {record} holds every turn (read it "
+        "with moot show, or call debate_result with a larger max_chars)."
     )
 
 
@@ -324,27 +407,26 @@ async def start_debate(
     agents: Annotated[
         str, Field(description="One moot agent spec for every role, e.g. openai:gpt-4o-mini (default: moot.toml's).")
     ] = "",
-    agent: Annotated[
-        dict[str, str], Field(description='An agent spec per role, e.g. {"critic": "anthropic:claude-sonnet-4"}.')
-    ] = {},  # noqa: B006 - never mutated; the SDK copies validated arguments
+    agent: AgentPerRole = {},  # noqa: B006 - never mutated; the SDK copies validated arguments
     options: Annotated[dict[str, Any], Field(description=_options_text())] = {},  # noqa: B006 - never mutated; the SDK copies validated arguments
-    max_tokens: Annotated[OptionalInt, Field(description="Token budget for the debate.", ge=1)] = None,
-    max_wall_s: Annotated[Optional, Field(description="Wall-time budget in seconds.", ge=1)] = None,
-    max_cost_usd: Annotated[
-        Optional, Field(description="Budget in USD (every agent needs a known price).", ge=0)
-    ] = None,
-    turn_timeout_s: Annotated[Optional, Field(description="Seconds per turn.", ge=1)] = None,
-    repairs: Annotated[OptionalInt, Field(description="Retries for an invalid turn (default 2).", ge=0)] = None,
+    max_tokens: MaxTokens = None,
+    max_wall_s: MaxWall = None,
+    max_cost_usd: MaxCost = None,
+    turn_timeout_s: TurnTimeout = None,
+    repairs: Repairs = None,
     force: Annotated[bool, Field(description="Replace an existing record of the same name.")] = False,
 ) -> CallToolResult:
     """Start a deliberation that the server runs with moot's engine (as `moot run` does) and return its debate_id
-    at once; follow it with debate_status and fetch debate_result when it ends.
+    at once; follow it with debate_status and fetch debate_result when it ends. The debate lives as long as this
+    server: over stdio it stops when the host closes the server (over HTTP it survives client disconnects), with
+    every accepted turn kept; resume_debate continues it.
 
     A start that cannot run (an unknown option, agent or role, a missing key or script, an unreachable server)
     is refused in one sentence and writes nothing. So is an agent that would run a program, read a file or the
     terminal, or a model server this call names, unless the server's operator allowed it, and a start past the
     server's or this session's cap on debates running at once (moot.toml's max_running_debates and
-    max_running_debates_per_session).
+    max_running_debates_per_session). A record of the same name is refused unless force is true: continue it
+    with resume_debate.
     """
     runner = _runner(ctx)
 
@@ -352,17 +434,70 @@ async def start_debate(
         spec = debate_spec(
             runner.root, protocol, {"topic": topic, "question": question, "source": source}, options, agent, agents
         )
-        run = await runner.start(
-            spec,
+        try:
+            run = await runner.start(
+                spec,
+                session=connection_of(ctx),
+                force=force,
+                max_tokens=max_tokens,
+                max_wall_s=max_wall_s,
+                max_cost_usd=max_cost_usd,
+                turn_timeout_s=turn_timeout_s,
+                repairs=repairs,
+            )
+        except RecordExists as exists:
+            debate_id = runner.id_of(exists.path)
+            raise UserError(
+                f"{debate_id} already exists; continue it with resume_debate (debate_id {debate_id!r}), or pass "
+                "force: true to start it afresh."
+            ) from None
+        return _started(ctx, run.id)
+
+    return await answer_async(act)
+
+
+async def resume_debate(
+    debate_id: DebateId,
+    ctx: Context,
+    agents: Annotated[
+        str, Field(description="One moot agent spec for every role (default: the ones the debate's runs used).")
+    ] = "",
+    agent: AgentPerRole = {},  # noqa: B006 - never mutated; the SDK copies validated arguments
+    max_tokens: MaxTokens = None,
+    max_wall_s: MaxWall = None,
+    max_cost_usd: MaxCost = None,
+    turn_timeout_s: TurnTimeout = None,
+    repairs: Repairs = None,
+) -> CallToolResult:
+    """Continue a halted, cancelled or interrupted debate of the work root from its record, as `moot resume`
+    does: no turn is lost or repeated, and the agents are the ones its runs used unless agents or agent name
+    others. Returns at once, as start_debate does; follow it with debate_status and debate_result.
+
+    Refused in one sentence, with nothing read or written, for a debate_id that is not a record inside the work
+    root, a debate running or ended, and an agent (named here or used by the debate's earlier runs) that the
+    server's operator did not allow; the same caps on debates running at once apply as for start_debate. Like a
+    started debate, it runs as long as this server does.
+    """
+    runner = _runner(ctx)
+
+    async def act() -> DebateStatus:
+        run, path = _located(runner, debate_id)
+        shown = runner.id_of(path)
+        if run is not None and run.active:
+            raise Refused(f"Debate {run.id} is still running; follow it with debate_status.", rule="TOOLS_BAD_INPUT")
+        resumed = await runner.resume(
+            path,
+            lambda record: resumable(record, runner.root, shown),
             session=connection_of(ctx),
-            force=force,
+            agent=agent,
+            agents=agents or None,
             max_tokens=max_tokens,
             max_wall_s=max_wall_s,
             max_cost_usd=max_cost_usd,
             turn_timeout_s=turn_timeout_s,
             repairs=repairs,
         )
-        return _status(runner, run.id)
+        return _started(ctx, resumed.id)
 
     return await answer_async(act)
 
@@ -405,14 +540,26 @@ async def _follow(run: DebateRun, ctx: Context, seconds: float) -> None:
             await ctx.report_progress(summary.turns, None, f"{run.last_event}{whose}")
 
 
-async def debate_result(debate_id: DebateId, ctx: Context) -> CallToolResult:
+async def debate_result(
+    debate_id: DebateId,
+    ctx: Context,
+    max_chars: Annotated[
+        int,
+        Field(
+            description="The most characters of turn text the transcript carries (the latest turns are kept).",
+            ge=0,
+            le=TRANSCRIPT_CHARS,
+        ),
+    ] = TRANSCRIPT_CHARS,
+) -> CallToolResult:
     """How a debate ended: outcome, reason, its decision (what was decided, conceded, left open or blocking, each
-    with its turn), the protocol's summary, the record's path and check, tokens and price, and its conformity
-    metrics (who changed position toward whom)."""
+    with its turn), the turns themselves (transcript: the latest ones, up to max_chars characters, with a
+    transcript_note when cut), the protocol's summary, the record's path and check, tokens and price, and its
+    conformity metrics (who changed position toward whom)."""
     runner = _runner(ctx)
 
     async def act() -> DebateResult:
-        return _result(runner, debate_id)
+        return _result(runner, debate_id, max_chars)
 
     return await answer_async(act)
 
@@ -459,6 +606,7 @@ STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_
 
 RUN_TOOLS = (
     (start_debate, STARTS),
+    (resume_debate, STARTS),
     (follow_up_debate, STARTS),
     (debate_status, READ_ONLY),
     (debate_result, READ_ONLY),

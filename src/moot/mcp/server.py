@@ -123,7 +123,7 @@ def build_server(
         with tools.open_workspace(where, database_url=database_url) as workspace:
             runner = Runner(where, allowed)
             try:
-                yield ServerState(workspace=workspace, runner=runner)
+                yield ServerState(workspace=workspace, runner=runner, over_http=bearer_token is not None)
             finally:
                 await runner.close()  # debates still running record where they stopped
 

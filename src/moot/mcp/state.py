@@ -30,6 +30,7 @@ class ServerState:
     workspace: Workspace
     runner: Runner
     identities: Identities = field(default_factory=Identities)
+    over_http: bool = False  # streamable HTTP (debates outlive a client's connection), else stdio
 
     def acting(self, connection: str | None) -> Workspace:
         """The workspace as ``connection`` acts in it: with the secrets of the seats that connection took."""

@@ -288,6 +288,8 @@ class DuelDriver(Driver):
                 "and repair or discard the record."
             )
         self.config = parsed.config
+        # The seed keeps the source's absolute path; turns and the conclusion cite it relative to the work root.
+        self.cited = duel_grounding.cited_path(self.config.source_path, self.record_path)
         self.participants = parsed.participants
         self.machine = DuelProtocol(parsed.config, parsed.participants)
         replayed = self.machine.replay(parsed.turns).state
@@ -295,7 +297,9 @@ class DuelDriver(Driver):
         if parsed.conclusion is None and computed_outcome(self.config, self.state.turns) is not None:
             # The turns reached an outcome: after an append, or after a crash that came between the
             # turn and its conclusion. Either way the conclusion is written now.
-            conclusion = draft_conclusion(self.config, self.state.turns, closed_at=self._now or _local_now())
+            conclusion = draft_conclusion(
+                self.config, self.state.turns, closed_at=self._now or _local_now(), source=self.cited
+            )
             record.write_conclusion(self.record_path, conclusion)
             self._load()
             return
@@ -308,7 +312,8 @@ class DuelDriver(Driver):
                 raise UserError(f"cannot read the duel's source document: {problems[0].message} Restore it to go on.")
             self.source_text = source_text
             self.sections = source_sections(source_text)
-            self.supporting = _supporting_lines(duel_grounding.read_supporting(self.record_path), self.config.topic)
+            supporting = duel_grounding.read_supporting(self.record_path)
+            self.supporting = _supporting_lines(supporting, self.config.topic, self.record_path)
 
     def roles(self) -> list[str]:
         return [p.name for p in self.participants]
@@ -354,7 +359,7 @@ class DuelDriver(Driver):
         shown = "\n".join(f"{where}: {text}" for where, (_, text) in self.supporting.items())
         parts = [
             f"Topic: {self.config.topic}\n\n",
-            f"Source document (read-only): {self.config.source_path}\n<<<\n{source}\n>>>\n\n",
+            f"Source document (read-only): {self.cited}\n<<<\n{source}\n>>>\n\n",
             f"Supporting files (evidence may add one of these lines as 'supporting'):\n{shown}\n\n" if shown else "",
             *history,
         ]
@@ -390,7 +395,7 @@ class DuelDriver(Driver):
         lines = [
             f"Write turn {number} of at most {self.config.max_turns} as {role}.",
             "Evidence: choose the source section that supports each point; moot cites it as "
-            f"`{self.config.source_path}` § <section>. Add a general principle when it helps.",
+            f"`{self.cited}` § <section>. Add a general principle when it helps.",
             "The duel ends ACCEPTED_CONSENSUS when both latest turns are ACCEPTING_CONSENSUS with no blocking issue, "
             f"DISSENT when both are DISSENTING, and otherwise after turn {self.config.max_turns}.",
             "ACCEPTING_CONSENSUS still needs evidence, a limitation, and no blocking issues.",
@@ -475,7 +480,7 @@ class DuelDriver(Driver):
         try:
             citations = {where: citation for where, (citation, _) in self.supporting.items()}
             changed = previous is not None and previous.stance != guided.stance
-            reply = guided.to_reply(self.config.source_path, changed, citations)
+            reply = guided.to_reply(self.cited, changed, citations)
             turn = reply.to_turn(
                 number=len(self.state.turns) + 1,
                 participant=role,
@@ -554,7 +559,7 @@ class DuelDriver(Driver):
         reason = " ".join(reason.split()) or f"{role} gave no valid turn"
         failure = Outcome(name=OutcomeName.TIMEOUT.value, reason=reason)
         conclusion = draft_conclusion(
-            self.config, self.state.turns, closed_at=now, outcome=OutcomeName.TIMEOUT, reason=reason
+            self.config, self.state.turns, closed_at=now, outcome=OutcomeName.TIMEOUT, reason=reason, source=self.cited
         )
         try:
             record.write_conclusion(self.record_path, conclusion)
@@ -588,7 +593,7 @@ SUPPORTING_LINES = 8  # offered per request: enough to choose from, few enough f
 SUPPORTING_CHARS = 160  # a longer line is offered cut at a word, still a verbatim part of the file
 
 
-def _supporting_lines(paths: list[str], topic: str) -> dict[str, tuple[str, str]]:
+def _supporting_lines(paths: list[str], topic: str, record: Path) -> dict[str, tuple[str, str]]:
     """The supporting files' lines that best match the topic: ``path:line`` -> (citation, the line's text)."""
     existing = [Path(p) for p in paths if Path(p).exists()]
     if not existing:
@@ -600,7 +605,8 @@ def _supporting_lines(paths: list[str], topic: str) -> dict[str, tuple[str, str]
     found: dict[str, tuple[str, str]] = {}
     for item in offered:
         path, _, line = item["source"].rpartition(":")
-        citation = duel_grounding.supporting_citation(str(root / path), int(line), item["content"])
+        cited = duel_grounding.cited_path(str(root / path), record)
+        citation = duel_grounding.supporting_citation(cited, int(line), item["content"])
         found[item["source"]] = (citation, item["content"])
     return found
 

@@ -53,17 +53,33 @@ def supporting_sidecar(record: Path) -> Path:
 
 
 def write_supporting(record: Path, paths: Sequence[str]) -> None:
-    atomic_write_text(supporting_sidecar(record), json.dumps({"supporting": list(paths)}, indent=2) + "\n")
+    """Keep the supporting files beside the record, by their paths relative to the work root when inside it."""
+    kept = [cited_path(os.path.abspath(p), record) for p in paths]
+    atomic_write_text(supporting_sidecar(record), json.dumps({"supporting": kept}, indent=2) + "\n")
 
 
 def read_supporting(record: Path) -> list[str]:
-    """The supporting files of a duel moot runs ([] without any, or when the sidecar is unreadable)."""
+    """The absolute paths of the supporting files of a duel moot runs ([] without any, or when the sidecar is
+    unreadable); a relative one (as moot now writes them) is taken from the work root, whatever the current
+    directory."""
     try:
         data = json.loads(supporting_sidecar(record).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     paths = data.get("supporting") if isinstance(data, dict) else None
-    return [str(p) for p in paths] if isinstance(paths, list) else []
+    return [os.path.join(work_root(record), str(p)) for p in paths] if isinstance(paths, list) else []
+
+
+def cited_path(path: str, record: Path) -> str:
+    """How the record cites ``path``: relative to the work root when it lies inside it (so that a record, and
+    what is exported from it, names no directory of the machine it was written on), else as given."""
+    if not os.path.isabs(path):
+        return path
+    root = work_root(record)
+    for named in (Path(path), Path(os.path.realpath(path))):
+        if named.is_relative_to(root) and named != root:
+            return named.relative_to(root).as_posix()
+    return path
 
 
 def work_root(record: Path) -> Path:

@@ -310,8 +310,19 @@ def source_citations(source_path: str) -> list[str]:
     return [n for n in (named, f"/{tail}" if tail != named else "") if n]
 
 
+_BACKTICKED = re.compile(r"`([^`\s/][^`\s]*)`")
+
+
 def cites_source(text: str, source_path: str) -> bool:
-    return any(name in text for name in source_citations(source_path))
+    """``text`` names the source by a path :func:`source_citations` lists or, for an absolute source, by a path
+    in backticks that the absolute one ends in (``docs/a.md``: its path relative to the work root, which moot
+    writes so that a record shows no path of the machine it was written on)."""
+    if any(name in text for name in source_citations(source_path)):
+        return True
+    named = source_path.strip()
+    return named.startswith("/") and any(
+        named.endswith(f"/{cited}") and ".." not in cited.split("/") for cited in _BACKTICKED.findall(text)
+    )
 
 
 def has_source_locator(text: str) -> bool:
@@ -515,9 +526,11 @@ def draft_conclusion(
     closed_at: str,
     outcome: OutcomeName | None = None,
     reason: str | None = None,
+    source: str | None = None,
 ) -> DuelConclusion:
     """A conclusion that :func:`check_conclusion` accepts: the computed outcome unless the
-    coordinator names TIMEOUT or INVALIDATED (with its reason)."""
+    coordinator names TIMEOUT or INVALIDATED (with its reason). ``source`` is how its summary names the source
+    document (default: the seed's path; it must end in the source's file name)."""
     computed = computed_outcome(config, turns)
     if outcome is None:
         if computed is None:
@@ -526,7 +539,7 @@ def draft_conclusion(
     if not reason:
         raise ValueError(f"a {outcome.value} conclusion needs a reason")
     summary = (
-        f"Socratic duel on {config.topic} over `{config.source_path}` ended {outcome.value} after "
+        f"Socratic duel on {config.topic} over `{source or config.source_path}` ended {outcome.value} after "
         f"{len(turns)} turn(s): {reason.rstrip('.')}."
     )
     return DuelConclusion(
