@@ -31,8 +31,7 @@ from moot.agents.pricing import attempt_tokens, logged_cost, total_usd, usd_text
 from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
 from moot.cli.progress import Progress, print_outcome
 from moot.config import Settings, load_settings
-from moot.core.run_state import remove_record, resume_text, stored_agents, with_record
-from moot.core.torn import set_aside_torn_append
+from moot.core.run_state import remove_record, resume_text, stored_agents
 from moot.engine.driver import Driver
 from moot.engine.loop import INTERRUPTED, Limits, RunResult, rounded_usd
 from moot.engine.session import (
@@ -418,43 +417,19 @@ def resume_command(
 ) -> None:
     """Continue an interrupted debate from its record with the agents it used: no turn is lost or repeated.
     --max-rounds (or --max-turns) first raises the limit a debate ended at, where its protocol allows it."""
-    protocol, target = detected(path, "resume")
-    driver_class = registry.get(protocol).driver.load()
-    raised = {name: value for name, value in (("max_rounds", max_rounds), ("max_turns", max_turns)) if value}
-    for option in raised:
-        refusal = driver_class.limit_refusal(option)
-        if refusal is not None:
-            raise UserError(f"cannot raise the limit of {target}: {with_record(refusal, target)}")
-    from moot.core import ledger_place
+    from moot.resuming import resumable
 
+    _, target = detected(path, "resume")
     root = _work_root(target)
-    if ledger_place.configured(root):  # only then is the ledger imported and asked
-        from moot.tools.shared_record import shared_turns
-
-        shared = shared_turns(protocol, target, root)
-    else:
-        shared = None
-    if shared is not None:
-        raise UserError(
-            f"{target} is shared through the moot ledger and is now as the ledger holds it; its participants "
-            f"take their turns with {shared}, not moot resume."
-        )
-    set_aside = set_aside_torn_append(target, registry.get(protocol).record.load().check)
-    if set_aside is not None:
-        typer.echo(f"moot: {set_aside}", err=True)
-    driver = driver_class.resume(target, context=read_context(context, root))
-    if driver.repaired_chain:
-        typer.echo(f"moot: brought the digest chain of {target} up to date with its turns.", err=True)
-    for option, value in raised.items():
-        driver.raise_limit(option, value)
-    from moot.engine.sealed import open_phase
-
-    if driver.next_speaker() is None and open_phase(driver) is None:
-        outcome = driver.outcome()
-        reason = with_record(outcome.reason, target) if outcome is not None else ""
-        ended = f"it ended with {outcome.name} ({reason})" if outcome is not None else "it has ended"
-        advice = "" if "`moot " in reason else "; start a new debate instead"  # else the reason names the command
-        raise UserError(f"nothing to resume in {target}: {ended}{advice}.")
+    raised = {name: value for name, value in (("max_rounds", max_rounds), ("max_turns", max_turns)) if value}
+    driver = resumable(
+        target,
+        root,
+        str(target),
+        context=read_context(context, root),
+        raised=raised,
+        note=lambda text: typer.echo(f"moot: {text}", err=True),
+    )
     execute(driver, dataclasses.replace(flags, root=root), created=False)
 
 
