@@ -3,7 +3,7 @@
 Each protocol runs through ``moot run`` against a loopback OpenAI-shaped server (bench/cache_server.py: OpenAI's
 prompt-cache rule, usage reported with SmolLM2's tokenizer) that answers every request with a legal turn whose
 free texts are real length (tests/reliability/protocol_agent.py's ``real_length_reply``: about 300 words for a
-turn's main text, a sentence or two inside a list). The agent is ``openai:gpt-4.1-mini@URL``, priced through
+turn's main text, a sentence or two for every other one). The agent is ``openai:gpt-4.1-mini@URL``, priced through
 moot.toml's ``[prices]`` at gpt-4.1-mini's rates (a loopback server is otherwise free), so the run's ledger and
 the dry run both price with the cache. Actual figures are the run's usage log: its calls, prompt and completion
 tokens and cost. The prediction is ``moot run … --dry-run --json`` of the same command, in the same directory.
@@ -162,8 +162,9 @@ def report(found: dict[str, dict[str, Any]]) -> BenchResult:
             "main text; the OpenAI cache rule; tokens at four characters each). Actual: the run's usage log. "
             "The server counts tokens with SmolLM2's tokenizer and caches by OpenAI's rule (bench/cache_server.py).",
             "Replies are legal turns of the tests' scripted participant with their free texts lengthened to about "
-            "300 words (a main text) and 30 (inside a list): the reply length the dry run assumes, so the ratio "
-            "checks the model of each protocol's prompts and their growth, not how long a real model writes.",
+            "300 words (the turn's main text) and 30 (every other one): the reply length the dry run assumes, so "
+            "the ratios check its model of each protocol's prompts, their growth and their caching, not how long a "
+            "real model writes. The Agora's debate ends at its turn limit (TIMEOUT) here, as its plan assumes.",
             "At most: the upper bound the dry run prints beside (every reply its whole budget, every prompt grown "
             "by a whole budget per earlier call, no cache), which is what it printed alone before.",
             f"Prices: moot.toml [prices] at gpt-4.1-mini's rates (${PRICE['input']} input, ${PRICE['cached_input']} "

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         Summary,
         Violation,
     )
-    from moot.engine.driver import Candidate, Driver
+    from moot.engine.driver import Candidate, Driver, PlannedCall
     from moot.metrics import Stated
     from moot.tools.workspace import Workspace
 
@@ -333,6 +333,7 @@ class Protocol:
 _LAZY = {
     "CheckReport": "moot.core.files",
     "Candidate": "moot.engine.driver",
+    "PlannedCall": "moot.engine.driver",
     "DeliberationProtocol": "moot.core.machine",
     "Driver": "moot.engine.driver",
     "Outcome": "moot.core.machine",
@@ -367,6 +368,7 @@ __all__ = [
     "Held",
     "Outcome",
     "Panel",
+    "PlannedCall",
     "Point",
     "Pose",
     "Positions",

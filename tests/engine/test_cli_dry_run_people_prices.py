@@ -45,3 +45,11 @@ def test_a_priced_command_shows_its_cost_and_an_unpriced_one_an_unknown_cost(tmp
     assert abs(ran["cost_usd"] - expected) < 1e-6
     dry = run_moot(*args, "--dry-run", "--max-cost", "1", cwd=tmp_path)
     assert "unknown" not in dry.stdout and re.search(r"total: 4 call\(s\), ~[\d,]+ tokens, ~\$0\.\d+", dry.stdout)
+
+
+def test_a_price_without_its_output_rate_is_refused_naming_the_setting(tmp_path: Path) -> None:
+    (tmp_path / "moot.toml").write_text(f'[prices]\n"{AGENT}" = {{ input = 3.0 }}\n', encoding="utf-8")
+    done = run_moot("run", "critique", "--topic", "T", "--agents", AGENT, "--dry-run", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "moot.toml: setting 'prices." in done.stderr and ".output' is invalid" in done.stderr
+    assert "Traceback" not in done.stderr
