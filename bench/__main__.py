@@ -26,6 +26,7 @@ BENCHMARKS = [
     "model_efficiency",
     "tokens",
     "caching",
+    "estimates",
     "bounds",
     "leases",
     "shared_append",

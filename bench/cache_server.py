@@ -12,7 +12,8 @@ provider's documented prompt-cache rule and reporting cached tokens in that prov
   block boundaries before (and at) one of its breakpoints. ``cache_read_input_tokens``,
   ``cache_creation_input_tokens`` and ``input_tokens`` (what follows the last breakpoint) split the prompt.
 
-Every request is answered with a valid turn built from the request's own JSON Schema (:func:`fill`):
+Every request is answered with a valid turn built from the request's own JSON Schema (:func:`fill`, unless the
+caller gives the server another ``answer``):
 real-length prose in text fields (hundreds of words a turn), the first allowed value of an enum (the n-th in
 the n-th item of a list, so a ranking is a permutation), nothing in a text whose description says it is
 otherwise empty, and, for a text that must name someone (a pattern), a sentence naming the first word of
@@ -35,6 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Count = Callable[[str], int]
+Answer = Callable[[dict[str, Any], str, str], Any]  # (the reply's schema, a seed, the request's text) -> the turn
 
 LIFETIME_S = 300.0  # both providers: five minutes from last use
 OPENAI_MIN, OPENAI_STEP = 1024, 128
@@ -129,6 +131,9 @@ def _naming(pattern: str, seed: str, context: str) -> str:
         text = f"The ranking put {word} first, and this answer builds on the points of {word}. {rest}"
         if re.search(pattern, text):
             return text
+    for size in range(len(rest), 0, -10):  # a pattern that only bounds the text's characters: as much as it takes
+        if re.search(pattern, rest[:size].rstrip()):
+            return rest[:size].rstrip()
     raise ValueError(f"no word of the request makes a text that matches {pattern!r}")
 
 
@@ -157,8 +162,9 @@ class Served:
 class CacheServer:
     """The state behind the loopback server: the two caches, the tokenizer, what was served."""
 
-    def __init__(self, count: Count) -> None:
+    def __init__(self, count: Count, answer: Answer | None = None) -> None:
         self.count = count
+        self.answer = answer or fill
         self.lock = threading.Lock()
         self.openai = Cache()
         self.anthropic = Cache()
@@ -182,7 +188,7 @@ class CacheServer:
             self.requests += 1
         seed = _digest(prompt)  # each request's own texts, the same on every run
         context = "\n".join(str(m.get("content")) for m in messages)
-        text = json.dumps(fill(schema, seed, context)) if schema else prose(seed, WORDS_LONG)
+        text = json.dumps(self.answer(schema, seed, context)) if schema else prose(seed, WORDS_LONG)
         total, completion = self.count(prompt), self.count(text)
         self._served("openai", total, min(cached, total), 0, completion)
         return {

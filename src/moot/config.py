@@ -15,6 +15,10 @@ Example ``moot.toml``::
     ada = "openai:gpt-4o-mini"
     bo = "anthropic:claude-haiku-4-5"
 
+    [prices]                      # USD per million tokens, per agent spec: wins over the genai-prices table
+    "cmd:./my-agent" = { input = 3.0, output = 15.0 }
+    "openai:my-model@https://gateway.example/v1" = { input = 0.4, output = 1.6, cached_input = 0.1 }
+
 Command-line flags win over the file; the file wins over moot's defaults.
 
 What the clients of a door (``moot mcp``) may ask of this machine besides the configured models; nothing by
@@ -34,6 +38,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from moot.agents.pricing import TokenPrice
 from moot.errors import ConfigError
 
 
@@ -55,6 +60,8 @@ class Settings(BaseModel):
     max_wall_s: float | None = Field(default=None, gt=0)
     max_cost_usd: float | None = Field(default=None, ge=0)  # needs a known price for every agent
     max_turn_tokens: int | None = Field(default=None, gt=0)  # per turn, for every agent; else each agent's bounds
+    # agent spec -> its price per million tokens, for an agent the genai-prices table cannot price
+    prices: dict[str, TokenPrice] = Field(default_factory=dict)
     allow_agents: tuple[str, ...] = ()  # backends a door's clients may name: cmd, acp, script, local (a path), …
     allow_servers: tuple[str, ...] = ()  # model server URLs a door's clients may name (URL=ENV_NAME: its key)
 

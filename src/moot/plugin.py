@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         Summary,
         Violation,
     )
-    from moot.engine.driver import Candidate, Driver
+    from moot.engine.driver import Candidate, Driver, PlannedCall
     from moot.metrics import Stated
     from moot.tools.workspace import Workspace
 
@@ -365,6 +365,7 @@ class Protocol:
 _LAZY = {
     "CheckReport": "moot.core.files",
     "Candidate": "moot.engine.driver",
+    "PlannedCall": "moot.engine.driver",
     "DeliberationProtocol": "moot.core.machine",
     "Driver": "moot.engine.driver",
     "Outcome": "moot.core.machine",
@@ -400,6 +401,7 @@ __all__ = [
     "HostFiles",
     "Outcome",
     "Panel",
+    "PlannedCall",
     "Point",
     "Pose",
     "Positions",

@@ -149,10 +149,13 @@ def test_human_writes_a_whole_duel_turn_from_the_schema_and_the_driver_accepts_i
     assert json.loads(reply.text)["counterpoints"][0]["evidence"]["section"] == "Cost"
 
 
-def test_human_refuses_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_human_refuses_without_a_terminal_when_probed_or_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("piped text"))
+    agent = resolve_agent("human")  # choosing a person needs no terminal (a dry run prices one)
     with pytest.raises(AgentUnavailable, match=r"needs a terminal on stdin: .*script:FILE"):
-        resolve_agent("human")
+        asyncio.run(agent.probe())
+    with pytest.raises(AgentUnavailable, match=r"needs a terminal on stdin"):
+        asyncio.run(agent.reply(AgentRequest(prompt="Your turn.")))
 
 
 def test_human_gives_an_agora_signal_confidence_and_message_in_words(tmp_path: Path) -> None:

@@ -40,7 +40,10 @@ PLANS = {
         [("m1", 3, 1200), ("m2", 2, 800), ("m3", 2, 800)],
     ),
 }
-ROW = re.compile(r"^  (\S+)\s+\S+\s+(\d+) call\(s\), ~(\d+) prompt \+ ≤(\d+) completion tokens, \$0$")
+ROW = re.compile(
+    r"^  (\S+)\s+\S+\s+(\d+) call\(s\), ~([\d,]+) prompt(?: \([\d,]+ cached\))? \+ ~[\d,]+ completion tokens, "
+    r"~\$0; at most ([\d,]+) \+ ([\d,]+), \$0$"
+)
 
 
 @pytest.mark.parametrize("protocol", sorted(PLANS))
@@ -51,8 +54,8 @@ def test_a_dry_run_asks_each_role_as_its_protocol_plans(tmp_path: Path, protocol
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     rows = [match.groups() for line in lines[1:-1] if (match := ROW.match(line))]
-    assert [(role, int(calls), int(completion)) for role, calls, _, completion in rows] == expected
-    assert all(int(prompt) > 0 for _, _, prompt, _ in rows)
+    assert [(role, int(calls), int(most.replace(",", ""))) for role, calls, _, _, most in rows] == expected
+    assert all(0 < int(prompt.replace(",", "")) <= int(most.replace(",", "")) for _, _, prompt, most, _ in rows)
     calls = sum(calls for _, calls, _ in expected)
     assert lines[-1].startswith(f"  total: {calls} call(s)")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["doc.md"]  # nothing written

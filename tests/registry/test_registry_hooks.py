@@ -69,6 +69,7 @@ def test_a_plugins_call_plan_prices_the_dry_run_estimate(tmp_path: Path, monkeyp
     assert driver.call_plan() == ["ping", "pong", "ping", "pong", "ping"]
     agent = resolve_agent("openai:gpt-4o-mini")
     ping, pong = estimate(driver, {"ping": agent, "pong": agent}, Limits())
-    assert (ping.role, ping.calls, ping.completion_tokens) == ("ping", 3, 60)  # 20 tokens a return
-    assert (pong.role, pong.calls, pong.completion_tokens) == ("pong", 2, 40)
+    assert (ping.role, ping.calls, ping.max_completion_tokens) == ("ping", 3, 60)  # at most 20 tokens a return
+    assert (pong.role, pong.calls, pong.max_completion_tokens) == ("pong", 2, 40)
+    assert 0 < ping.completion_tokens <= ping.max_completion_tokens  # expected: a typical return, within its budget
     assert ping.cost_usd is not None and pong.cost_usd is not None and ping.cost_usd > pong.cost_usd > 0

@@ -58,6 +58,75 @@ def legal_reply(protocol: str, role: str, schema: dict[str, Any], prompt: str) -
     return json.dumps(reply(role, schema, prompt))
 
 
+# Real-length turns, as moot's dry run assumes a capable model writes them: about 300 words for a turn's main text
+# (its first free text), a sentence or two for every other one; a patterned text as long as its pattern allows.
+# Only free texts are lengthened, so the turn stays as legal as the short one.
+LONG_WORDS, SHORT_WORDS = 300, 30
+FREE_TEXTS = frozenset(
+    {"message", "position", "analysis", "responses_and_questions", "answer", "reason", "claim", "why_not_adopted"}
+    | {"summary", "consensus", "unresolved", "action_items", "limitation", "novel_argument", "basis"}
+)
+SENTENCES = (
+    "Tenant isolation bounds the worst case, and that is the property our users notice first.",
+    "Pooling memory lowers the footprint, but only while no single tenant can take the whole pool.",
+    "The numbers from last quarter show that scans by one tenant caused most of the latency spikes.",
+    "A floor per tenant costs little memory and removes the failure we have actually seen.",
+    "Billing per tenant stays exact if every entry is charged to the tenant that inserted it.",
+    "The migration can be reversible: keep the old eviction path behind a flag for a release.",
+    "We should measure hit rates per tenant before and after, and publish both in the design review.",
+    "The strongest objection is operational: one more setting to size, and one more to get wrong.",
+    "A default derived from each tenant's traffic answers that objection for most tenants.",
+    "Regulated tenants may still want a cache of their own, and the design should allow it.",
+    "None of this is free, and the honest comparison is with the incidents we already live with.",
+    "What would change my mind is evidence that the spikes have another cause than eviction.",
+)
+
+
+def real_length_reply(protocol: str, role: str, schema: dict[str, Any], prompt: str) -> str:
+    """:func:`legal_reply` with its free texts as long as a capable model writes them (see ``LONG_WORDS``), from a
+    pool of sentences rotated by the prompt, so that no two turns say the same."""
+    turn = json.loads(legal_reply(protocol, role, schema, prompt))
+    seed = int(hashlib.sha256(f"{role}\n{prompt}".encode()).hexdigest(), 16)
+    return json.dumps(_lengthened(turn, schema.get("properties", {}), seed, schema.get("$defs", {}), [True]))
+
+
+def _lengthened(value: Any, properties: dict[str, Any], seed: int, defs: dict[str, Any], main: list[bool]) -> Any:
+    """``value`` with its free texts lengthened; ``main`` holds whether the main text is still to be written."""
+    if isinstance(value, list):
+        return [_lengthened(item, properties, seed + index, defs, main) for index, item in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    found = {}
+    for name, item in value.items():
+        schema = properties.get(name, {})
+        if isinstance(item, str):
+            found[name] = _longer(item, schema, seed + len(name), main) if name in FREE_TEXTS else item
+            continue
+        inner = schema.get("items", schema)
+        inner = defs.get(str(inner.get("$ref", "")).rsplit("/", 1)[-1], inner).get("properties", {})
+        found[name] = _lengthened(item, inner, seed + 1, defs, [False])
+    return found
+
+
+def _longer(text: str, schema: dict[str, Any], seed: int, main: list[bool]) -> str:
+    if not text or "enum" in schema:
+        return text
+    words = LONG_WORDS if main[0] and "pattern" not in schema else SHORT_WORDS
+    main[0] = main[0] and words == SHORT_WORDS
+    longer = f"{text} {_prose(seed, words)}"[: schema.get("maxLength")]
+    pattern = schema.get("pattern")
+    while pattern and longer != text and not re.search(pattern, longer):
+        longer = longer[:-10].rstrip() if len(longer) > len(text) + 10 else text
+    return longer
+
+
+def _prose(seed: int, words: int) -> str:
+    out: list[str] = []
+    while sum(len(sentence.split()) for sentence in out) < words:
+        out.append(SENTENCES[(seed + 5 * len(out)) % len(SENTENCES)])
+    return " ".join(out)
+
+
 def _number(pattern: str, prompt: str) -> int:
     found = re.search(pattern, prompt)
     if found is None:
@@ -72,6 +141,9 @@ def _critique(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
         raise ValueError("the critique prompt names no round")
     round_, max_rounds = int(found.group(1)), int(found.group(2))
     allowed = schema["properties"]["status"]["enum"]
+    if len(allowed) == 4:  # a schema kept the same across turns: the dialogue so far says what is legal now
+        last = re.findall(r"^Status: (\S+)", prompt, re.M)
+        allowed = ["DONE"] if last and last[-1] == "PROPOSING_DONE" else ["AWAITING", "PROPOSING_DONE"]
     if "DONE" in allowed:
         status = "DONE"
     elif "PROPOSING_DONE" in allowed and round_ == max_rounds:
@@ -89,8 +161,10 @@ def _duel(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
     defs = schema["$defs"]
     stances = schema["properties"]["stance"]["enum"]
     section = defs["Evidence"]["properties"]["section"]["enum"][0]
-    addressable = defs["GuidedCounterpoint"]["properties"]["addresses"]["enum"]
-    wanted = "ACCEPTING_CONSENSUS" if number >= max_turns - 1 else "CONVERGING"
+    # A schema kept the same across turns (a prefix-caching server's) offers every choice: the duel opens open.
+    addresses = defs["GuidedCounterpoint"]["properties"]["addresses"]
+    addressable = addresses.get("enum") or [f"source § {section}"]
+    wanted = "ACCEPTING_CONSENSUS" if number >= max_turns - 1 else "CONVERGING" if number > 1 else "OPEN_TO_DEBATE"
     reply: dict[str, Any] = {
         "stance": wanted if wanted in stances else stances[0],
         "position": f"Position {number} of {role}: the shared cache needs a per-tenant floor.",
@@ -118,7 +192,8 @@ def _agora(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
         return {"evidence": [AGORA_EVIDENCE]}
     number = _number(r"TURN: (\d+)", prompt)
     signals = properties["signal"]["enum"]
-    targets = properties["target"].get("enum") or [None]
+    # A schema kept the same across turns names no targets: a counter disputes the turn before it.
+    targets = properties["target"].get("enum") or [f"turn-{number - 1}" if number > 1 else None]
     if role == "mediator":
         preferred = ["propose", "no-change"]
     elif number <= 2:

@@ -75,6 +75,8 @@ class AnthropicAgent(Agent):
     def price_usd(
         self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
     ) -> float | None:
+        if self.price is not None:
+            return super().price_usd(prompt_tokens, completion_tokens, cached_tokens=cached_tokens)
         return table_price_usd(
             self.model,
             prompt_tokens,

@@ -31,6 +31,7 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from moot.agents.pricing import TokenPrice
 from moot.errors import MootError
 
 T = TypeVar("T")
@@ -221,6 +222,8 @@ class Agent(ABC):
     supports_schema: ClassVar[bool] = False  # enforces request.json_schema (grammar, json_schema, forced tool)
     needs_network: ClassVar[bool] = False
     interactive: ClassVar[bool] = False  # a person answers
+    # The price moot.toml's [prices] gives this agent's spec (set when the agent is chosen); wins over the table.
+    price: TokenPrice | None = None
 
     @abstractmethod
     async def reply(self, request: AgentRequest) -> AgentReply:
@@ -237,9 +240,13 @@ class Agent(ABC):
 
         ``cached_tokens`` and ``cache_write_tokens`` are parts of ``prompt_tokens`` (see :class:`AgentReply`),
         priced at the cache rates. They are passed only for replies that report them, so a backend whose
-        replies never do may keep the two-argument form.
+        replies never do may keep the two-argument form. The default is the configured :attr:`price`.
         """
-        return None
+        return (
+            None
+            if self.price is None
+            else self.price.usd(prompt_tokens, completion_tokens, cached_tokens=cached_tokens)
+        )
 
     def reply_cost(self, reply: AgentReply) -> tuple[float | None, float | None]:
         """What ``reply`` cost in USD, and what the same call would have cost with no provider cache."""

@@ -29,6 +29,7 @@ from moot.agents.base import (
     UnknownAgentSpec,
     prompt_as_text,
 )
+from moot.agents.tokens import typical_tokens
 
 STDERR_TAIL_CHARS = 300
 
@@ -84,7 +85,15 @@ class CommandAgent(Agent):
         text = stdout.decode(errors="replace").strip()
         if not text:
             raise AgentBadReply(f"command '{self.label}' printed nothing: make it write the turn to stdout")
-        return AgentReply(text=text, latency_s=time.perf_counter() - start, model=f"cmd:{self.label}")
+        # A command reports no usage; one given a price is charged for its tokens as moot counts them.
+        counted = self.price is not None
+        return AgentReply(
+            text=text,
+            prompt_tokens=typical_tokens(prompt_as_text(request)) if counted else 0,
+            completion_tokens=typical_tokens(text) if counted else 0,
+            latency_s=time.perf_counter() - start,
+            model=f"cmd:{self.label}",
+        )
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:

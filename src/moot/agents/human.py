@@ -8,8 +8,9 @@ as needed, ended by a line holding only ``.``; a line holding only ``e`` opens `
 moot builds the JSON turn from the answers. A turn without a schema is free text.
 
 On a real terminal the input is read without a helper thread, so Ctrl-C ends the run at once.
-Without an injected input stream the agent needs stdin to be a terminal, and says so instead of
-hanging on a pipe. ``timeout_s`` is not enforced: people take the time they need.
+Without an injected input stream the agent needs stdin to be a terminal, and says so (at its probe,
+before a run starts, and when asked) instead of hanging on a pipe; choosing it needs none, so a dry
+run prices a person without a terminal. ``timeout_s`` is not enforced: people take the time they need.
 """
 
 from __future__ import annotations
@@ -54,13 +55,8 @@ class HumanAgent(Agent):
         return 0.0  # a person's turn calls no model: --max-cost counts only the models' spend
 
     def __init__(self, input_stream: TextIO | None = None, output_stream: TextIO | None = None) -> None:
-        if input_stream is None:
-            if not sys.stdin.isatty():
-                raise AgentUnavailable(
-                    "the human agent needs a terminal on stdin: run moot in a terminal, "
-                    "or use script:FILE to replay prepared replies"
-                )
-            input_stream = sys.stdin
+        self._terminal = input_stream is None  # stdin, which must be a terminal when the person is asked
+        input_stream = sys.stdin if input_stream is None else input_stream
         self._input = input_stream
         # A real terminal is read straight from its descriptor in the event loop (Ctrl-C cancels at once).
         self._fd = _terminal_fd(input_stream) if input_stream is sys.stdin else None
@@ -70,7 +66,15 @@ class HumanAgent(Agent):
         # Prompts go to stderr by default so that stdout stays clean for whatever moot prints there.
         self._output = output_stream or sys.stderr
 
+    async def probe(self) -> None:
+        if self._terminal and not sys.stdin.isatty():
+            raise AgentUnavailable(
+                "the human agent needs a terminal on stdin: run moot in a terminal, "
+                "or use script:FILE to replay prepared replies"
+            )
+
     async def reply(self, request: AgentRequest) -> AgentReply:
+        await self.probe()
         start = time.perf_counter()
         self._show(request)
         if request.json_schema is None:

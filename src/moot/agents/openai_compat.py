@@ -91,6 +91,8 @@ class OpenAIAgent(Agent):
     def price_usd(
         self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
     ) -> float | None:
+        if self.price is not None:
+            return super().price_usd(prompt_tokens, completion_tokens, cached_tokens=cached_tokens)
         if runs_locally(self.base_url):
             return 0.0
         provider = "openai" if self.base_url == OPENAI_URL else None  # elsewhere the table matches by URL

@@ -13,6 +13,25 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TokenPrice(BaseModel):
+    """A price you give an agent in moot.toml's ``[prices]`` (USD per million tokens), for an agent the table
+    cannot price (a command, a model it lacks, a gateway's own rates); it wins over the table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)  # prompt tokens read from a cache (default: input)
+
+    def usd(self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0) -> float:
+        """The price of one call with these token counts (``cached_tokens`` are part of ``prompt_tokens``)."""
+        cached = min(cached_tokens, prompt_tokens)
+        read = self.input if self.cached_input is None else self.cached_input
+        return ((prompt_tokens - cached) * self.input + cached * read + completion_tokens * self.output) / 1e6
+
 
 def table_price_usd(
     model: str,

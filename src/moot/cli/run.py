@@ -88,22 +88,59 @@ def start_root(root: Path, dry_run: bool) -> Path:
 
 
 def print_estimate(
-    driver: Driver, agents: dict[str, Agent], choice: AgentChoice, settings: Settings, limits: Limits
+    driver: Driver,
+    agents: dict[str, Agent],
+    choice: AgentChoice,
+    settings: Settings,
+    limits: Limits,
+    *,
+    as_json: bool = False,
 ) -> None:
-    """The dry run's table: per role its agent, calls, tokens and price, and the total."""
-    from moot.engine.estimate import estimate
+    """The dry run's table: per role its agent, calls, expected tokens and price beside the upper bound, the
+    total, and how they stand against --max-cost (--json: one object with the same figures)."""
+    from moot.engine.estimate import LONG_TEXT_TOKENS, estimate, estimate_json
 
     found = estimate(driver, agents, limits)
-    typer.echo(f"dry run of a {driver.protocol} debate: nothing was asked or written; at most, without repairs:")
+    if as_json:
+        specs = {row.role: choice.spec_for(row.role, settings) for row in found}
+        typer.echo(json.dumps(estimate_json(driver.protocol, found, specs, limits.max_cost_usd), ensure_ascii=False))
+        return
+    typer.echo(
+        f"dry run of a {driver.protocol} debate: nothing was asked or written. An estimate, without repairs: "
+        f"expected with replies of typical length (~{LONG_TEXT_TOKENS} tokens a main text) and the providers' "
+        "caching; at most with every reply its whole budget and no cache."
+    )
     for row in found:
+        agent = f"  {row.role:<12} {choice.spec_for(row.role, settings):<28} {row.calls} call(s)"
+        if row.person:
+            typer.echo(f"{agent}: a person, no model tokens, $0")
+            continue
+        cached = f" ({row.cached_tokens:,} cached)" if row.cached_tokens else ""
         typer.echo(
-            f"  {row.role:<12} {choice.spec_for(row.role, settings):<28} {row.calls} call(s), "
-            f"~{row.prompt_tokens} prompt + ≤{row.completion_tokens} completion tokens, {usd_text(row.cost_usd)}"
+            f"{agent}, ~{row.prompt_tokens:,} prompt{cached} + ~{row.completion_tokens:,} completion tokens, "
+            f"~{usd_text(row.cost_usd)}; at most {row.max_prompt_tokens:,} + {row.max_completion_tokens:,}, "
+            f"{usd_text(row.max_cost_usd)}"
         )
     calls = sum(row.calls for row in found)
     tokens = sum(row.prompt_tokens + row.completion_tokens for row in found)
-    cost = total_usd([row.cost_usd for row in found])
-    typer.echo(f"  total: {calls} call(s), ~{tokens} tokens, {usd_text(cost)}")
+    most = sum(row.max_prompt_tokens + row.max_completion_tokens for row in found)
+    cost, most_cost = total_usd([row.cost_usd for row in found]), total_usd([row.max_cost_usd for row in found])
+    typer.echo(
+        f"  total: {calls} call(s), ~{tokens:,} tokens, ~{usd_text(cost)}; at most {most:,} tokens, {usd_text(most_cost)}"
+    )
+    if limits.max_cost_usd is not None:
+        typer.echo(f"  --max-cost {usd_text(limits.max_cost_usd)}: {budget_text(limits.max_cost_usd, cost, most_cost)}")
+
+
+def budget_text(budget: float, expected: float | None, most: float | None) -> str:
+    """How the dry run's expected and upper-bound prices stand against a cost budget."""
+    if expected is None or most is None:
+        return "an agent's price is unknown, so the run would be refused; give it a price in moot.toml [prices]."
+    if most <= budget:
+        return "even the upper bound fits."
+    if expected <= budget:
+        return "the expected cost fits, the upper bound does not: the run halts if its spend reaches the budget."
+    return "the expected cost is over the budget: the run will likely halt when its spend reaches it."
 
 
 SourceOpt = Annotated[
@@ -290,7 +327,8 @@ def execute(
             typer.echo(f"moot: {warning}", err=True)
         if flags.dry_run:
             try:
-                print_estimate(driver, resolve_agents(driver.roles(), choice, settings), choice, settings, limits)
+                chosen = resolve_agents(driver.roles(), choice, settings)
+                print_estimate(driver, chosen, choice, settings, limits, as_json=flags.as_json)
             finally:
                 shutil.rmtree(next(p for p in path.parents if p.name.startswith(DRY_RUN_PREFIX)))
             raise typer.Exit(0)

@@ -62,6 +62,23 @@ def reply_format_violation(problem: str) -> Violation:
 
 
 @dataclass(frozen=True)
+class PlannedCall:
+    """One call of a deliberation that runs its course, as ``moot run --dry-run`` sizes it
+    (:meth:`Driver.planned_calls`, :mod:`moot.engine.estimate`).
+
+    Its prompt is its role's first request plus the earlier replies it carries: ``reads`` names them by their
+    index in the plan (``None``: every earlier call, the whole transcript in order), each cut to ``read_tokens``
+    where the prompt shows a digest. ``schema`` is the reply's JSON Schema where it is not the role's first
+    request's (a later stage asks for another kind of reply): the expected reply's length follows from it.
+    """
+
+    role: str
+    reads: tuple[int, ...] | None = None
+    read_tokens: int | None = None
+    schema: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class Candidate:
     """A reply read as a turn: ``turn`` is set when there are no errors."""
 
@@ -151,6 +168,12 @@ class Driver(ABC):
     def call_plan(self) -> list[str]:
         """The roles asked, one entry per call and in order, if the deliberation just started runs its course
         without repairs: what ``moot run --dry-run`` prices (:mod:`moot.engine.estimate`)."""
+
+    def planned_calls(self) -> list[PlannedCall]:
+        """The calls of :meth:`call_plan` with what each one's prompt carries of the earlier replies; by default
+        every call reads the whole transcript. A protocol whose prompts show less (the latest turn, a digest, a
+        sealed stage that sees nothing) says so here, so that the dry run's expected tokens hold."""
+        return [PlannedCall(role) for role in self.call_plan()]
 
     def outcome(self) -> Outcome | None:
         return self.summary().outcome

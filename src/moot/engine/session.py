@@ -65,6 +65,7 @@ def resolve_agents(
                 by_spec[spec] = resolve_agent(spec, policy)
             except AgentError as exc:
                 raise UserError(str(exc)) from exc
+            by_spec[spec].price = settings.prices.get(spec, by_spec[spec].price)
         agents[role] = by_spec[spec]
     return agents
 
@@ -77,7 +78,7 @@ def require_prices(agents: Mapping[str, Agent], choice: AgentChoice, settings: S
     if unknown:
         raise UserError(
             f"--max-cost needs each agent's price, and the price table does not know {', '.join(unknown)}; "
-            "use --max-tokens as the budget instead."
+            "give it one in moot.toml's [prices], or use --max-tokens as the budget instead."
         )
 
 

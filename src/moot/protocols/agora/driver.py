@@ -33,7 +33,7 @@ from moot.core.grounding import CitationCheck, citation_violations, fact_based_v
 from moot.core.hollow import content_pattern
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
 from moot.core.run_state import RUN_HALTED
-from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation, taking_turns
+from moot.engine.driver import Candidate, Driver, PlannedCall, first_error, reply_format_violation, taking_turns
 from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.engine.replies import find_object, parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
@@ -728,6 +728,22 @@ class AgoraDriver(Driver, SealedPhases):
         """Every role (the drones, the mediator, a research drone) in rotation from the first speaker, up to the
         turn limit."""
         return taking_turns(self.roles(), self.next_speaker(), self.config.max_turns)
+
+    def planned_calls(self) -> list[PlannedCall]:
+        """A debater's prompt carries the latest turn (what its opponent said), the mediator's each debater's
+        latest turn, a research drone's none."""
+        plan = self.call_plan()
+        latest: dict[str, int] = {}
+        calls = []
+        for index, role in enumerate(plan):
+            if role == MEDIATOR:
+                reads = tuple(sorted(latest.values()))
+            else:
+                reads = () if role == RESEARCHER or index == 0 else (index - 1,)
+            calls.append(PlannedCall(role, reads=reads))
+            if role in self.config.roles:
+                latest[role] = index
+        return calls
 
 
 def _positions(options: AgoraOptions) -> tuple[tuple[str, str], ...]:

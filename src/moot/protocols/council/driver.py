@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.agents.base import AgentRequest
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation, sealed_digest
-from moot.engine.driver import Candidate, Driver, first_error, reply_format_violation, taking_turns
+from moot.engine.driver import Candidate, Driver, PlannedCall, first_error, reply_format_violation, taking_turns
 from moot.engine.sealed import SealedPhase, SealedPhases
 from moot.errors import RecordExists, UserError
 from moot.limits import require_subject
@@ -129,6 +129,46 @@ def _naming(member: str, max_side: int) -> dict[str, Any]:
     """
     side = rf'[^"\\\x00-\x1f]{{0,{max_side}}}'
     return {"type": "string", "pattern": rf"^({side} )?{member}[ .,;:!]{side}$"}
+
+
+def _review_schema(labels: list[str], compact: bool) -> dict[str, Any]:
+    """A review: every answer's label once, best first, each with a reason."""
+    item = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": labels}, "reason": _text(REASON_CHARS, compact)},
+        "required": ["answer", "reason"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"ranking": {"type": "array", "items": item, "minItems": len(labels), "maxItems": len(labels)}},
+        "required": ["ranking"],
+        "additionalProperties": False,
+    }
+
+
+def _synthesis_schema(top: str, others: list[str], compact: bool) -> dict[str, Any]:
+    """The final answer: its text, a basis naming the top-ranked member, and one dissent for each other member."""
+    dissent_item = {
+        "type": "object",
+        "properties": {
+            "member": {"type": "string", "enum": others},
+            "position": _text(REASON_CHARS, compact),
+            "why_not_adopted": _text(REASON_CHARS, compact),
+        },
+        "required": ["member", "position", "why_not_adopted"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "answer": _text(ANSWER_CHARS, compact),
+            "basis": _naming(top, REASON_CHARS // 2 if compact else 4 * REASON_CHARS),
+            "dissent": {"type": "array", "items": dissent_item, "minItems": len(others), "maxItems": len(others)},
+        },
+        "required": ["answer", "basis", "dissent"],
+        "additionalProperties": False,
+    }
 
 
 class CouncilDriver(Driver, SealedPhases):
@@ -245,23 +285,7 @@ class CouncilDriver(Driver, SealedPhases):
             f"of them from best to worst: {', '.join(labels)}, each exactly once, each with a one- or two-sentence "
             "reason. Refer to answers only by their labels; the authors are anonymous."
         )
-        item = {
-            "type": "object",
-            "properties": {
-                "answer": {"type": "string", "enum": labels},
-                "reason": _text(REASON_CHARS, self.bounds(role).compact),
-            },
-            "required": ["answer", "reason"],
-            "additionalProperties": False,
-        }
-        schema = {
-            "type": "object",
-            "properties": {
-                "ranking": {"type": "array", "items": item, "minItems": len(labels), "maxItems": len(labels)}
-            },
-            "required": ["ranking"],
-            "additionalProperties": False,
-        }
+        schema = _review_schema(labels, self.bounds(role).compact)
         system = "You are a member of a council reviewing anonymous answers. Judge the answers, not their authors."
         # The system message and prompt name no member and no model: redact() took them out of the answers.
         redacted = ([redact(part, self.config) for part in parts], redact(instruction, self.config))
@@ -304,27 +328,7 @@ class CouncilDriver(Driver, SealedPhases):
             f"member, {aggregate[0][0]}. {tie}In 'dissent', give one entry for each of {', '.join(others)}: the "
             "position of their answer and why it was not adopted (or which part was)."
         )
-        compact = self.bounds(role).compact
-        dissent_item = {
-            "type": "object",
-            "properties": {
-                "member": {"type": "string", "enum": others},
-                "position": _text(REASON_CHARS, compact),
-                "why_not_adopted": _text(REASON_CHARS, compact),
-            },
-            "required": ["member", "position", "why_not_adopted"],
-            "additionalProperties": False,
-        }
-        schema = {
-            "type": "object",
-            "properties": {
-                "answer": _text(ANSWER_CHARS, compact),
-                "basis": _naming(aggregate[0][0], REASON_CHARS // 2 if compact else 4 * REASON_CHARS),
-                "dissent": {"type": "array", "items": dissent_item, "minItems": len(others), "maxItems": len(others)},
-            },
-            "required": ["answer", "basis", "dissent"],
-            "additionalProperties": False,
-        }
+        schema = _synthesis_schema(aggregate[0][0], others, self.bounds(role).compact)
         system = "You chair a council. You write its final answer from the members' answers and their reviews."
         failed = self.state.chairman_failure
         if failed is not None:  # the member writing in a failed chairman's place
@@ -472,3 +476,19 @@ class CouncilDriver(Driver, SealedPhases):
         the roles in rotation from the first speaker."""
         valid = len(self.state.valid_answers()) or len(self.config.members)
         return taking_turns(self.roles(), self.next_speaker(), len(self.config.members) + valid + 1)
+
+    def planned_calls(self) -> list[PlannedCall]:
+        """A new council's calls by stage: the answers see nothing (sealed), each review reads every answer and
+        ranks them, the synthesis reads the answers and the reviews."""
+        plan = self.call_plan()
+        if self.machine.stage(self.state) != 1 or len(plan) < 2:
+            return super().planned_calls()
+        answers = len(self.config.members)
+        answered = tuple(range(answers))
+        calls = [PlannedCall(role, reads=()) for role in plan[:answers]]
+        labels = [label(index) for index in range(answers)]
+        for role in plan[answers:-1]:
+            calls.append(PlannedCall(role, reads=answered, schema=_review_schema(labels, self.bounds(role).compact)))
+        chairman, names = plan[-1], self.config.names
+        schema = _synthesis_schema(names[0], names[1:], self.bounds(chairman).compact)
+        return [*calls, PlannedCall(chairman, reads=tuple(range(len(calls))), schema=schema)]

@@ -32,7 +32,15 @@ from moot.agents.tokens import clip_to_tokens, estimate_tokens
 from moot.core.files import read_text
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
-from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation, taking_turns
+from moot.engine.driver import (
+    Candidate,
+    Driver,
+    PlannedCall,
+    first_error,
+    json_schema_of,
+    reply_format_violation,
+    taking_turns,
+)
 from moot.engine.grounding import Grounding, offered_items
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
@@ -586,6 +594,10 @@ class DuelDriver(Driver):
         """The two participants taking turns from the first speaker up to the turn limit."""
         return taking_turns(self.roles(), self.next_speaker(), self.config.max_turns)
 
+    def planned_calls(self) -> list[PlannedCall]:
+        """Each turn's prompt carries every earlier turn as its digest (:func:`_digest`)."""
+        return [PlannedCall(role, read_tokens=DIGEST_TOKENS) for role in self.call_plan()]
+
 
 # --- helpers -----------------------------------------------------------------------------------
 
@@ -653,13 +665,22 @@ def source_sections(text: str) -> list[str]:
     return sections or [f"lines 1-{max(1, len(text.splitlines()))}"]
 
 
+# A turn's digest keeps its position and novel argument cut to 70 tokens each and each counterpoint's claim to
+# 50 (conservative counts, about three quarters of that in a hosted model's tokens): with its heading and one
+# counterpoint, about this many tokens, what the dry run counts per earlier turn.
+DIGEST_POINT_TOKENS, DIGEST_CLAIM_TOKENS = 70, 50
+DIGEST_TOKENS = (2 * DIGEST_POINT_TOKENS + DIGEST_CLAIM_TOKENS) * 3 // 4 + 30
+
+
 def _digest(turn: DuelTurn) -> str:
     lines = [
         f"Turn {turn.number} — {turn.participant} — {turn.stance}",
-        f"  Position: {clip_to_tokens(turn.position, 70)}",
+        f"  Position: {clip_to_tokens(turn.position, DIGEST_POINT_TOKENS)}",
     ]
-    lines += [f"  Counterpoint ({c.addresses}): {clip_to_tokens(c.claim, 50)}" for c in turn.counterpoints]
-    lines.append(f"  Novel argument: {clip_to_tokens(turn.novel_argument, 70)}")
+    lines += [
+        f"  Counterpoint ({c.addresses}): {clip_to_tokens(c.claim, DIGEST_CLAIM_TOKENS)}" for c in turn.counterpoints
+    ]
+    lines.append(f"  Novel argument: {clip_to_tokens(turn.novel_argument, DIGEST_POINT_TOKENS)}")
     lines += [
         f"  Unresolved: {clip_to_tokens(u.text, 35)} ({'blocking' if u.blocking else 'non-blocking'})"
         for u in turn.unresolved
