@@ -2,7 +2,7 @@
 
 MOOT_ROLE "good" answers every arithmetic question right; any other agent answers one too many, and in a
 debate round adopts the first other agent's answer it is shown (a conformist). Every call is logged as one JSON
-line (role, prompt) to the file named by EVAL_SOLVER_LOG, and waits EVAL_SOLVER_DELAY seconds. While the file
+line (role, prompt, the pid of the moot process that asked) to the file named by EVAL_SOLVER_LOG, and waits EVAL_SOLVER_DELAY seconds. While the file
 named by EVAL_SOLVER_FAIL exists it fails (exit code 1: the model's failure); the role named by EVAL_SOLVER_HANG
 never answers in time (an infrastructure failure); EVAL_SOLVER_STYLE=prose answers "So the final answer is
 a + b = c." instead of an answer line.
@@ -34,6 +34,6 @@ else:
 log = os.environ.get("EVAL_SOLVER_LOG")
 if log:
     with open(log, "a", encoding="utf-8") as file:
-        file.write(json.dumps({"role": role, "prompt": prompt}) + "\n")
+        file.write(json.dumps({"role": role, "prompt": prompt, "asker": os.getppid()}) + "\n")
 time.sleep(float(os.environ.get("EVAL_SOLVER_DELAY", "0")))
 print(reply)

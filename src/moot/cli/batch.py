@@ -9,12 +9,16 @@ Each line of the file is one debate::
 cannot start (bad JSON, unknown protocol, bad options) are reported as errors and do not stop the
 others. The exit code is 0 when every debate reached consensus, 1 otherwise, 2 for an unreadable file.
 With ``--workers W`` the debates are dealt to W processes (each running ``--concurrency`` at once), so a batch
-uses every core; each process loads its own local model, if a debate uses one.
+uses every core; each process loads its own local model, if a debate uses one. With ``--ledger postgresql://…``
+every host that runs the same file shares one batch (:mod:`moot.cli.shared_batch`): each process takes the next
+line from the database instead of a share dealt here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import json
 import multiprocessing
 from collections.abc import Callable, Iterator
@@ -27,13 +31,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as BatchBar
 
+from moot.cli.shared_batch import LEASE_S, SharedBatch, open_shared, progress, run_shared, summary
 from moot.engine.runner import prepare
 from moot.engine.session import run_driver
 from moot.engine.specs import caller_keys
 from moot.errors import UserError
 
 
-async def _run_line(number: int, spec: dict[str, Any], gate: asyncio.Semaphore, started: str) -> dict[str, Any]:
+async def _run_line(number: int, spec: dict[str, Any], *, gate: asyncio.Semaphore, started: str) -> dict[str, Any]:
     async with gate:
         try:
             root = Path(caller_keys(spec).get("root", "."))
@@ -49,27 +54,43 @@ async def _run_all(
 ) -> None:
     """Run ``specs``, at most ``concurrency`` at once, handing each row to ``emit`` as its debate ends."""
     gate = asyncio.Semaphore(concurrency)
-    tasks = [asyncio.create_task(_run_line(number, spec, gate, started)) for number, spec in specs]
+    tasks = [asyncio.create_task(_run_line(number, spec, gate=gate, started=started)) for number, spec in specs]
     for task in asyncio.as_completed(tasks):
         emit(await task)
 
 
-def _worker(specs: list[tuple[int, dict[str, Any]]], concurrency: int, started: str, rows: Queue[Any]) -> None:
-    """One worker process of ``--workers``: its share of the batch, each row sent back as it ends."""
+def _worker(source: Any, concurrency: int, started: str, rows: Queue[Any]) -> None:
+    """One worker process of ``--workers``: its share of the batch (or the shared batch), each row sent back as it
+    ends."""
     try:
-        asyncio.run(_run_all(specs, concurrency, started, rows.put))
+        asyncio.run(_run_source(source, concurrency, started, rows.put))
     except KeyboardInterrupt:  # the person stopped the batch; every accepted turn is already on disk
         pass
     finally:
         rows.put(None)
 
 
-def _rows(specs: list[tuple[int, dict[str, Any]]], concurrency: int, started: str, workers: int) -> Iterator[Any]:
-    """Every debate's row as it ends, the debates dealt round-robin to ``workers`` processes, each running
-    ``concurrency`` of them at once: one interpreter tops out at a few hundred turns a second."""
+async def _run_source(
+    source: list[tuple[int, dict[str, Any]]] | SharedBatch, concurrency: int, started: str, emit: Callable[[Any], None]
+) -> None:
+    if isinstance(source, SharedBatch):
+        run_line = functools.partial(_run_line, gate=asyncio.Semaphore(concurrency), started=started)
+        await run_shared(source, concurrency, run_line, emit)
+    else:
+        await _run_all(source, concurrency, started, emit)
+
+
+def _rows(
+    specs: list[tuple[int, dict[str, Any]]], shared: SharedBatch | None, concurrency: int, started: str, workers: int
+) -> Iterator[Any]:
+    """Every debate's row as it ends, the debates dealt round-robin to ``workers`` processes (or taken by each from
+    the shared batch), each running ``concurrency`` of them at once: one interpreter tops out at a few hundred turns
+    a second."""
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited threads or model handles
     rows: Queue[Any] = context.Queue()
-    shares = [specs[index::workers] for index in range(workers)]
+    shares: list[Any] = (
+        [shared] * workers if shared is not None else [specs[index::workers] for index in range(workers)]
+    )
     processes = [context.Process(target=_worker, args=(share, concurrency, started, rows)) for share in shares if share]
     for process in processes:
         process.start()
@@ -110,10 +131,16 @@ def read_batch(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[dict[
     return specs, errors
 
 
-def run_batch(path: Path, concurrency: int, workers: int = 1) -> int:
+def run_batch(
+    path: Path, concurrency: int, workers: int = 1, ledger: str | None = None, lease_s: float | None = None
+) -> int:
     from moot.cli.run import now_minutes
 
     specs, errors = read_batch(path)
+    shared = None
+    if ledger is not None:
+        batch_id = hashlib.sha256(path.read_bytes()).hexdigest()
+        shared = open_shared(ledger, batch_id, path.name, dict(specs), lease_s or LEASE_S)
     for row in errors:
         typer.echo(json.dumps(row, ensure_ascii=False))
     results: list[dict[str, Any]] = []
@@ -121,7 +148,7 @@ def run_batch(path: Path, concurrency: int, workers: int = 1) -> int:
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with BatchBar(*columns, console=console, disable=not console.is_terminal) as bar:
-        done = bar.add_task("debates", total=len(specs))
+        done = bar.add_task("debates", total=None if shared else len(specs))  # shared: hosts take what they can
 
         def shown(row: dict[str, Any]) -> None:
             typer.echo(json.dumps(row, ensure_ascii=False))
@@ -129,9 +156,11 @@ def run_batch(path: Path, concurrency: int, workers: int = 1) -> int:
             bar.advance(done)
 
         if workers == 1 and specs:
-            asyncio.run(_run_all(specs, concurrency, now_minutes(), shown))
+            asyncio.run(_run_source(shared or specs, concurrency, now_minutes(), shown))
         elif specs:
-            for row in _rows(specs, concurrency, now_minutes(), workers):
+            for row in _rows(specs, shared, concurrency, now_minutes(), workers):
                 shown(row)
+    if shared is not None:
+        typer.echo(summary([row["line"] for row in results], progress(shared)), err=True)
     everyone_agreed = not errors and all(row.get("consensus") for row in results)
     return 0 if everyone_agreed else 1

@@ -75,7 +75,13 @@ def eval_command(
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Token limit of each answer.")] = 512,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per answer.")] = 120.0,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Tasks and calls at once (API endpoints).")
+        int, typer.Option("--concurrency", min=1, help="Tasks and calls at once (API endpoints), in each worker.")
+    ] = 1,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", min=1, max=256, help="Processes the tasks are dealt to (use one per core; default 1)."
+        ),
     ] = 1,
     out: Annotated[Path, typer.Option("--out", help="Directory for results, report and plot; rerun to resume.")] = Path(
         "moot-eval"
@@ -101,6 +107,7 @@ def eval_command(
         max_tokens=max_tokens,
         timeout_s=timeout,
         concurrency=concurrency,
+        workers=workers,
         match=match,
         replicates=replicates,
     )

@@ -419,6 +419,22 @@ def run_root(
             "--workers", min=1, max=256, help="Processes the batch is dealt to (use one per core; default 1)."
         ),
     ] = 1,
+    ledger: Annotated[
+        str | None,
+        typer.Option(
+            "--ledger",
+            help="A postgresql:// URL (as in MOOT_DATABASE_URL): every host running the same --batch file shares it, "
+            "each debate run once.",
+        ),
+    ] = None,
+    lease: Annotated[
+        float | None,
+        typer.Option(
+            "--lease",
+            min=2,
+            help="With --ledger: seconds before another host takes over a debate whose host died (default 60).",
+        ),
+    ] = None,
     allow_writes: Annotated[
         bool, typer.Option("--allow-writes", help="Let acp: agents edit files and run commands (default: read-only).")
     ] = False,
@@ -431,13 +447,19 @@ def run_root(
             raise UserError("--batch runs the debates in the file; give it without a protocol.")
         if workers != 1:
             raise UserError("--workers deals a --batch file's debates to processes; give it with --batch.")
+        if ledger is not None or lease is not None:
+            raise UserError(
+                "--ledger (and its --lease) shares a --batch file's debates between hosts; give it with --batch."
+            )
         return
     if batch is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(2)
     from moot.cli.batch import run_batch
 
-    raise typer.Exit(run_batch(batch, concurrency, workers))
+    if lease is not None and ledger is None:
+        raise UserError("--lease is how long a host holds a debate of a batch shared with --ledger; give --ledger too.")
+    raise typer.Exit(run_batch(batch, concurrency, workers, ledger, lease))
 
 
 @run_options(without=("root", "dry_run", "force"))  # a resumed debate keeps its root and its record

@@ -7,6 +7,7 @@ its own cost (``sc:match=D``) are added when the user did not name them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,7 @@ from moot.eval.store import Store
 from moot.eval.strategies import Strategy, matched, parse_strategy
 from moot.eval.tasks import AUTO, DEFAULT_LEVEL, DEFAULT_LIMIT, Extractor, Task, arithmetic, extractor, load_jsonl
 from moot.eval.tasks import sample as sample_tasks
+from moot.eval.workers import deal
 
 ARITHMETIC = "arithmetic"
 RECORDS = "records"  # under --out: the protocol strategies' records
@@ -46,7 +48,8 @@ class EvalOptions:
     temperature: float = 0.7
     max_tokens: int = 512
     timeout_s: float = 120.0
-    concurrency: int = 1
+    concurrency: int = 1  # in each worker process
+    workers: int = 1  # processes the tasks are dealt to (moot.eval.workers)
     match: str | None = None  # calls | completion | tokens | usd; None: usd where prices are known
     replicates: int = 1
     about: dict[str, Any] = field(default_factory=dict)
@@ -238,6 +241,16 @@ def _about(options: EvalOptions, store: Store, runner: Runner, digest: str | Non
     }
 
 
+def build_runner(options: EvalOptions, store: Store, on_task_done: Callable[[], None]) -> Runner:
+    """The eval's runner around ``store``: in this process, and in each ``--workers`` process."""
+    tasks, read, _ = _tasks(options)
+    sampling = Sampling(options.temperature, options.max_tokens, options.timeout_s, options.seed)
+    return Runner(
+        tasks, read, _resolve(options.agents), options.agents, sampling, store, options.out / RECORDS,
+        options.replicates, options.concurrency, on_task_done,
+    )  # fmt: skip
+
+
 def run_eval(
     options: EvalOptions,
     on_start: Callable[[int], None] = lambda total: None,
@@ -249,32 +262,34 @@ def run_eval(
     if options.match is not None and options.match not in MEASURES:
         raise UserError(f"--match {options.match} is unknown; use {', '.join(MEASURES)}.")
     strategies = _strategies(options.strategies, len(options.agents))
-    tasks, read, digest = _tasks(options)
+    tasks, _, digest = _tasks(options)
     store = Store(options.out)
     store.open(_identity(options, digest))
     store.append({"kind": "session", "moot": moot.__version__, "at": datetime.now().isoformat(timespec="seconds")})
-    agents = _resolve(options.agents)
-    sampling = Sampling(options.temperature, options.max_tokens, options.timeout_s, options.seed)
-    runner = Runner(
-        tasks, read, agents, options.agents, sampling, store, options.out / RECORDS,
-        options.replicates, options.concurrency, on_task_done,
-    )  # fmt: skip
+    runner = build_runner(options, store, on_task_done)
+
+    async def run_phase(phase: Sequence[Strategy]) -> None:
+        if options.workers == 1:
+            for strategy in phase:
+                await runner.run(strategy)
+            return
+        items = [(s, task.id, replicate) for s in phase for task, replicate in runner.pending(s)]
+        build = functools.partial(build_runner, options)
+        runner.missing.update(await asyncio.to_thread(deal, build, store, items, options.workers, on_task_done))
 
     async def run_all() -> list[Strategy]:
         try:
-            done: list[Strategy] = []
-            for strategy in sorted(strategies, key=lambda s: s.kind == "match"):  # sc:match after what it matches
-                if strategy.kind == "match":
-                    k = fit(store, strategy, tasks, options.replicates, options.match, agents)
-                    if k is None:
-                        continue
-                    strategy = replace(strategy, samples=k)
-                await runner.run(strategy)
-                done.append(strategy)
-            return done
+            done = [s for s in strategies if s.kind != "match"]
+            await run_phase(done)
+            matched: list[Strategy] = []
+            for strategy in (s for s in strategies if s.kind == "match"):  # after what they match
+                k = fit(store, strategy, tasks, options.replicates, options.match, runner.agents)
+                if k is not None:
+                    matched.append(replace(strategy, samples=k))
+            await run_phase(matched)
+            return done + matched
         finally:
-            for agent in {id(a): a for a in agents.values()}.values():
-                await agent.aclose()
+            await runner.aclose()
 
     on_start(sum(len(runner.pending(s)) for s in strategies))
     finished = asyncio.run(run_all())

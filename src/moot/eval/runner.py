@@ -124,12 +124,21 @@ class Runner:
         return shared != _openings(deliberation)
 
     async def run(self, strategy: Strategy) -> None:
+        await self.run_items([(strategy, task, replicate) for task, replicate in self.pending(strategy)])
+
+    async def run_items(self, items: Sequence[tuple[Strategy, Task, int]]) -> None:
+        """Run these (strategy, task, replicate) items, ``concurrency`` at a time."""
         try:
             async with asyncio.TaskGroup() as group:
-                for task, replicate in self.pending(strategy):
+                for strategy, task, replicate in items:
                     group.create_task(self._guarded(strategy, task, replicate))
         except ExceptionGroup as failed:  # the first failure (an unavailable agent) cancelled the others
             raise failed.exceptions[0] from None
+
+    async def aclose(self) -> None:
+        """Close every agent once (several names may share one)."""
+        for agent in {id(a): a for a in self.agents.values()}.values():
+            await agent.aclose()
 
     async def _guarded(self, strategy: Strategy, task: Task, replicate: int) -> None:
         async with self.task_slots:

@@ -8,12 +8,16 @@ asked again on resume, a task finished again once its failed calls were answered
 ``run.json`` holds what makes two runs one experiment (the task file's content, agents, sampling); a second
 run with other settings into the same directory is refused. Each run adds a ``session`` line with moot's
 version, so the report can say which versions produced the results.
+
+With ``moot eval --workers N`` one process writes the file: each worker process loads what is recorded, and its
+store hands every new line to the writing process (``sink``) instead of appending it itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +39,9 @@ def task_key(record: dict[str, Any]) -> TaskKey:
 
 
 class Store:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, sink: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.directory = directory
+        self.sink = sink  # None: this store appends to the file itself
         self.calls: dict[CallKey, dict[str, Any]] = {}
         self._task_calls: dict[TaskKey, dict[str, dict[str, Any]]] = {}
         self.tasks: dict[TaskKey, dict[str, Any]] = {}
@@ -70,9 +75,10 @@ class Store:
             temporary = identity_path.with_suffix(".tmp")
             temporary.write_text(json.dumps(identity, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             os.replace(temporary, identity_path)
-        self._load()
+        self.load()
 
-    def _load(self) -> None:
+    def load(self) -> None:
+        """Index what the file holds, first cutting off a line torn by a kill."""
         path = self.results_path
         if not path.exists():
             return
@@ -101,7 +107,11 @@ class Store:
             self.sessions.append(record)
 
     def append(self, record: dict[str, Any]) -> None:
-        """One line, written and fsynced; the in-memory index follows."""
+        """One line, written and fsynced (or handed to the sink); the in-memory index follows."""
+        if self.sink is not None:
+            self.sink(record)
+            self._index(record)
+            return
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self.results_path.open("a", encoding="utf-8") as file:
             file.write(line)

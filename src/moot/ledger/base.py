@@ -35,11 +35,13 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self
 
+from moot.ledger.batches import BatchClaim, BatchProgress
 from moot.ledger.models import (
     DEFAULT_RETRY_AFTER_SECONDS,
     DEFAULT_TTL_SECONDS,
@@ -285,3 +287,25 @@ class Ledger(ABC):
         self, *, run_id: str | None = None, after_id: int | None = None, limit: int | None = None
     ) -> list[Event]:
         """Events in id order, optionally of one run and only those after ``after_id`` (for followers)."""
+
+    # shared batches (moot.ledger.batches: what each call does and why it is safe) ------------------------------
+
+    @abstractmethod
+    def open_batch(self, batch_id: str, name: str, lines: Sequence[int]) -> None:
+        """Create the batch ``batch_id`` with these line numbers, waiting, unless it exists already."""
+
+    @abstractmethod
+    def claim_batch_line(self, batch_id: str, host: str, lease: timedelta) -> BatchClaim | None:
+        """Take the next line that waits or whose lease ran out, for ``lease``; None when none is free."""
+
+    @abstractmethod
+    def heartbeat_batch(self, batch_id: str, host: str, lease: timedelta) -> int:
+        """Extend to ``lease`` from now every line ``host`` still holds; how many it holds."""
+
+    @abstractmethod
+    def finish_batch_line(self, batch_id: str, host: str, claim: BatchClaim, result: str) -> bool:
+        """Mark the claimed line done with its JSON row; False when its lease ran out and another host took it."""
+
+    @abstractmethod
+    def batch_progress(self, batch_id: str) -> BatchProgress:
+        """How many of the batch's lines are done, running and waiting, across every host."""

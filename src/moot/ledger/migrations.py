@@ -164,6 +164,32 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE participants ADD COLUMN secret_sha256 TEXT",
         ),
     ),
+    Migration(
+        6,
+        "shared batches: the lines of a batch file, each run by one host at a time under a lease",
+        (
+            # id: the SHA-256 of the batch file, so that every host given the same file joins the same batch
+            """CREATE TABLE batches (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                lines INTEGER NOT NULL,
+                created_at TEXT NOT NULL
+            )""",
+            # claims counts the hosts that took the line: a finish names the claim it ends, so a host whose lease
+            # ran out (and whose line another host took) cannot mark it done; result is the line's JSON row
+            """CREATE TABLE batch_lines (
+                batch_id TEXT NOT NULL REFERENCES batches (id),
+                line INTEGER NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('waiting', 'running', 'done')),
+                host TEXT,
+                claims INTEGER NOT NULL DEFAULT 0,
+                lease_expires_at TEXT,
+                finished_at TEXT,
+                result TEXT,
+                PRIMARY KEY (batch_id, line)
+            )""",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

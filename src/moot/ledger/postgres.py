@@ -107,6 +107,7 @@ FROM held
 class PostgresLedger(SqlLedger):
     dialect: ClassVar[Dialect] = "postgres"
     _FOR_UPDATE: ClassVar[str] = " FOR UPDATE"
+    _SKIP_LOCKED: ClassVar[str] = " FOR UPDATE SKIP LOCKED"
     _TABLE_EXISTS: ClassVar[str] = (
         "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
     )

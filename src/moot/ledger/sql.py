@@ -16,13 +16,15 @@ import secrets
 import threading
 import uuid
 from abc import abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from moot.ledger import batches
 from moot.ledger.base import LeaseGuard, Ledger
+from moot.ledger.batches import BatchClaim, BatchProgress
 from moot.ledger.errors import (
     ConflictError,
     DebateClosedError,
@@ -152,6 +154,7 @@ class _Held:
 class SqlLedger(Ledger):
     dialect: ClassVar[Dialect]
     _FOR_UPDATE: ClassVar[str]
+    _SKIP_LOCKED: ClassVar[str]  # appended to the select of a batch line to take, past rows other hosts are taking
     _TABLE_EXISTS: ClassVar[str]  # one parameter: the table name
 
     def __init__(self, clock: Clock | None) -> None:
@@ -893,6 +896,30 @@ class SqlLedger(Ledger):
             params.append(positive_int("limit", limit))
         with self._transaction(write=False) as tx:
             return [event_from(row) for row in tx.all(sql, params)]
+
+    # shared batches ----------------------------------------------------------------------------------------
+
+    def open_batch(self, batch_id: str, name: str, lines: Sequence[int]) -> None:
+        with self._transaction(write=True) as tx:
+            batches.open_batch(tx, batch_id, name, lines, to_iso(self._now()))
+
+    def claim_batch_line(self, batch_id: str, host: str, lease: timedelta) -> BatchClaim | None:
+        with self._transaction(write=True) as tx:
+            now = self._now()
+            return batches.claim_line(tx, batch_id, host, to_iso(now), to_iso(now + lease), self._SKIP_LOCKED)
+
+    def heartbeat_batch(self, batch_id: str, host: str, lease: timedelta) -> int:
+        with self._transaction(write=True) as tx:
+            now = self._now()
+            return batches.heartbeat(tx, batch_id, host, to_iso(now), to_iso(now + lease))
+
+    def finish_batch_line(self, batch_id: str, host: str, claim: BatchClaim, result: str) -> bool:
+        with self._transaction(write=True) as tx:
+            return batches.finish_line(tx, batch_id, host, claim, result, to_iso(self._now()))
+
+    def batch_progress(self, batch_id: str) -> BatchProgress:
+        with self._transaction(write=False) as tx:
+            return batches.progress(tx, batch_id)
 
 
 class _Guard(LeaseGuard):

@@ -30,6 +30,7 @@ DEFAULT_BUSY_TIMEOUT_SECONDS = 30.0
 class SqliteLedger(SqlLedger):
     dialect: ClassVar[Dialect] = "sqlite"
     _FOR_UPDATE: ClassVar[str] = ""  # BEGIN IMMEDIATE already makes this the only writer
+    _SKIP_LOCKED: ClassVar[str] = ""
     _TABLE_EXISTS: ClassVar[str] = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
 
     def __init__(
