@@ -106,7 +106,7 @@ def print_estimate(
         typer.echo(json.dumps(estimate_json(driver.protocol, found, specs, limits.max_cost_usd), ensure_ascii=False))
         return
     typer.echo(
-        f"dry run of a {driver.protocol} debate: nothing was asked or written. An estimate, without repairs: "
+        f"dry run ({driver.protocol}): nothing was asked or written. An estimate, without repairs: "
         f"expected with replies of typical length (~{LONG_TEXT_TOKENS} tokens a main text) and the providers' "
         "caching; at most with every reply its whole budget and no cache."
     )
