@@ -192,8 +192,11 @@ def _agora(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
         return {"evidence": [AGORA_EVIDENCE]}
     number = _number(r"TURN: (\d+)", prompt)
     signals = properties["signal"]["enum"]
-    # A schema kept the same across turns names no targets: a counter disputes the turn before it.
-    targets = properties["target"].get("enum") or [f"turn-{number - 1}" if number > 1 else None]
+    # A schema that allows no target (a first turn, a sealed opening) gets none; one kept the same across turns
+    # for a caching server names no targets, so a counter disputes the turn before it.
+    target = properties["target"]
+    unnamed = [f"turn-{number - 1}" if number > 1 and target.get("type") != "null" else None]
+    targets = target.get("enum") or unnamed
     if role == "mediator":
         preferred = ["propose", "no-change"]
     elif number <= 2:

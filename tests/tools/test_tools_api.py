@@ -19,8 +19,8 @@ def test_the_public_surface_is_pinned() -> None:
         "open_workspace", "result_payload",
     }  # fmt: skip
     assert set(duel.__all__) == {
-        "PROTOCOL", "TOOLS", "ArtifactView", "DebateText", "DuelStatus", "DuelWaited", "Joined", "TurnAppended",
-        "append", "claim_lock", "join", "read", "refresh_lock", "release_lock", "status", "wait",
+        "PROTOCOL", "SHARING", "TOOLS", "ArtifactView", "DebateText", "DuelStatus", "DuelWaited", "Joined",
+        "TurnAppended", "append", "claim_lock", "held", "join", "read", "refresh_lock", "release_lock", "status", "wait",
     }  # fmt: skip
     assert all(hasattr(tools, name) for name in tools.__all__)
     assert all(rule.id.startswith("TOOLS_") for rule in tools.TOOL_RULES)
