@@ -9,6 +9,7 @@ want them. The command runs in its own process group so a timeout ends its child
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shlex
@@ -52,8 +53,8 @@ class CommandAgent(Agent):
         env = {**os.environ, "MOOT_ROLE": request.role, "MOOT_PROTOCOL": request.protocol}
         if request.json_schema is not None:
             env["MOOT_JSON_SCHEMA"] = json.dumps(request.json_schema)
-        try:
-            process = await asyncio.create_subprocess_exec(
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -61,6 +62,15 @@ class CommandAgent(Agent):
                 env=env,
                 start_new_session=True,
             )
+        )
+        try:
+            # Shielded: a Ctrl-C while the command is being started must still find the process to stop it, or the
+            # command outlives the run and holds its pipes (and the exit) until it ends by itself.
+            process = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                _kill_group(await starting)
+            raise
         except OSError as exc:
             raise AgentUnavailable(f"cannot start '{self.label}' ({exc.strerror}): check cmd:COMMAND") from exc
         try:
