@@ -9,7 +9,6 @@ the council's stage 2 and 3 over the same sealed answers, asked by the council's
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,6 @@ from moot.core.machine import ProtocolViolationError, Summary, sealed_digest
 from moot.engine.driver import taking_turns
 from moot.engine.sealed import SealedPhase
 from moot.errors import RecordExists, UserError
-from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.auto import record
 from moot.protocols.auto.machine import (
@@ -41,11 +39,10 @@ from moot.protocols.council import record as council_record
 from moot.protocols.council.driver import (
     ANSWER_CHARS,
     ANSWER_MAX_TOKENS,
-    SEED_BOUND,
     CouncilDriver,
     CouncilOptions,
 )
-from moot.protocols.council.machine import CHAIRMAN, Answer, Member
+from moot.protocols.council.machine import Answer
 
 # A small model's bound on the short answer: a number, a choice or a short phrase fits in 80 characters, and a
 # shorter grammar leaves the 135M model less room to run on. Other models get the rule's bound.
@@ -84,17 +81,8 @@ class AutoDriver(CouncilDriver):
 
     @classmethod
     def start(cls, root: Path, options: CouncilOptions, started: str) -> AutoDriver:
-        require_subject("question", options.question)
-        members = tuple(Member(name=name, model=spec) for name, spec in options.members)
         config = AutoConfig(
-            question=council_record.clean_text(options.question),
-            members=members,
-            chairman=CHAIRMAN if options.chairman else (members[0].name if members else ""),
-            chairman_model=options.chairman or None,
-            seed=options.seed if options.seed is not None else secrets.randbelow(SEED_BOUND),
-            started=started,
-            threshold=getattr(options, "agree", DEFAULT_THRESHOLD),
-            quorum=getattr(options, "quorum", DEFAULT_QUORUM),
+            **cls.config_fields(options, started), threshold=getattr(options, "agree", DEFAULT_THRESHOLD)
         )
         problems = config.problems()
         if problems:

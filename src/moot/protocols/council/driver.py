@@ -186,19 +186,25 @@ class CouncilDriver(Driver, SealedPhases):
         driver.repaired_chain = repaired
         return driver
 
-    @classmethod
-    def start(cls, root: Path, options: CouncilOptions, started: str) -> CouncilDriver:
+    @staticmethod
+    def config_fields(options: CouncilOptions, started: str) -> dict[str, Any]:
+        """The header's fields ``options`` give (a council's and a panel that builds on it): the question, the
+        members, the chairman, the seed (drawn when none is given), the start and the quorum."""
         require_subject("question", options.question)
         members = tuple(Member(name=name, model=spec) for name, spec in options.members)
-        config = CouncilConfig(
-            question=record.clean_text(options.question),
-            members=members,
-            chairman=CHAIRMAN if options.chairman else (members[0].name if members else ""),
-            chairman_model=options.chairman or None,
-            seed=options.seed if options.seed is not None else secrets.randbelow(SEED_BOUND),
-            started=started,
-            quorum=options.quorum,
-        )
+        return {
+            "question": record.clean_text(options.question),
+            "members": members,
+            "chairman": CHAIRMAN if options.chairman else (members[0].name if members else ""),
+            "chairman_model": options.chairman or None,
+            "seed": options.seed if options.seed is not None else secrets.randbelow(SEED_BOUND),
+            "started": started,
+            "quorum": options.quorum,
+        }
+
+    @classmethod
+    def start(cls, root: Path, options: CouncilOptions, started: str) -> CouncilDriver:
+        config = CouncilConfig(**cls.config_fields(options, started))
         problems = config.problems()
         if problems:
             raise UserError(
