@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -196,6 +197,41 @@ def test_force_replaces_a_finished_record_and_without_it_the_user_is_told_to_res
     assert "Only this." in text and "Build only what changed" not in text
     rows = json.loads(run_moot("log", ".dialogues/t.md", "--json", cwd=tmp_path).stdout)
     assert len(rows) == 2  # the old record's attempt log went with it
+
+
+def test_a_forced_start_whose_agents_fail_leaves_the_old_record_and_its_files_as_they_were(
+    tmp_path: Path, agreeing_script: Path
+) -> None:
+    assert (
+        run_moot("run", "critique", "--topic", "T", "--agents", f"script:{agreeing_script}", cwd=tmp_path).returncode
+        == 0
+    )
+    folder = tmp_path / ".dialogues"
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    assert len(before) >= 3  # the record, its chain and its attempt log at least
+    missing = f"script:{tmp_path / 'no-such-script.jsonl'}"
+    with socket.socket() as closed:  # a port nobody listens on once this is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    unreachable = f"openai:m@http://127.0.0.1:{port}/v1"
+    for agent in (missing, unreachable):
+        forced = subprocess.run(
+            [*MOOT, "run", "critique", "--topic", "T", "--agents", agent, "--force"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "OPENAI_API_KEY": "sk-test"},
+        )
+        assert forced.returncode == 2 and "Traceback" not in forced.stderr, forced.stderr
+        assert {path.name: path.read_bytes() for path in folder.iterdir()} == before, agent
+    report = check_path(folder / "t.md")
+    assert (
+        report.exit_code == 0
+        and report.summary is not None
+        and report.summary.outcome is not None
+        and report.summary.outcome.name == "DONE"
+    )
 
 
 def _spawn(args: list[str], cwd: Path, **env: str) -> pexpect.spawn:

@@ -160,6 +160,12 @@ def test_a_refused_start_is_one_sentence_and_writes_nothing(root: Path, tmp_path
                 exists = await tool_error(session, "start_debate", protocol="critique", topic="T", agents=model.spec)
                 assert "force: true" in exists["error"]
                 done = tree(root)
+                # A forced start whose agents cannot be reached leaves the old debate as it was.
+                written = {path: path.read_bytes() for path in (root / ".dialogues").iterdir()}
+                await tool_error(
+                    session, "start_debate", protocol="critique", topic="T", agents=f"openai:m@{closed}", force=True
+                )
+                assert {path: path.read_bytes() for path in (root / ".dialogues").iterdir()} == written
                 await tool_error(session, "debate_result", debate_id="../outside.md")
                 assert tree(root) == done
 

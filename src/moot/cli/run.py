@@ -31,7 +31,7 @@ from moot.agents.pricing import attempt_tokens, logged_cost, total_usd, usd_text
 from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
 from moot.cli.progress import Progress, print_outcome
 from moot.config import Settings, load_settings
-from moot.core.run_state import remove_record, resume_text, stored_agents
+from moot.core.run_state import SetAside, remove_record, resume_text, stored_agents
 from moot.engine.driver import Driver
 from moot.engine.loop import INTERRUPTED, Limits, RunResult, rounded_usd
 from moot.engine.session import (
@@ -151,7 +151,12 @@ SourceOpt = Annotated[
 
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Print every attempt (raw reply, violations) as it happens.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress line; only the outcome.")]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing record of the same name.")]
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force", help="Replace an existing record of the same name (kept until the new debate's agents are ready)."
+    ),
+]
 RequireDiverseOpt = Annotated[
     bool,
     typer.Option(
@@ -280,8 +285,19 @@ def start_record(driver_class: type[Driver], options: Any, flags: RunFlags, *, f
     except RecordExists as exc:
         if not force:
             raise UserError(f"{exc} To start it afresh, pass --force.") from exc
-        remove_record(exc.path, stop_at=exc.path.parent)
-        return driver_class.start(start_root(flags.root, flags.dry_run), options, now_minutes())
+        aside = SetAside(exc.path)
+        try:
+            driver = driver_class.start(start_root(flags.root, flags.dry_run), options, now_minutes())
+        except BaseException:
+            aside.restore()
+            raise
+        replacing[driver.record_path] = aside
+        return driver
+
+
+# The records a --force start moved aside, by the new record's path: execute() deletes one once the new debate's
+# agents are ready, or puts it back if they are not.
+replacing: dict[Path, SetAside] = {}
 
 
 # ``moot --debug run …`` (the root's flag) asks for the attempts as well as the tracebacks.
@@ -332,15 +348,20 @@ def execute(
             finally:
                 shutil.rmtree(next(p for p in path.parents if p.name.startswith(DRY_RUN_PREFIX)))
             raise typer.Exit(0)
+        replaced = replacing.pop(path, None)
         try:
             chosen = resolve_agents(driver.roles(), choice, settings)
             if limits.max_cost_usd is not None:
                 require_prices(chosen, choice, settings)
             asyncio.run(probe_agents(chosen))
-        except UserError:
-            if created:
+        except BaseException as exc:
+            if replaced is not None:
+                replaced.restore()  # the old debate stands until the new one can start
+            elif created and isinstance(exc, UserError):
                 remove_record(path, stop_at=flags.root)
             raise
+        if replaced is not None:
+            replaced.discard()
         progress = shown = Progress(
             driver, follow=flags.follow, quiet=flags.as_json or flags.quiet, debug=flags.debug or debug_everything
         )

@@ -18,6 +18,7 @@ import json
 import re
 import shlex
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -95,18 +96,53 @@ def halt_text(halted: dict[str, Any]) -> str:
     return f"{RUN_HALTED} at {halted.get('at', '?')} — {cause}: {halted.get('reason', '')}"
 
 
+def _record_files(record: Path) -> list[Path]:
+    """The record and every file moot keeps beside it (``.NAME.*``); a meeting directory holds its own."""
+    if record.is_dir() and not record.is_symlink():
+        return [record]
+    return [record, *record.parent.glob(f".{record.name}.*")]
+
+
+class SetAside:
+    """An existing record moved out of the way of a ``--force`` start, until that start is known to stand.
+
+    ``--force`` must not lose the old debate to a start that then fails (an agent that cannot be built or
+    reached): the old files wait in a hidden folder beside them, on the same file system, so putting them back
+    is a rename. :meth:`discard` deletes them once the new debate has started; :meth:`restore` puts them back.
+    """
+
+    def __init__(self, record: Path) -> None:
+        self.record = record
+        self.folder = Path(tempfile.mkdtemp(prefix=".moot-replaced-", dir=record.parent))
+        self.moved: list[tuple[Path, Path]] = []
+        for path in _record_files(record):
+            if path.exists() or path.is_symlink():
+                kept = self.folder / path.name
+                path.rename(kept)
+                self.moved.append((path, kept))
+
+    def restore(self) -> None:
+        """Put the old record back where it was, in place of whatever a failed start left of the new one."""
+        remove_record(self.record, stop_at=self.record.parent)
+        for path, kept in self.moved:
+            kept.rename(path)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def discard(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def remove_record(record: Path, *, stop_at: Path | None = None) -> None:
     """Delete a record with every file moot keeps beside it (``.NAME.*``: chain, attempt log, run
     state, evidence), then the folders that held only it, up to ``stop_at``.
 
-    For ``--force`` and for a start whose agents fail their checks: nothing of it is left behind.
+    For a start whose agents fail their checks: nothing of it is left behind.
     """
-    if record.is_dir() and not record.is_symlink():
-        shutil.rmtree(record)
-    else:
-        record.unlink(missing_ok=True)
-        for sibling in record.parent.glob(f".{record.name}.*"):
-            sibling.unlink(missing_ok=True)
+    for path in _record_files(record):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
     folder = record.parent
     stop = (stop_at or folder.parent).resolve()
     while folder.resolve() != stop and folder.resolve().is_relative_to(stop):

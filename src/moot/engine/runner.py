@@ -28,7 +28,7 @@ from moot.agents import Agent, AgentError
 from moot.agents.policy import AgentPolicy
 from moot.agents.registry import admit
 from moot.config import Settings, load_settings
-from moot.core.run_state import remove_record, stored_agents
+from moot.core.run_state import SetAside, remove_record, stored_agents
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, Limits, RunResult, local_timestamp
 from moot.engine.session import AgentChoice, limits_from, probe_agents, require_prices, resolve_agents, run_driver
@@ -334,8 +334,14 @@ class Runner:
                 ) from None
             if not force:
                 raise RecordExists(exists.path, f"{exists} To start it afresh, pass force: true.") from None
-            await asyncio.to_thread(remove_record, exists.path, stop_at=exists.path.parent)
-            return await prepare(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets)
+            aside = await asyncio.to_thread(SetAside, exists.path)
+            try:
+                prepared = await prepare(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets)
+            except BaseException:
+                await asyncio.to_thread(aside.restore)  # a start that fails leaves the old debate as it was
+                raise
+            await asyncio.to_thread(aside.discard)
+            return prepared
 
     async def _run(self, run: DebateRun, prepared: Prepared) -> None:
         try:
