@@ -146,7 +146,10 @@ def test_moot_protocols_lists_every_protocol_with_its_package_and_capabilities(
     rows = {row["name"]: row for row in json.loads(done.stdout)["protocols"]}
     assert list(rows) == ["agora", "auto", "council", "critique", "duel", "roundtable", "pingpong"]  # moot's own first
     assert rows["pingpong"]["distribution"] == "pingpong" and rows["pingpong"]["version"] == "0.1"
-    assert rows["council"]["capabilities"] == ["analysis", "sealed", "view"] and rows["pingpong"]["capabilities"] == []
+    assert (
+        rows["council"]["capabilities"] == ["analysis", "review", "sealed", "view"]
+        and rows["pingpong"]["capabilities"] == []
+    )
     assert rows["duel"]["distribution"] == "moot"
 
 
