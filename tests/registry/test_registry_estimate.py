@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_registry_plugin import PLUGIN_DIR, moot
-
-import moot as moot_package
+from test_registry_plugin import PLUGIN_DIR, moot, python
 
 ESTIMATOR = Path(__file__).with_name("estimator.py")
 AGENT = f"cmd:{sys.executable} {ESTIMATOR}"
@@ -21,13 +18,12 @@ AGENT = f"cmd:{sys.executable} {ESTIMATOR}"
 
 @pytest.fixture
 def estimate_env(tmp_path: Path) -> dict[str, str]:
-    """This moot, the package and its entry point (a dist-info on the path), and the scripted estimator."""
+    """The package and its entry point (a dist-info on the path), and the scripted estimator."""
     info = tmp_path / "site" / "moot_estimate-0.1.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: moot-estimate\nVersion: 0.1\n", encoding="utf-8")
     (info / "entry_points.txt").write_text("[moot.protocols]\nestimate = moot_estimate:PLUGIN\n", encoding="utf-8")
-    here = str(Path(moot_package.__file__).resolve().parents[1])  # this moot, installed or not
-    return {"PYTHONPATH": os.pathsep.join([here, str(tmp_path / "site"), str(PLUGIN_DIR), str(ESTIMATOR.parent)])}
+    return {"PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(PLUGIN_DIR), str(ESTIMATOR.parent)])}
 
 
 def test_the_estimate_package_passes_the_conformance_kit(tmp_path: Path, estimate_env: dict[str, str]) -> None:
@@ -38,16 +34,9 @@ def test_the_estimate_package_passes_the_conformance_kit(tmp_path: Path, estimat
         "scenario = Scenario('estimate', spec, lambda r: reply(r.role, r.prompt), 'ESTIMATED', turns=6)\n"
         "print(json.dumps(conformance(scenario, Path(sys.argv[1]))))\n"
     )
-    done = moot_python(code, str(tmp_path / "kit"), cwd=tmp_path, env=estimate_env)
+    done = python("-c", code, str(tmp_path / "kit"), cwd=tmp_path, env=estimate_env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []  # tamper evidence included: its record carries the chain's marks
-
-
-def moot_python(code: str, *args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=cwd, env={**clean, **env}, capture_output=True, text=True, timeout=120
-    )
 
 
 def test_moot_eval_scores_the_estimate_of_a_numeric_task(tmp_path: Path, estimate_env: dict[str, str]) -> None:
