@@ -26,7 +26,7 @@ from moot.cli.run import (
     TurnTimeoutOpt,
     now_minutes,
 )
-from moot.config import load_settings
+from moot.config import Settings, load_settings
 from moot.core.files import atomic_write_text
 from moot.engine.session import (
     AgentChoice,
@@ -88,7 +88,6 @@ def review_command(
     """Review a git change as author and reviewer, or as a council; exit 0 approve, 1 changes requested, 2 error."""
     from moot.plugin import Reviewing
     from moot.review import (
-        COUNCIL_REVIEWERS,
         DIFF_MAX_CHARS,
         LOCAL_DIFF_MAX_CHARS,
         collect_change,
@@ -119,13 +118,8 @@ def review_command(
     if hook.roles:
         roles = list(hook.roles)
     else:
-        members = [parse_member(value) for value in member or []]
-        members = members or [(name, choice.spec_for(name, settings)) for name in COUNCIL_REVIEWERS]
-        if len(members) < 2:
-            raise UserError(f"a {name} of reviewers needs at least two members; give --member NAME=SPEC twice or more.")
-        seats = dict(members) | ({hook.chairman: chairman} if hook.chairman and chairman else {})
-        choice = AgentChoice(seats, None)
-        roles = list(seats)
+        members, choice = panel_of(name, hook, member or [], chairman, choice, settings)
+        roles = list(choice.per_role)
     specs = [choice.spec_for(role, settings) for role in roles]
     local = any(spec.split(":", 1)[0].strip() == "local" for spec in specs)
     diff_limit = LOCAL_DIFF_MAX_CHARS if local else DIFF_MAX_CHARS
@@ -151,6 +145,21 @@ def review_command(
     elif reviewed.held_back is not None:
         typer.echo(f"moot: {reviewed.held_back}", err=True)
     raise typer.Exit(EXIT_FOR[reviewed.verdict])
+
+
+def panel_of(
+    name: str, hook: Review, member: list[str], chairman: str | None, choice: AgentChoice, settings: Settings
+) -> tuple[list[tuple[str, str]], AgentChoice]:
+    """A panel protocol's members (``--member``, or three reviewers with the ``--agents`` spec) and the agent of
+    each seat, its separate chairman's included."""
+    from moot.review import COUNCIL_REVIEWERS
+
+    members = [parse_member(value) for value in member]
+    members = members or [(reviewer, choice.spec_for(reviewer, settings)) for reviewer in COUNCIL_REVIEWERS]
+    if len(members) < 2:
+        raise UserError(f"a {name} of reviewers needs at least two members; give --member NAME=SPEC twice or more.")
+    seats = dict(members) | ({hook.chairman: chairman} if hook.chairman and chairman else {})
+    return members, AgentChoice(seats, None)
 
 
 def reviewer_hook(name: str) -> Review:
