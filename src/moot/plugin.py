@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from moot.errors import PluginError
 
@@ -43,7 +43,9 @@ if TYPE_CHECKING:
         Violation,
     )
     from moot.engine.driver import Candidate, Driver, PlannedCall
+    from moot.engine.loop import RunResult
     from moot.metrics import Stated
+    from moot.review import Change
     from moot.tools.workspace import Workspace
 
 T = TypeVar("T")
@@ -310,6 +312,58 @@ class Sharing:
     continue_with: str
 
 
+Verdict = Literal["approve", "changes_requested"]
+
+
+@dataclass(frozen=True)
+class Reviewing:
+    """What ``moot review`` puts to a protocol: the change (:class:`moot.review.Change`), how much of its diff a
+    prompt may show (``diff_limit``, for :func:`moot.review.bounded`), when the review started (``started``, as
+    ``Driver.start`` takes it), and who reviews it: ``panel``, the members as (name, agent spec) pairs for a
+    protocol whose reviewers are members (empty for fixed roles), ``chairman``, a separate chairman's spec (or
+    None), and ``max_rounds`` for a protocol with rounds."""
+
+    change: Change
+    diff_limit: int
+    started: str
+    panel: tuple[tuple[str, str], ...] = ()
+    chairman: str | None = None
+    max_rounds: int | None = None
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """A finished review as its protocol reads it: the verdict (None: the review failed and gives none), the
+    pull-request comment (Markdown), the reason ``moot review --json`` gives (and prints when there is no
+    verdict), and ``held_back``: why an approval was turned into changes requested (a degraded council)."""
+
+    verdict: Verdict | None
+    comment: str
+    reason: str | None
+    held_back: str | None = None
+
+
+@dataclass(frozen=True)
+class Review:
+    """How ``moot review --protocol NAME`` reviews a git change with the protocol.
+
+    - ``start(root, reviewing) -> Driver``: a new record under ``root`` for the change; a second review of the
+      same change gets a record of its own.
+    - ``read(driver, result, reviewing) -> Reviewed``: the verdict and comment of the finished run. A verdict of
+      ``approve`` is the exit code 0 of a pre-commit hook or a CI gate: give it only when the record says so.
+    - ``roles``: the fixed roles that review (the critique's author and reviewer), each given its agent as
+      ``moot run`` gives it; empty for a panel of members (``--member NAME=SPEC``, by default three reviewers).
+    - ``chairman``: the role a separate chairman takes (``--chairman SPEC``); None when the protocol has none.
+    - ``rounds``: whether ``--max-rounds`` applies.
+    """
+
+    start: Callable[[Path, Reviewing], Driver]
+    read: Callable[[Driver, RunResult, Reviewing], Reviewed]
+    roles: tuple[str, ...] = ()
+    chairman: str | None = None
+    rounds: bool = False
+
+
 # The ``moot run NAME`` command: a typer-style function whose parameters are the protocol's own options and that
 # returns the driver's options object; moot adds the options every protocol shares and runs it.
 RunCommand = Callable[..., Any]
@@ -337,6 +391,7 @@ class Protocol:
     analysis: Ref[Analysis] | None = None
     sharing: Ref[Sharing] | None = None
     hosts: Ref[HostFiles] | None = None
+    review: Ref[Review] | None = None
     capabilities: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
@@ -345,7 +400,7 @@ class Protocol:
 
     def references(self) -> list[Ref[Any]]:
         """Every part that is code, for ``moot protocols --check``."""
-        optional = (self.tools, self.view, self.analysis, self.sharing, self.hosts)
+        optional = (self.tools, self.view, self.analysis, self.sharing, self.hosts, self.review)
         return [*self.rules, self.machine, self.record, self.driver, self.command, *(r for r in optional if r)]
 
     def capability_names(self) -> list[str]:
@@ -356,6 +411,7 @@ class Protocol:
             "analysis": self.analysis,
             "sharing": self.sharing,
             "hosts": self.hosts,
+            "review": self.review,
         }
         return sorted(self.capabilities | {name for name, ref in hooks.items() if ref is not None})
 
@@ -410,6 +466,9 @@ __all__ = [
     "RecordFormat",
     "Ref",
     "Replay",
+    "Review",
+    "Reviewed",
+    "Reviewing",
     "Rule",
     "RuleBook",
     "RunCommand",
@@ -420,6 +479,7 @@ __all__ = [
     "Summary",
     "Tool",
     "ToolSet",
+    "Verdict",
     "View",
     "Violation",
 ]

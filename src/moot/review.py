@@ -1,22 +1,7 @@
-"""A code review as a deliberation over a git diff: the Critique Loop's review template (author and
-reviewer), or a council of reviewers.
-
-The record of the review template is an ordinary Critique Loop dialogue (``.dialogues/``). Both roles
-see the diff; the author also gets the commit messages. The verdict is read from how the dialogue ended:
-
-- ``approve``: the dialogue concluded (DONE). The reviewer is told to propose or confirm the end
-  only when no blocking issue remains, so a concluded review is an approval.
-- ``changes_requested``: it ran out of rounds with the reviewer still raising issues, or a
-  participant escalated to a person (STUCK).
-- an error: a participant could not give a valid turn, so there is no verdict.
-
-A council review is an ordinary Council record (``.council/``) whose question is the change (the
-diff and the commit messages): every member reviews it on its own, the members rank each other's
-reviews anonymously, and the chairman writes the council's review from the ranking. The verdict is
-the one the chairman's final answer states on its ``Verdict:`` line; a council that ends without a
-synthesis (no quorum, a failed chairman), or whose synthesis states no verdict, gives none (an error).
-A degraded council (a member gave no answer or review, or a member wrote in a failed chairman's place)
-never approves: its approval becomes changes requested, and the comment and the JSON say why.
+"""A code review as a deliberation over a git diff, by any protocol whose plugin declares the ``review`` hook
+(:class:`moot.plugin.Review`): the Critique Loop's review template (author and reviewer, the default), or a
+council of reviewers. This module is what every review shares: the change, where the records go, the JSON.
+How each protocol runs a review and reads its verdict is its package's ``review`` module.
 
 Which changes are reviewed (``RANGE``): ``BASE..HEAD`` or ``BASE...HEAD`` as git reads them, or one
 commit ``REV`` (its own change, ``REV~1..REV``). Without a range, the uncommitted changes (staged and
@@ -26,42 +11,31 @@ at the terminal both expect.
 
 from __future__ import annotations
 
-import re
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from moot.core.files import read_text
 from moot.engine.driver import Driver
 from moot.engine.loop import RunResult
 from moot.errors import UserError
-from moot.protocols.council import record as council_record
-from moot.protocols.council.driver import CouncilDriver, CouncilOptions
-from moot.protocols.critique import record
-from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
+from moot.plugin import Reviewed, Verdict
 
-Verdict = Literal["approve", "changes_requested"]
-
-# A council review's members when none are named: three, each with the --agents spec (or moot.toml's).
+# A panel's members when none are named: three, each with the --agents spec (or moot.toml's).
 COUNCIL_REVIEWERS = ("reviewer-a", "reviewer-b", "reviewer-c")
-_VERDICT_LINE = re.compile(r"verdict\W{0,3}\s*(approve|changes[ _-]requested)", re.IGNORECASE)
-NO_VERDICT = "the chairman's final answer states no verdict (a 'Verdict: approve' or 'Verdict: changes requested' line)"
+# A comment's heading for each verdict, whichever protocol reviewed.
+HEADING: dict[Verdict | None, str] = {
+    "approve": "approve",
+    "changes_requested": "changes requested",
+    None: "no verdict (the review failed)",
+}
 
 # Diffs beyond this are cut (with a note) so the prompt fits a GPT-class context with the dialogue.
 DIFF_MAX_CHARS = 40_000
 # The embedded model reads 2,048 tokens in all: its diff gets its own, much smaller bound.
 LOCAL_DIFF_MAX_CHARS = 1_500
 LOG_MAX_CHARS = 2_000
-
-REVIEW_RULES = {
-    "reviewer": "Review the change shown below. Propose done (PROPOSING_DONE), or confirm the author's proposal "
-    "(DONE), only when no blocking issue remains in the change as it is: that is your approval. While a blocking "
-    "issue remains, name it (file and line) and keep the dialogue going with AWAITING.",
-    "author": "The code cannot change during this review: explain the change, answer each of the reviewer's "
-    "points, accept or push back with reasoning. Propose done when you believe the change can merge as it is.",
-}
 
 
 @dataclass(frozen=True)
@@ -166,32 +140,7 @@ def bounded(text: str, limit: int) -> str:
     return text[:limit] + f"\n[… {len(text) - limit} more characters of the diff omitted …]\n"
 
 
-class ReviewDriver(CritiqueDriver):
-    """The Critique Loop's review template, with the change shown to both roles."""
-
-    diff: str = ""
-    label: str = ""
-
-    def role_rules(self, role: str) -> str:
-        return f"{super().role_rules(role)}\n{REVIEW_RULES.get(role, '')}"
-
-    def shared_context(self) -> list[str]:
-        return [f"The change under review ({self.label}):\n```diff\n{self.diff}\n```\n\n"]
-
-
-def start_review(root: Path, change: Change, *, diff_limit: int, max_rounds: int | None, started: str) -> ReviewDriver:
-    """A new review dialogue under ``root``; a second review of the same range gets its own record."""
-    topic = _unique_title(f"Review of {change.label}", lambda title: record.dialogue_path(root, title).exists())
-    context = f"Commit messages:\n{bounded(change.log, LOG_MAX_CHARS)}" if change.log else None
-    options = CritiqueOptions(topic=topic, template="review", max_rounds=max_rounds, context=context)
-    driver = ReviewDriver.start(root, options, started)
-    assert isinstance(driver, ReviewDriver)
-    driver.diff = bounded(change.diff, diff_limit)
-    driver.label = change.label
-    return driver
-
-
-def _unique_title(base: str, taken: Callable[[str], bool]) -> str:
+def unique_title(base: str, taken: Callable[[str], bool]) -> str:
     """``base``, or ``base (2)``, ``(3)``, … : the first title ``taken`` says is free."""
     title, number = base, 1
     while taken(title):
@@ -200,147 +149,10 @@ def _unique_title(base: str, taken: Callable[[str], bool]) -> str:
     return title
 
 
-def council_question(title: str, change: Change, diff_limit: int) -> str:
-    """What a council of reviewers answers: the change, and how to state the verdict."""
-    log = f"\n\nCommit messages:\n{bounded(change.log, LOG_MAX_CHARS)}" if change.log else ""
-    return (
-        f"{title}: should this change merge as it is?\n\n"
-        "Start your answer with one line, 'Verdict: approve' or 'Verdict: changes requested'. Approve only when "
-        "no blocking issue remains; name each blocking issue with its file and line."
-        f"{log}\n\nThe change ({change.files} file(s)):\n```diff\n{bounded(change.diff, diff_limit)}\n```"
-    )
-
-
-def start_council_review(
-    root: Path,
-    change: Change,
-    members: Sequence[tuple[str, str]],
-    *,
-    chairman: str | None,
-    diff_limit: int,
-    started: str,
-) -> CouncilDriver:
-    """A new council review under ``root``; a second review of the same range gets its own record."""
-
-    def taken(title: str) -> bool:
-        return council_record.council_path(root, council_question(title, change, diff_limit)).exists()
-
-    title = _unique_title(f"Review of {change.label}", taken)
-    options = CouncilOptions(
-        question=council_question(title, change, diff_limit), members=tuple(members), chairman=chairman
-    )
-    return CouncilDriver.start(root, options, started)
-
-
-def council_verdict(driver: CouncilDriver) -> Verdict | None:
-    """The verdict on the chairman's ``Verdict:`` line, or None (no synthesis, or no verdict stated)."""
-    synthesis = driver.state.synthesis
-    found = _VERDICT_LINE.search(synthesis.answer) if synthesis is not None else None
-    if found is None:
-        return None
-    return "approve" if found[1].lower() == "approve" else "changes_requested"
-
-
-def gated_verdict(driver: CouncilDriver, verdict: Verdict | None) -> tuple[Verdict | None, str | None]:
-    """The council's verdict as the gate gives it, and why an approval was held back: a degraded council speaks for
-    less than the whole panel, so its chairman's approval is not the council's (changes requested instead)."""
-    outcome = driver.outcome()
-    degraded = outcome.degraded if outcome is not None else None
-    if verdict != "approve" or degraded is None:
-        return verdict, None
-    return "changes_requested", f"not approved: the council is degraded ({degraded}), so its approval does not count"
-
-
-def council_comment(
-    driver: CouncilDriver, result: RunResult, change: Change, verdict: Verdict | None, held_back: str | None = None
-) -> str:
-    """A council review as a pull-request comment: verdict, the chairman's review, its basis, the dissent; and why
-    an approval was ``held_back`` (:func:`gated_verdict`)."""
-    heading = {"approve": "approve", "changes_requested": "changes requested", None: "no verdict (the review failed)"}
-    outcome = result.outcome
-    config, state = driver.config, driver.state
-    members = ", ".join(f"{m.name} ({m.model})" for m in config.members)
-    chair = config.chairman if config.chairman_model is None else f"a separate chairman ({config.chairman_model})"
-    lines = [
-        f"## moot review (council): {heading[verdict]}",
-        "",
-        f"**Change:** {change.label} · {change.files} file(s)  ",
-        f"**Council:** {members}; chaired by {chair}  ",
-        f"**Outcome:** {outcome.name if outcome else 'OPEN'}: {outcome.reason if outcome else 'the review did not end'}",
-        "",
-    ]
-    if held_back is not None:
-        lines += [f"**{held_back[0].upper()}{held_back[1:]}.**", ""]
-    if state.synthesis is not None:
-        ranking = ", ".join(f"{member} {points}" for member, points in state.synthesis.ranking)
-        lines += ["### The council's review", "", state.synthesis.answer, "", f"**Basis:** {state.synthesis.basis}"]
-        lines += ["", f"**Ranking of the members' reviews** (Borda points): {ranking}", ""]
-        lines += [
-            f"- **{d.member}** held: {d.position} — not adopted: {d.why_not_adopted}" for d in state.synthesis.dissent
-        ]
-    else:
-        lines += ["### The members' reviews", ""]
-        lines += [f"**{a.member}:** {a.text}\n" for a in state.valid_answers()]
+def record_line(driver: Driver, result: RunResult) -> str:
+    """A comment's last line: where the record is, and what the review took."""
     tokens = result.prompt_tokens + result.completion_tokens
-    lines += ["", f"<sub>Record: `{driver.record_path}` · {result.summary.turns} turn(s) · {tokens} tokens</sub>"]
-    return "\n".join(lines) + "\n"
-
-
-def verdict_of(driver: CritiqueDriver, result: RunResult) -> Verdict | None:
-    """approve, changes_requested, or None when the review failed (no valid turn from a participant)."""
-    if driver.failure is not None:
-        return None
-    outcome = result.outcome
-    if outcome is None:
-        return None
-    return "approve" if outcome.consensus else "changes_requested"
-
-
-def comment_markdown(driver: CritiqueDriver, result: RunResult, change: Change, verdict: Verdict | None) -> str:
-    """The review as a pull-request comment: verdict, why, the discussion, and where the record is."""
-    heading = {"approve": "approve", "changes_requested": "changes requested", None: "no verdict (the review failed)"}
-    outcome = result.outcome
-    models = _models(result)
-    lines = [
-        f"## moot review: {heading[verdict]}",
-        "",
-        f"**Change:** {change.label} · {change.files} file(s)  ",
-        f"**Participants:** {', '.join(f'{role} ({model})' for role, model in models.items()) or 'none'}  ",
-        f"**Outcome:** {outcome.name if outcome else 'OPEN'}: {review_reason(driver, result, change)}",
-        "",
-        "### Discussion",
-        "",
-    ]
-    text, _ = read_text(driver.record_path)
-    parsed, _ = record.parse(text or "")
-    for turn in parsed.turns if parsed is not None else ():
-        lines.append(f"**{turn.role}** (round {turn.round}, {turn.status.value}): {turn.message.strip()}")
-        if turn.summary:
-            lines.append(f"> Summary: {turn.summary.strip()}")
-        lines.append("")
-    tokens = result.prompt_tokens + result.completion_tokens
-    lines.append(f"<sub>Record: `{driver.record_path}` · {result.summary.turns} turn(s) · {tokens} tokens</sub>")
-    return "\n".join(lines) + "\n"
-
-
-def review_reason(driver: Driver, result: RunResult, change: Change) -> str:
-    """The outcome's reason as a review gives it. A dialogue at its round limit goes on as a new, longer review:
-    only the review's run holds the diff, so a resumed dialogue would go on without it."""
-    outcome = result.outcome
-    if outcome is None:
-        return "the review did not end"
-    if outcome.name != "MAX_ROUNDS" or not isinstance(driver, CritiqueDriver):
-        return outcome.reason
-    rounds = driver.config.extended().max_rounds  # as many more as moot run offers
-    command = " ".join(part for part in ("moot review", change.again, f"--max-rounds {rounds}") if part)
-    return f"{outcome.reason.partition(';')[0]}; for a longer review, run `{command}`."
-
-
-def _models(result: RunResult) -> dict[str, str]:
-    models: dict[str, str] = {}
-    for row in result.usage:
-        models.setdefault(str(row["role"]), str(row["model"]))
-    return models
+    return f"<sub>Record: `{driver.record_path}` · {result.summary.turns} turn(s) · {tokens} tokens</sub>"
 
 
 def review_path(record_path: Path, extension: str) -> Path:
@@ -348,31 +160,21 @@ def review_path(record_path: Path, extension: str) -> Path:
     return record_path.with_name(f".{record_path.name}.review.{extension}")
 
 
-def review_json(
-    driver: Driver,
-    result: RunResult,
-    change: Change,
-    verdict: Verdict | None,
-    comment: str,
-    held_back: str | None = None,
-) -> dict[str, Any]:
+def review_json(driver: Driver, result: RunResult, change: Change, reviewed: Reviewed) -> dict[str, Any]:
     """The stable JSON of ``moot review --json``: verdict, comment and artifact, then the details; ``approved`` is
     false with ``not_approved`` saying why when a degraded council's approval was held back."""
     outcome = result.outcome
-    reason = held_back or (review_reason(driver, result, change) if outcome else None)
-    if verdict is None and outcome is not None and outcome.consensus and isinstance(driver, CouncilDriver):
-        reason = NO_VERDICT  # the council synthesized, but its chairman gave the gate nothing to read
     return {
-        "verdict": verdict,
-        "comment": comment,
+        "verdict": reviewed.verdict,
+        "comment": reviewed.comment,
         "artifact": str(driver.record_path),
         "range": change.label,
         "files": change.files,
         "outcome": outcome.name if outcome else None,
-        "reason": reason,
+        "reason": reviewed.held_back or reviewed.reason,
         "degraded": outcome.degraded if outcome else None,
-        "approved": verdict == "approve",
-        "not_approved": held_back,
+        "approved": reviewed.verdict == "approve",
+        "not_approved": reviewed.held_back,
         "turns": result.summary.turns,
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import moot as moot_package
+
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 
 
@@ -23,17 +25,25 @@ def registered(site: Path) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join([str(site), str(PLUGIN_DIR)])}
 
 
-def moot(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed moot in a fresh process, so that the registry is read anew."""
+def python(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A fresh Python that imports this moot (installed or not) first, then ``env``'s PYTHONPATH: the registry is
+    read anew."""
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    here = str(Path(moot_package.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (here, (env or {}).get("PYTHONPATH", "")) if p)
     return subprocess.run(
-        [sys.executable, "-m", "moot", *args],
+        [sys.executable, *argv],
         cwd=cwd,
-        env={**clean, **(env or {})},
+        env={**clean, **(env or {}), "PYTHONPATH": path},
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def moot(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """This moot's command line in a fresh process."""
+    return python("-m", "moot", *args, cwd=cwd, env=env)
 
 
 def script(path: Path, *words: str) -> str:
@@ -146,7 +156,10 @@ def test_moot_protocols_lists_every_protocol_with_its_package_and_capabilities(
     rows = {row["name"]: row for row in json.loads(done.stdout)["protocols"]}
     assert list(rows) == ["agora", "auto", "council", "critique", "duel", "roundtable", "pingpong"]  # moot's own first
     assert rows["pingpong"]["distribution"] == "pingpong" and rows["pingpong"]["version"] == "0.1"
-    assert rows["council"]["capabilities"] == ["analysis", "sealed", "view"] and rows["pingpong"]["capabilities"] == []
+    assert (
+        rows["council"]["capabilities"] == ["analysis", "review", "sealed", "view"]
+        and rows["pingpong"]["capabilities"] == []
+    )
     assert rows["duel"]["distribution"] == "moot"
 
 

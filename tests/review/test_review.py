@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from moot.detect import check_path
-from moot.review import collect_change, start_review
+from moot.protocols.critique.review import start_review
+from moot.review import collect_change
 
 MOOT = [sys.executable, "-m", "moot"]
 

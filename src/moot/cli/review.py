@@ -1,4 +1,5 @@
-"""``moot review [RANGE] [--council]``: a review deliberation over a git diff whose verdict is the exit code.
+"""``moot review [RANGE] [--council | --protocol NAME]``: a review deliberation over a git diff whose verdict is the
+exit code. Any protocol whose plugin declares the ``review`` hook (moot.plugin.Review) can review.
 
 Exit codes: 0 approve; 1 changes requested (a degraded council's approval too); 2 an error (bad range, no change, a participant that
 gave no valid turn). The comment (Markdown) and the JSON are also written beside the dialogue record,
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,10 +26,20 @@ from moot.cli.run import (
     TurnTimeoutOpt,
     now_minutes,
 )
-from moot.config import load_settings
+from moot.config import Settings, load_settings
 from moot.core.files import atomic_write_text
-from moot.engine.session import AgentChoice, limits_from, parse_agent_options, resolve_agents, run_driver
-from moot.errors import UserError
+from moot.engine.session import (
+    AgentChoice,
+    limits_from,
+    parse_agent_options,
+    parse_member,
+    resolve_agents,
+    run_driver,
+)
+from moot.errors import PluginError, UserError
+
+if TYPE_CHECKING:
+    from moot.plugin import Review
 
 EXIT_FOR = {"approve": 0, "changes_requested": 1, None: 2}
 
@@ -42,6 +53,13 @@ def review_command(
         ),
     ] = None,
     max_rounds: Annotated[int | None, typer.Option("--max-rounds", min=1, help="Round limit (default 5).")] = None,
+    protocol: Annotated[
+        str | None,
+        typer.Option(
+            "--protocol",
+            help="The protocol that reviews (default critique: author and reviewer); one with a review hook.",
+        ),
+    ] = None,
     council: Annotated[
         bool, typer.Option("--council", help="A council of reviewers (default three) instead of author and reviewer.")
     ] = False,
@@ -68,76 +86,93 @@ def review_command(
     max_tokens: MaxTokensOpt = None,
 ) -> None:
     """Review a git change as author and reviewer, or as a council; exit 0 approve, 1 changes requested, 2 error."""
-    from moot.engine.driver import Driver
-    from moot.protocols.council.driver import CouncilDriver, parse_member
-    from moot.protocols.critique.driver import CritiqueDriver
+    from moot.plugin import Reviewing
     from moot.review import (
-        COUNCIL_REVIEWERS,
         DIFF_MAX_CHARS,
         LOCAL_DIFF_MAX_CHARS,
         collect_change,
-        comment_markdown,
-        council_comment,
-        council_verdict,
-        gated_verdict,
         records_root,
         review_json,
         review_path,
-        start_council_review,
-        start_review,
-        verdict_of,
     )
 
-    council = council or bool(member) or chairman is not None
-    if council and max_rounds is not None:
-        raise UserError("--max-rounds limits the author and reviewer's dialogue; a council has no rounds: drop it.")
+    panel = council or bool(member) or chairman is not None
+    if council and protocol not in (None, "council"):
+        raise UserError(f"--council is --protocol council; give one of --council and --protocol {protocol}.")
+    name = protocol or ("council" if panel else "critique")
+    hook = reviewer_hook(name)
+    if max_rounds is not None and not hook.rounds:
+        raise UserError(f"--max-rounds limits a dialogue's rounds; a {name} has no rounds: drop it.")
+    if hook.roles and (member or council):
+        raise UserError(
+            f"{name} reviews with its roles {', '.join(hook.roles)}, not members: drop --member and --council."
+        )
+    if chairman is not None and hook.chairman is None:
+        raise UserError(f"a {name} review has no chairman: drop --chairman.")
     change = collect_change(root, range_)
     if not change.diff.strip():
         raise UserError(f"there is nothing to review in {change.label}: give a range with changes, like HEAD~3..HEAD.")
     settings = load_settings(root)
     choice = AgentChoice(parse_agent_options(agent or []), agents)
-    if council:
-        members = [parse_member(value) for value in member or []]
-        members = members or [(name, choice.spec_for(name, settings)) for name in COUNCIL_REVIEWERS]
-        if len(members) < 2:
-            raise UserError("a council of reviewers needs at least two members; give --member NAME=SPEC twice or more.")
-        choice = AgentChoice(dict(members) | ({"chairman": chairman} if chairman else {}), None)
-        roles = [name for name, _ in members] + (["chairman"] if chairman else [])
+    members: list[tuple[str, str]] = []
+    if hook.roles:
+        roles = list(hook.roles)
     else:
-        roles = ["author", "reviewer"]
+        members, choice = panel_of(name, hook, member or [], chairman, choice, settings)
+        roles = list(choice.per_role)
     specs = [choice.spec_for(role, settings) for role in roles]
     local = any(spec.split(":", 1)[0].strip() == "local" for spec in specs)
     diff_limit = LOCAL_DIFF_MAX_CHARS if local else DIFF_MAX_CHARS
     chosen = resolve_agents(roles, choice, settings)  # before the record exists: a bad spec leaves nothing behind
     place = records if records is not None else records_root(root)
     place.mkdir(parents=True, exist_ok=True)
-    if council:
-        driver: Driver = start_council_review(
-            place, change, members, chairman=chairman, diff_limit=diff_limit, started=now_minutes()
-        )
-    else:
-        driver = start_review(place, change, diff_limit=diff_limit, max_rounds=max_rounds, started=now_minutes())
+    reviewing = Reviewing(change, diff_limit, now_minutes(), tuple(members), chairman, max_rounds)
+    driver = hook.start(place, reviewing)
     limits = limits_from(settings, repairs=repairs, turn_timeout_s=turn_timeout, max_tokens=max_tokens)
     progress = Progress(driver, follow=False, quiet=as_json)
     with progress:
         result = asyncio.run(run_driver(driver, chosen, limits, (progress.on_event,)))
-    held_back = None
-    if isinstance(driver, CouncilDriver):
-        verdict, held_back = gated_verdict(driver, council_verdict(driver))
-        comment = council_comment(driver, result, change, verdict, held_back)
-    else:
-        assert isinstance(driver, CritiqueDriver)
-        verdict = verdict_of(driver, result)
-        comment = comment_markdown(driver, result, change, verdict)
-    report = review_json(driver, result, change, verdict, comment, held_back)
-    atomic_write_text(review_path(driver.record_path, "md"), comment)
+    reviewed = hook.read(driver, result, reviewing)
+    report = review_json(driver, result, change, reviewed)
+    atomic_write_text(review_path(driver.record_path, "md"), reviewed.comment)
     atomic_write_text(review_path(driver.record_path, "json"), json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))
     else:
-        typer.echo(comment)
-    if verdict is None:
+        typer.echo(reviewed.comment)
+    if reviewed.verdict is None:
         typer.echo(f"moot: the review failed: {report['reason']}", err=True)
-    elif held_back is not None:
-        typer.echo(f"moot: {held_back}", err=True)
-    raise typer.Exit(EXIT_FOR[verdict])
+    elif reviewed.held_back is not None:
+        typer.echo(f"moot: {reviewed.held_back}", err=True)
+    raise typer.Exit(EXIT_FOR[reviewed.verdict])
+
+
+def panel_of(
+    name: str, hook: Review, member: list[str], chairman: str | None, choice: AgentChoice, settings: Settings
+) -> tuple[list[tuple[str, str]], AgentChoice]:
+    """A panel protocol's members (``--member``, or three reviewers with the ``--agents`` spec) and the agent of
+    each seat, its separate chairman's included."""
+    from moot.review import COUNCIL_REVIEWERS
+
+    members = [parse_member(value) for value in member]
+    members = members or [(reviewer, choice.spec_for(reviewer, settings)) for reviewer in COUNCIL_REVIEWERS]
+    if len(members) < 2:
+        raise UserError(f"a {name} of reviewers needs at least two members; give --member NAME=SPEC twice or more.")
+    seats = dict(members) | ({hook.chairman: chairman} if hook.chairman and chairman else {})
+    return members, AgentChoice(seats, None)
+
+
+def reviewer_hook(name: str) -> Review:
+    """The review hook of the protocol ``name``; a protocol without one is refused in a sentence."""
+    from moot import registry
+
+    plugin = registry.get(name)
+    if plugin.review is None:
+        able = [p.name for p in registry.protocols().values() if p.review is not None]
+        raise UserError(
+            f"the protocol {name} cannot review a change (it has no review hook); use --protocol {' or '.join(able)}."
+        )
+    try:
+        return plugin.review.load()
+    except PluginError as exc:
+        raise UserError(registry.broken_part(name, exc)) from exc

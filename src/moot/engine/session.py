@@ -45,6 +45,14 @@ def parse_agent_options(values: list[str]) -> dict[str, str]:
     return chosen
 
 
+def parse_member(value: str) -> tuple[str, str]:
+    """``--member NAME=SPEC`` -> (name, spec), with a clear error otherwise."""
+    name, sep, spec = value.partition("=")
+    if not sep or not name.strip() or not spec.strip():
+        raise UserError(f"--member {value!r} is not NAME=SPEC; write it like --member alice=openai:gpt-4o-mini.")
+    return name.strip(), spec.strip()
+
+
 def resolve_agents(
     roles: list[str], choice: AgentChoice, settings: Settings, policy: AgentPolicy | None = None
 ) -> dict[str, Agent]:

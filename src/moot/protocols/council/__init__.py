@@ -19,5 +19,6 @@ PLUGIN = Protocol(
     command=Ref("moot.protocols.council.command:run_council"),
     view=Ref("moot.protocols.council.view:panels"),
     analysis=Ref("moot.protocols.council.analysis:ANALYSIS"),
+    review=Ref("moot.protocols.council.review:REVIEW"),
     capabilities=frozenset({SEALED}),
 )

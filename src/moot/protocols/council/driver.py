@@ -26,6 +26,7 @@ from moot.agents.base import AgentRequest
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation, sealed_digest
 from moot.engine.driver import Candidate, Driver, PlannedCall, first_error, reply_format_violation, taking_turns
 from moot.engine.sealed import SealedPhase, SealedPhases
+from moot.engine.session import parse_member as parse_member  # where moot review's --member is read too
 from moot.errors import RecordExists, UserError
 from moot.limits import require_subject
 from moot.paths import record_place
@@ -76,14 +77,6 @@ class CouncilOptions:
         """Each role's agent spec as these options name it (the members', and a separate chairman's)."""
         specs = {str(member[0]): str(member[1]) for member in self.members if len(member) == 2}
         return {**specs, CHAIRMAN: self.chairman} if self.chairman else specs
-
-
-def parse_member(value: str) -> tuple[str, str]:
-    """``--member NAME=SPEC`` -> (name, spec), with a clear error otherwise."""
-    name, sep, spec = value.partition("=")
-    if not sep or not name.strip() or not spec.strip():
-        raise UserError(f"--member {value!r} is not NAME=SPEC; write it like --member alice=openai:gpt-4o-mini.")
-    return name.strip(), spec.strip()
 
 
 class AnswerReply(BaseModel):

@@ -22,4 +22,5 @@ PLUGIN = Protocol(
     hosts=Ref("moot.protocols.critique.host:host_files"),
     view=Ref("moot.protocols.critique.view:panels"),
     analysis=Ref("moot.protocols.critique.analysis:ANALYSIS"),
+    review=Ref("moot.protocols.critique.review:REVIEW"),
 )

@@ -1,0 +1,130 @@
+"""Estimate's engine driver and its ``moot run estimate`` command."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from moot.agents.base import AgentRequest
+from moot.cli.run import AgentOpt, AgentsOpt, JsonOpt, RootOpt, RunFlags, execute, now_minutes
+from moot.core.files import read_text
+from moot.engine.driver import reply_format_violation
+from moot.errors import UserError
+from moot.plugin import Candidate, Driver, Outcome, Summary
+from moot_estimate import record
+from moot_estimate.protocol import Config, Estimate, EstimateProtocol, number
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"estimate": {"type": "number"}, "reason": {"type": "string"}},
+    "required": ["estimate", "reason"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class EstimateOptions:
+    question: str
+    estimators: tuple[str, ...] = ("a", "b", "c")
+    rounds: int = 2
+
+
+class EstimateDriver(Driver):
+    protocol = "estimate"
+    options_type = EstimateOptions
+
+    def __init__(self, path: Path) -> None:
+        self.record_path = path
+        text, _ = read_text(path)
+        parsed = record.parse(text or "")
+        if parsed.config is None or parsed.problems:
+            raise UserError(f"{path} is not a clean estimate record; run `moot check` on it.")
+        self.config, self.machine, self.failure = parsed.config, EstimateProtocol(parsed.config), None
+        self.state = self.machine.replay(parsed.estimates).state
+
+    @classmethod
+    def start(cls, root: Path, options: EstimateOptions, started: str) -> EstimateDriver:
+        path = record.path_for(root, options.question)
+        if path.exists():
+            raise UserError(f"{path} already exists; resume it with `moot resume {path}`.")
+        config = Config(question=options.question, estimators=options.estimators, rounds=options.rounds)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record.write(path, config, ())
+        return cls(path)
+
+    def roles(self) -> list[str]:
+        return list(self.config.estimators)
+
+    def next_speaker(self) -> str | None:
+        return None if self.failure is not None else self.machine.next_speaker(self.state)
+
+    def request_for(self, role: str) -> AgentRequest:
+        round_ = self.machine.expected(self.state)[1]
+        seen = [e for e in self.state.estimates if e.round < round_]  # a round's estimates are made apart
+        lines = "".join(f"- {e.estimator} (round {e.round}): {number(e.value)}: {e.reason}\n" for e in seen)
+        prompt = (
+            f"{self.config.question}\n\nYou are {role}, one of {len(self.config.estimators)} estimators; this is "
+            f"round {round_} of {self.config.rounds}.\n"
+            + (
+                f"The estimates of the rounds before:\n{lines}Revise yours if their reasons convince you.\n"
+                if seen
+                else ""
+            )
+            + 'Reply with JSON: {"estimate": NUMBER, "reason": "why, in a sentence or two"}.'
+        )
+        return AgentRequest(prompt=prompt, json_schema=SCHEMA, max_tokens=300, role=role, protocol=self.protocol)
+
+    def read_reply(self, role: str, text: str, now: str) -> Candidate:
+        try:
+            reply = json.loads(text)
+            value, reason = reply["estimate"], " ".join(str(reply["reason"]).split())
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(value)
+        except (ValueError, TypeError, KeyError):
+            return Candidate(None, [reply_format_violation('answer with {"estimate": NUMBER, "reason": "..."}')])
+        turn = Estimate(estimator=role, round=self.machine.expected(self.state)[1], value=value, reason=reason)
+        return Candidate(turn, self.machine.validate(self.state, turn))
+
+    def commit(self, turn: Any) -> None:
+        state = self.machine.step(self.state, turn)[0]
+        record.write(self.record_path, self.config, state.estimates)
+        self.state = state
+
+    def fail(self, role: str, reason: str, now: str) -> Outcome:
+        self.failure = Outcome(name="NO_ESTIMATE", reason=reason)
+        return self.failure
+
+    def summary(self) -> Summary:
+        summary = self.machine.summary(self.state)
+        if self.failure is not None and summary.outcome is None:
+            return summary.model_copy(update={"outcome": self.failure, "next_speaker": None})
+        return summary
+
+    def call_plan(self) -> list[str]:
+        names, done = self.config.estimators, len(self.state.estimates)
+        return [names[i % len(names)] for i in range(done, len(names) * self.config.rounds)]
+
+
+def run_estimate(
+    question: Annotated[str, typer.Option("--question", help="What to estimate (a number).")],
+    estimator: Annotated[
+        list[str] | None, typer.Option("--estimator", help="An estimator's name (repeatable).")
+    ] = None,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, max=5, help="Rounds of estimates.")] = 2,
+    root: RootOpt = Path("."),
+    agent: AgentOpt = None,
+    agents: AgentsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Estimators each give a number with a reason, round after round; the answer is the last round's median."""
+    names = tuple(estimator or EstimateOptions.estimators)
+    driver = EstimateDriver.start(root, EstimateOptions(question, names, rounds), now_minutes())
+    flags = RunFlags(
+        root=root, agent=agent, agents=agents, as_json=as_json, follow=False,
+        repairs=None, turn_timeout=None, max_tokens=None, max_wall=None,
+    )  # fmt: skip
+    execute(driver, flags)
