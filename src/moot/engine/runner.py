@@ -33,7 +33,7 @@ from moot.engine.driver import Driver
 from moot.engine.loop import Event, Limits, RunResult, local_timestamp
 from moot.engine.session import AgentChoice, limits_from, probe_agents, require_prices, resolve_agents, run_driver
 from moot.engine.specs import build_driver, caller_keys, named_specs
-from moot.errors import RecordExists, UserError
+from moot.errors import DiskFault, RecordExists, UserError
 
 CANCELLED_REASON = "cancelled with cancel_debate"
 STOPPED_REASON = "the server running it stopped"
@@ -351,8 +351,12 @@ class Runner:
         except asyncio.CancelledError:
             run.finish(RunState.cancelled)
             raise
-        except Exception as exc:  # a defect below: the run says so instead of dying silently
-            run.finish(RunState.failed, error=f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # a full disk, or a defect below: the run says so instead of dying silently
+            fault = DiskFault.of(exc)
+            if fault is not None:  # every accepted turn is durable: once the disk is fixed, the run resumes
+                run.finish(RunState.failed, error=str(fault.then_do(f"call resume_debate with debate_id {run.id!r}")))
+            else:
+                run.finish(RunState.failed, error=f"{type(exc).__name__}: {exc}")
             return
         halted = run.last_event is not None and run.last_event.startswith("halted")
         run.finish(RunState.halted if halted else RunState.ended, result=result)
