@@ -9,12 +9,19 @@ from typing import Annotated, Any
 
 import typer
 
-from moot.agents.base import AgentRequest
+from moot import UserError
 from moot.cli.run import RunFlags, execute, run_options, start_record
 from moot.core.files import read_text
-from moot.engine.driver import reply_format_violation
-from moot.errors import RecordExists, UserError
-from moot.plugin import Candidate, Driver, Outcome, PlannedCall, Summary
+from moot.plugin import (
+    AgentRequest,
+    Candidate,
+    Driver,
+    Outcome,
+    PlannedCall,
+    RecordExists,
+    Summary,
+    reply_format_violation,
+)
 from moot_estimate import record
 from moot_estimate.protocol import Config, Estimate, EstimateProtocol, number
 

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.core.files import folder_lock, read_text
 from moot.plugin import Seat, Tool, ToolSet
-from moot.tools.errors import BadInput, refused_by, tool
-from moot.tools.workspace import Workspace
+from moot.tools import BadInput, Workspace
+from moot.tools.errors import refused_by, tool
 from moot_estimate import record as estimates
 from moot_estimate.protocol import Estimate, EstimateProtocol, number
 
