@@ -89,6 +89,8 @@ def test_ls_rules_log_and_force_show_its_record_as_a_built_ins(tmp_path: Path, e
     assert listed.returncode == 0, listed.stderr
     assert f'{RECORD}\testimate\t"{QUESTION}"\tESTIMATED\t6\t0' in listed.stdout.splitlines()
 
+    protocols = json.loads(moot("protocols", "--json", cwd=tmp_path, env=estimate_env).stdout)["protocols"]
+    assert {row["name"]: row for row in protocols}["estimate"]["capabilities"] == ["analysis", "tools", "view"]
     rules = json.loads(moot("rules", "estimate", "--json", cwd=tmp_path, env=estimate_env).stdout)
     ids = {row["id"] for row in rules if row["protocol"] == "estimate"}
     assert ids == {"ESTIMATE_ORDER", "ESTIMATE_NUMBER", "ESTIMATE_AFTER_END", "ESTIMATE_LINE"}
