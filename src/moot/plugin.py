@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from moot.errors import PluginError
+from moot.errors import PluginError, RecordExists
 
 if TYPE_CHECKING:
     from mcp_types import Tool as McpTool
     from pydantic import BaseModel
 
+    from moot.agents.base import AgentRequest
     from moot.core.files import CheckReport
     from moot.core.machine import (
         DeliberationProtocol,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
         Summary,
         Violation,
     )
-    from moot.engine.driver import Candidate, Driver, PlannedCall
+    from moot.engine.driver import Candidate, Driver, PlannedCall, reply_format_violation
     from moot.engine.loop import RunResult
     from moot.metrics import Stated
     from moot.review import Change
@@ -419,6 +420,7 @@ class Protocol:
 # --- what a protocol author uses, re-exported on first use ------------------------------------------
 
 _LAZY = {
+    "AgentRequest": "moot.agents.base",
     "CheckReport": "moot.core.files",
     "Candidate": "moot.engine.driver",
     "PlannedCall": "moot.engine.driver",
@@ -433,6 +435,7 @@ _LAZY = {
     "Stated": "moot.metrics",
     "Summary": "moot.core.machine",
     "Violation": "moot.core.machine",
+    "reply_format_violation": "moot.engine.driver",
 }
 
 
@@ -447,6 +450,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "GROUNDED",
     "SEALED",
+    "AgentRequest",
     "Analysis",
     "Candidate",
     "CheckReport",
@@ -463,6 +467,7 @@ __all__ = [
     "Positions",
     "Protocol",
     "ProtocolViolationError",
+    "RecordExists",
     "RecordFormat",
     "Ref",
     "Replay",
@@ -482,4 +487,5 @@ __all__ = [
     "Verdict",
     "View",
     "Violation",
+    "reply_format_violation",
 ]

@@ -25,16 +25,21 @@ def registered(site: Path) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join([str(site), str(PLUGIN_DIR)])}
 
 
-def python(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """A fresh Python that imports this moot (installed or not) first, then ``env``'s PYTHONPATH: the registry is
-    read anew."""
+def fresh(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a fresh Python that imports this moot (installed or not) first, then ``env``'s
+    PYTHONPATH: the registry is read anew."""
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     here = str(Path(moot_package.__file__).resolve().parents[1])
     path = os.pathsep.join(p for p in (here, (env or {}).get("PYTHONPATH", "")) if p)
+    return {**clean, **(env or {}), "PYTHONPATH": path}
+
+
+def python(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A fresh Python (:func:`fresh`) running ``argv``."""
     return subprocess.run(
         [sys.executable, *argv],
         cwd=cwd,
-        env={**clean, **(env or {}), "PYTHONPATH": path},
+        env=fresh(env),
         capture_output=True,
         text=True,
         timeout=120,

@@ -19,4 +19,6 @@ PLUGIN = Protocol(
     driver=Ref("moot_estimate.driver:EstimateDriver"),
     command=Ref("moot_estimate.driver:run_estimate"),
     analysis=Ref("moot_estimate.analysis:ANALYSIS"),
+    view=Ref("moot_estimate.view:panels"),
+    tools=Ref("moot_estimate.tools:TOOLS"),
 )

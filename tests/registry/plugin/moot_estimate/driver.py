@@ -9,12 +9,19 @@ from typing import Annotated, Any
 
 import typer
 
-from moot.agents.base import AgentRequest
-from moot.cli.run import AgentOpt, AgentsOpt, JsonOpt, RootOpt, RunFlags, execute, now_minutes
+from moot import UserError
+from moot.cli.run import RunFlags, execute, run_options, start_record
 from moot.core.files import read_text
-from moot.engine.driver import reply_format_violation
-from moot.errors import UserError
-from moot.plugin import Candidate, Driver, Outcome, Summary
+from moot.plugin import (
+    AgentRequest,
+    Candidate,
+    Driver,
+    Outcome,
+    PlannedCall,
+    RecordExists,
+    Summary,
+    reply_format_violation,
+)
 from moot_estimate import record
 from moot_estimate.protocol import Config, Estimate, EstimateProtocol, number
 
@@ -43,14 +50,15 @@ class EstimateDriver(Driver):
         parsed = record.parse(text or "")
         if parsed.config is None or parsed.problems:
             raise UserError(f"{path} is not a clean estimate record; run `moot check` on it.")
-        self.config, self.machine, self.failure = parsed.config, EstimateProtocol(parsed.config), None
+        self.config, self.machine = parsed.config, EstimateProtocol(parsed.config)
+        self.failure: Outcome | None = None
         self.state = self.machine.replay(parsed.estimates).state
 
     @classmethod
     def start(cls, root: Path, options: EstimateOptions, started: str) -> EstimateDriver:
         path = record.path_for(root, options.question)
         if path.exists():
-            raise UserError(f"{path} already exists; resume it with `moot resume {path}`.")
+            raise RecordExists(path, f"{path} already exists; resume it with `moot resume {path}`.")
         config = Config(question=options.question, estimators=options.estimators, rounds=options.rounds)
         path.parent.mkdir(parents=True, exist_ok=True)
         record.write(path, config, ())
@@ -108,23 +116,26 @@ class EstimateDriver(Driver):
         names, done = self.config.estimators, len(self.state.estimates)
         return [names[i % len(names)] for i in range(done, len(names) * self.config.rounds)]
 
+    def planned_calls(self) -> list[PlannedCall]:
+        """A round's prompt shows the rounds before it, never its own: the calls of the earlier rounds only."""
+        size, done = len(self.config.estimators), len(self.state.estimates)
+        return [
+            PlannedCall(role, reads=tuple(range((done + i) // size * size - done)))
+            for i, role in enumerate(self.call_plan())
+        ]
 
+
+@run_options()
 def run_estimate(
     question: Annotated[str, typer.Option("--question", help="What to estimate (a number).")],
     estimator: Annotated[
         list[str] | None, typer.Option("--estimator", help="An estimator's name (repeatable).")
     ] = None,
     rounds: Annotated[int, typer.Option("--rounds", min=1, max=5, help="Rounds of estimates.")] = 2,
-    root: RootOpt = Path("."),
-    agent: AgentOpt = None,
-    agents: AgentsOpt = None,
-    as_json: JsonOpt = False,
+    *,
+    flags: RunFlags,
+    force: bool = False,
 ) -> None:
     """Estimators each give a number with a reason, round after round; the answer is the last round's median."""
-    names = tuple(estimator or EstimateOptions.estimators)
-    driver = EstimateDriver.start(root, EstimateOptions(question, names, rounds), now_minutes())
-    flags = RunFlags(
-        root=root, agent=agent, agents=agents, as_json=as_json, follow=False,
-        repairs=None, turn_timeout=None, max_tokens=None, max_wall=None,
-    )  # fmt: skip
-    execute(driver, flags)
+    options = EstimateOptions(question, tuple(estimator or EstimateOptions.estimators), rounds)
+    execute(start_record(EstimateDriver, options, flags, force=force), flags)
