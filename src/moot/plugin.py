@@ -283,13 +283,6 @@ class Tool:
     folder_option: str | None = None
     mcp_name: str | None = None
 
-    @property
-    def arguments(self) -> type[BaseModel]:
-        """The argument model, built from the function's annotated parameters (once per function)."""
-        from moot.tools.declare import argument_model
-
-        return argument_model(self.function)
-
 
 ToolSet = tuple[Tool, ...]
 

@@ -132,7 +132,7 @@ def call_values(tool: Tool, values: dict[str, Any]) -> dict[str, Any]:
     given = {name: None if value == "" and _optional(tool, name) else value for name, value in values.items()}
     if not any(_checked(arg, given) for arg in arguments_of(tool.function)):
         return given  # plain values of their plain types: building the model would check nothing more
-    model = tool.arguments.model_validate(given)
+    model = argument_model(tool.function).model_validate(given)
     return {name: getattr(model, name) for name in type(model).model_fields}
 
 
