@@ -206,12 +206,15 @@ def _agora(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
     else:
         preferred = ["approve", "no-change"]
     signal = next((s for s in preferred if s in signals), signals[0])
+    evidence = [AGORA_EVIDENCE] * properties["evidence"].get("minItems", 0)
+    if "AGORA_STANCE_REASON" in prompt:  # sent back for changing its stance without a reason: give a new one
+        evidence = [{"source": "review notes", "content": f"turn {number}: {role} weighed it", "confidence": 0.7}]
     return {
         "signal": signal,
         "message": f"Turn {number}: {role} signals {signal}. The reasons stand.",
         "confidence": 0.7,
         "target": targets[0],
-        "evidence": [AGORA_EVIDENCE] * properties["evidence"].get("minItems", 0),
+        "evidence": evidence,
     }
 
 
