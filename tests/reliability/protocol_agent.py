@@ -63,7 +63,8 @@ def legal_reply(protocol: str, role: str, schema: dict[str, Any], prompt: str) -
 # Only free texts are lengthened, so the turn stays as legal as the short one.
 LONG_WORDS, SHORT_WORDS = 300, 30
 FREE_TEXTS = frozenset(
-    {"message", "position", "analysis", "responses_and_questions", "answer", "reason", "claim", "why_not_adopted"}
+    {"message", "position", "analysis", "responses_and_questions", "answer", "reasoning", "reason", "claim"}
+    | {"why_not_adopted"}
     | {"summary", "consensus", "unresolved", "action_items", "limitation", "novel_argument", "basis"}
 )
 SENTENCES = (

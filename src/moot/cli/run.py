@@ -97,8 +97,9 @@ def print_estimate(
     as_json: bool = False,
 ) -> None:
     """The dry run's table: per role its agent, calls, expected tokens and price beside the upper bound, the
-    total, and how they stand against --max-cost (--json: one object with the same figures)."""
-    from moot.engine.estimate import LONG_TEXT_TOKENS, estimate, estimate_json
+    total, what calls made only on a condition add (an auto panel that splits), and how they stand against
+    --max-cost (--json: one object with the same figures)."""
+    from moot.engine.estimate import LONG_TEXT_TOKENS, contingent_totals, estimate, estimate_json
 
     found = estimate(driver, agents, limits)
     if as_json:
@@ -116,18 +117,27 @@ def print_estimate(
             typer.echo(f"{agent}: a person, no model tokens, $0")
             continue
         cached = f" ({row.cached_tokens:,} cached)" if row.cached_tokens else ""
+        row_most = f"{row.max_calls} call(s), " if row.max_calls is not None else ""
         typer.echo(
             f"{agent}, ~{row.prompt_tokens:,} prompt{cached} + ~{row.completion_tokens:,} completion tokens, "
-            f"~{usd_text(row.cost_usd)}; at most {row.max_prompt_tokens:,} + {row.max_completion_tokens:,}, "
-            f"{usd_text(row.max_cost_usd)}"
+            f"~{usd_text(row.cost_usd)}; at most {row_most}{row.max_prompt_tokens:,} + "
+            f"{row.max_completion_tokens:,}, {usd_text(row.max_cost_usd)}"
         )
     calls = sum(row.calls for row in found)
     tokens = sum(row.prompt_tokens + row.completion_tokens for row in found)
     most = sum(row.max_prompt_tokens + row.max_completion_tokens for row in found)
     cost, most_cost = total_usd([row.cost_usd for row in found]), total_usd([row.max_cost_usd for row in found])
+    most_calls = sum(row.max_calls or row.calls for row in found)
+    at_most = f"{most_calls} call(s), " if most_calls != calls else ""
     typer.echo(
-        f"  total: {calls} call(s), ~{tokens:,} tokens, ~{usd_text(cost)}; at most {most:,} tokens, {usd_text(most_cost)}"
+        f"  total: {calls} call(s), ~{tokens:,} tokens, ~{usd_text(cost)}; "
+        f"at most {at_most}{most:,} tokens, {usd_text(most_cost)}"
     )
+    for part in contingent_totals(found):
+        typer.echo(
+            f"  if {part.when}: {part.calls} more call(s), ~{part.prompt_tokens + part.completion_tokens:,} more "
+            f"tokens, ~{usd_text(part.cost_usd)} more (in the upper bound, not in the expected figures)"
+        )
     if limits.max_cost_usd is not None:
         typer.echo(f"  --max-cost {usd_text(limits.max_cost_usd)}: {budget_text(limits.max_cost_usd, cost, most_cost)}")
 
