@@ -26,7 +26,7 @@ import typer
 from moot import registry
 from moot.agents import Agent
 from moot.agents.acp_catalog import ALLOW_WRITES_ENV
-from moot.agents.family import one_family, one_family_warning
+from moot.agents.family import one_family_warning
 from moot.agents.pricing import attempt_tokens, logged_cost, total_usd, usd_text
 from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
 from moot.cli.progress import Progress, print_outcome
@@ -39,6 +39,7 @@ from moot.engine.session import (
     limits_from,
     parse_agent_options,
     probe_agents,
+    refuse_one_family,
     require_prices,
     resolve_agents,
     run_driver,
@@ -256,14 +257,7 @@ def panel_specs(driver: Driver, per_role: dict[str, str], every_role: str | None
     return {role: choice.spec_for(role, settings) for role in driver.roles()}
 
 
-def refuse_one_family(specs: dict[str, str]) -> None:
-    """--require-diverse: a one-family panel is a usage error, one sentence naming the fix."""
-    family = one_family(specs)
-    if family is not None:
-        raise UserError(
-            f"--require-diverse refuses this panel: every member is of one model family ({family}); give some "
-            "members a model of another family (--member, --agent ROLE=SPEC) or drop --require-diverse."
-        )
+DIVERSE_FIX = "--member, --agent ROLE=SPEC"  # where a command names the panel's agents
 
 
 def start_record(driver_class: type[Driver], options: Any, flags: RunFlags, *, force: bool) -> Driver:
@@ -284,7 +278,7 @@ def start_record(driver_class: type[Driver], options: Any, flags: RunFlags, *, f
             specs = panel_specs(trial, per_role, flags.agents, settings)
         finally:
             shutil.rmtree(trial_root, ignore_errors=True)
-        refuse_one_family(specs)
+        refuse_one_family(specs, "--require-diverse", DIVERSE_FIX)
     try:
         return driver_class.start(start_root(flags.root, flags.dry_run), options, now_minutes())
     except RecordExists as exc:
@@ -331,7 +325,9 @@ def execute(
         )
         specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
         if flags.require_diverse:
-            refuse_one_family(specs)  # a resumed record: refused before any turn is asked
+            refuse_one_family(
+                specs, "--require-diverse", DIVERSE_FIX
+            )  # a resumed record: refused before any turn is asked
         warning = one_family_warning(specs)
         if warning is not None:
             typer.echo(f"moot: {warning}", err=True)
