@@ -209,3 +209,18 @@ def test_a_batch_line_takes_require_diverse_as_the_command_does(tmp_path: Path) 
     assert asked(calls) == Counter({"ada 1": 1, "bo 1": 1, "cy 1": 1})
     kept = sorted(path.name for folder in tmp_path.glob(".*") if folder.is_dir() for path in folder.glob("*.md"))
     assert kept == ["how-many-pears.md"]  # the refused lines left nothing
+
+
+def test_a_panel_of_two_that_splits_is_no_consensus_and_one_that_agrees_is(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.txt"
+    code, report = run_json(tmp_path, *panel(calls, {"ada": "12", "bo": "13"}))
+    # The split escalates to a council of two, whose reviews each rank one answer: nothing shows which is better.
+    assert (code, report["outcome"], report["consensus"], report["degraded"]) == (1, "SYNTHESIZED", False, None)
+    assert "with two answers nothing is ranked, so this is no consensus" in str(report["reason"])
+    record = str(report["artifact"])
+    shown = json.loads(moot("show", "--json", record, cwd=tmp_path).stdout)
+    assert shown["state"]["outcome"]["consensus"] is False and shown["exit_code"] == 0  # a valid record
+    checked = moot("check", record, cwd=tmp_path)
+    assert checked.returncode == 0 and "so this is no consensus" in checked.stdout
+    code, report = run_json(tmp_path, *panel(calls, {"cy": "12", "dee": "12"}), "--force")
+    assert (code, report["outcome"], report["consensus"]) == (0, "VOTED", True)  # two who agree: the vote shows it
