@@ -3,6 +3,7 @@ in which order, with which turn budget. (Prompt sizes follow each protocol's pro
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -59,3 +60,27 @@ def test_a_dry_run_asks_each_role_as_its_protocol_plans(tmp_path: Path, protocol
     calls = sum(calls for _, calls, _ in expected)
     assert lines[-1].startswith(f"  total: {calls} call(s)")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["doc.md"]  # nothing written
+
+
+def test_an_auto_dry_run_expects_the_vote_and_shows_the_escalation_apart(tmp_path: Path) -> None:
+    # The vote asks each member once; only a split panel goes on to the reviews and the synthesis (4 more calls).
+    members = ["--member", "m1=local", "--member", "m2=local", "--member", "m3=local"]
+    done = run_moot("run", "auto", "--question", "What is 2+2?", *members, "--dry-run", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    rows = {line.split()[0]: line for line in lines[1:4]}
+    assert all(" 1 call(s), ~" in rows[role] for role in ("m1", "m2", "m3")), rows
+    assert "; at most 3 call(s), " in rows["m1"] and "; at most 2 call(s), " in rows["m2"]
+    total = re.fullmatch(
+        r"  total: 3 call\(s\), ~([\d,]+) tokens, ~\$0; at most 7 call\(s\), ([\d,]+) tokens, \$0", lines[4]
+    )
+    assert total is not None, lines[4]
+    split = re.fullmatch(r"  if the panel splits: 4 more call\(s\), ~([\d,]+) more tokens, ~\$0 more .*", lines[5])
+    assert split is not None, lines[5]
+    voted, escalation = (int(found.group(1).replace(",", "")) for found in (total, split))
+    assert 0 < voted < escalation  # the reviews read every answer: a split costs more than the vote
+    as_json = run_moot("run", "auto", "--question", "What is 2+2?", *members, "--dry-run", "--json", cwd=tmp_path)
+    shown = json.loads(as_json.stdout)
+    assert (shown["total"]["calls"], shown["total"]["max_calls"]) == (3, 7)
+    assert [(part["when"], part["calls"]) for part in shown["contingent"]] == [("the panel splits", 4)]
+    assert sorted(path.name for path in tmp_path.iterdir()) == []  # nothing written

@@ -21,9 +21,10 @@ import pytest
 from moot.agents import AgentReply, AgentRequest, FunctionAgent
 from moot.agents.base import TurnBounds
 from moot.engine.driver import Driver
-from moot.engine.estimate import estimate
+from moot.engine.estimate import contingent_totals, estimate
 from moot.engine.loop import Engine, Limits
 from moot.protocols.agora.driver import AgoraDriver, AgoraOptions
+from moot.protocols.auto.driver import AutoDriver, AutoOptions
 from moot.protocols.council.driver import CouncilDriver, CouncilOptions
 from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 from moot.protocols.duel.driver import DuelDriver, DuelOptions
@@ -84,14 +85,23 @@ def start(protocol: str, root: Path) -> Driver:
             CouncilOptions(question="Cache reads?", members=[("ada", "x"), ("bo", "x"), ("cy", "x")], seed=1),
             STARTED,
         ),
+        # The scripted members agree (12), so the vote decides; cy alone says 13, so with it the panel splits.
+        "auto": lambda: AutoDriver.start(
+            root, AutoOptions(question="Weekly backups in 90 days?", members=[("ada", "x"), ("bo", "x")]), STARTED
+        ),
+        "auto-split": lambda: AutoDriver.start(
+            root,
+            AutoOptions(question="Weekly backups in 90 days?", members=[("ada", "x"), ("bo", "x"), ("cy", "x")]),
+            STARTED,
+        ),
     }
     return starts[protocol]()
 
 
-@pytest.mark.parametrize("protocol", ["critique", "duel", "agora", "roundtable", "council"])
+@pytest.mark.parametrize("protocol", ["critique", "duel", "agora", "roundtable", "council", "auto"])
 def test_the_dry_runs_expected_tokens_are_within_1_5x_of_a_real_length_run(tmp_path: Path, protocol: str) -> None:
     driver = start(protocol, tmp_path)
-    agent = real_length(protocol)
+    agent = real_length(protocol.removesuffix("-split"))
     agents = {role: agent for role in driver.roles()}
     predicted = estimate(driver, agents, Limits())
     result = asyncio.run(Engine(driver, agents, Limits()).run())
@@ -109,3 +119,20 @@ def test_the_dry_runs_expected_tokens_are_within_1_5x_of_a_real_length_run(tmp_p
     }
     assert calls == result.turns, (calls, result.turns)
     assert all(within(*pair) for pair in figures.values()), figures
+
+
+def test_an_auto_panel_that_splits_spends_the_expected_answers_and_what_the_split_adds(tmp_path: Path) -> None:
+    # The dry run expects the answers alone and shows the escalation apart: together they are what a split spends.
+    driver = start("auto-split", tmp_path)
+    agent = real_length("auto")
+    agents = {role: agent for role in driver.roles()}
+    predicted = estimate(driver, agents, Limits())
+    (split,) = contingent_totals(predicted)
+    result = asyncio.run(Engine(driver, agents, Limits()).run())
+    assert result.summary.detail["vote"] == "ESCALATED"
+    assert (sum(row.calls for row in predicted), split.when, split.calls) == (3, "the panel splits", 4)
+    assert sum(row.calls for row in predicted) + split.calls == len(result.usage)
+    prompt = sum(row.prompt_tokens for row in predicted) + split.prompt_tokens
+    completion = sum(row.completion_tokens for row in predicted) + split.completion_tokens
+    for expected, spent in ((prompt, result.prompt_tokens), (completion, result.completion_tokens)):
+        assert spent / FACTOR <= expected <= spent * FACTOR, (expected, spent)

@@ -183,3 +183,44 @@ def test_a_record_written_without_its_vote_gets_it_on_resume(tmp_path: Path) -> 
     assert "- **Decision:** VOTED" in bare.read_text(encoding="utf-8") and "## Outcome" in bare.read_text()
     assert moot("check", str(bare), cwd=tmp_path).returncode == 0
     assert asked(calls) == Counter({"ada 1": 1, "bo 1": 1, "cy 1": 1})  # the vote asked no one
+
+
+def test_a_batch_line_takes_require_diverse_as_the_command_does(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.txt"
+    scripted = [[name, f"cmd:{sys.executable} {AGENT} 12 --calls {calls}"] for name in ("ada", "bo", "cy")]
+    gpts = [["ada", "openai:gpt-4o"], ["bo", "openai:gpt-4o-mini"], ["cy", "openai:gpt-4.1"]]
+    lines = [
+        {"protocol": "auto", "question": "How many apples?", "members": gpts, "require_diverse": True},
+        # Programs name no model family, so a panel of them may run under require_diverse.
+        {"protocol": "auto", "question": "How many pears?", "members": scripted, "require_diverse": True},
+        {"protocol": "council", "question": "How many plums?", "members": gpts, "require_diverse": True},
+    ]
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("".join(json.dumps({**line, "root": str(tmp_path)}) + "\n" for line in lines), encoding="utf-8")
+    done = moot("run", "--batch", str(batch), cwd=tmp_path)
+    rows = {row["line"]: row for row in map(json.loads, done.stdout.splitlines())}
+    assert done.returncode == 1  # a line was refused
+    refusal = (
+        '"require_diverse" refuses this panel: every member is of one model family (OpenAI GPT); give some members '
+        'a model of another family (the "members", "agent" or "agents" key) or drop "require_diverse".'
+    )
+    assert rows[1] == {"line": 1, "error": refusal} and rows[3] == {"line": 3, "error": refusal}
+    assert (rows[2]["outcome"], rows[2]["consensus"]) == ("VOTED", True)
+    assert asked(calls) == Counter({"ada 1": 1, "bo 1": 1, "cy 1": 1})
+    kept = sorted(path.name for folder in tmp_path.glob(".*") if folder.is_dir() for path in folder.glob("*.md"))
+    assert kept == ["how-many-pears.md"]  # the refused lines left nothing
+
+
+def test_a_panel_of_two_that_splits_is_no_consensus_and_one_that_agrees_is(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.txt"
+    code, report = run_json(tmp_path, *panel(calls, {"ada": "12", "bo": "13"}))
+    # The split escalates to a council of two, whose reviews each rank one answer: nothing shows which is better.
+    assert (code, report["outcome"], report["consensus"], report["degraded"]) == (1, "SYNTHESIZED", False, None)
+    assert "with two answers nothing is ranked, so this is no consensus" in str(report["reason"])
+    record = str(report["artifact"])
+    shown = json.loads(moot("show", "--json", record, cwd=tmp_path).stdout)
+    assert shown["state"]["outcome"]["consensus"] is False and shown["exit_code"] == 0  # a valid record
+    checked = moot("check", record, cwd=tmp_path)
+    assert checked.returncode == 0 and "so this is no consensus" in checked.stdout
+    code, report = run_json(tmp_path, *panel(calls, {"cy": "12", "dee": "12"}), "--force")
+    assert (code, report["outcome"], report["consensus"]) == (0, "VOTED", True)  # two who agree: the vote shows it

@@ -79,7 +79,9 @@ def test_source_passages_reach_every_stage_through_the_question(tmp_path: Path) 
         timeout=300,
         env=dict(os.environ),
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1 and json.loads(done.stdout)["outcome"] == "SYNTHESIZED", (
+        done.stderr
+    )  # two: no consensus
     record = (tmp_path / json.loads(done.stdout)["artifact"]).read_text()
     question = record.split("## Question", 1)[1].split("## Stage 1", 1)[0]
     # The best passage for the question, with path:line, is in the question every stage is asked.

@@ -198,6 +198,9 @@ def test_a_council_of_two_reports_its_borda_tie_as_a_tie_and_what_it_cannot_meas
                 cwd=tmp_path, env={"MOOT_TEST_AGENT_ASKED": str(log)})  # fmt: skip
     report = json.loads(done.stdout)
     assert report["outcome"] == "SYNTHESIZED" and "ranked first" not in report["reason"]
+    # Each reviewer ranks only the other's answer: the reviews rank nothing, so the synthesis is no consensus.
+    assert (done.returncode, report["consensus"], report["degraded"]) == (1, False, None)
+    assert report["reason"].endswith("; with two answers nothing is ranked, so this is no consensus")
     assert "no answer ranked above another (ada and bo tied with 0 Borda point(s) each)" in report["reason"]
     record = tmp_path / report["artifact"]
     assert "| 1 | ada | 0 |\n| 1 | bo | 0 |" in record.read_text(encoding="utf-8")  # one rank for a tie

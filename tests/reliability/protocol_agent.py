@@ -63,7 +63,8 @@ def legal_reply(protocol: str, role: str, schema: dict[str, Any], prompt: str) -
 # Only free texts are lengthened, so the turn stays as legal as the short one.
 LONG_WORDS, SHORT_WORDS = 300, 30
 FREE_TEXTS = frozenset(
-    {"message", "position", "analysis", "responses_and_questions", "answer", "reason", "claim", "why_not_adopted"}
+    {"message", "position", "analysis", "responses_and_questions", "answer", "reasoning", "reason", "claim"}
+    | {"why_not_adopted"}
     | {"summary", "consensus", "unresolved", "action_items", "limitation", "novel_argument", "basis"}
 )
 SENTENCES = (
@@ -206,12 +207,15 @@ def _agora(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
     else:
         preferred = ["approve", "no-change"]
     signal = next((s for s in preferred if s in signals), signals[0])
+    evidence = [AGORA_EVIDENCE] * properties["evidence"].get("minItems", 0)
+    if "AGORA_STANCE_REASON" in prompt:  # sent back for changing its stance without a reason: give a new one
+        evidence = [{"source": "review notes", "content": f"turn {number}: {role} weighed it", "confidence": 0.7}]
     return {
         "signal": signal,
         "message": f"Turn {number}: {role} signals {signal}. The reasons stand.",
         "confidence": 0.7,
         "target": targets[0],
-        "evidence": [AGORA_EVIDENCE] * properties["evidence"].get("minItems", 0),
+        "evidence": evidence,
     }
 
 

@@ -26,7 +26,7 @@ import typer
 from moot import registry
 from moot.agents import Agent
 from moot.agents.acp_catalog import ALLOW_WRITES_ENV
-from moot.agents.family import one_family, one_family_warning
+from moot.agents.family import one_family_warning
 from moot.agents.pricing import attempt_tokens, logged_cost, total_usd, usd_text
 from moot.cli.interrupt import EXIT_INTERRUPTED, run_interruptible
 from moot.cli.progress import Progress, print_outcome
@@ -39,6 +39,7 @@ from moot.engine.session import (
     limits_from,
     parse_agent_options,
     probe_agents,
+    refuse_one_family,
     require_prices,
     resolve_agents,
     run_driver,
@@ -97,8 +98,9 @@ def print_estimate(
     as_json: bool = False,
 ) -> None:
     """The dry run's table: per role its agent, calls, expected tokens and price beside the upper bound, the
-    total, and how they stand against --max-cost (--json: one object with the same figures)."""
-    from moot.engine.estimate import LONG_TEXT_TOKENS, estimate, estimate_json
+    total, what calls made only on a condition add (an auto panel that splits), and how they stand against
+    --max-cost (--json: one object with the same figures)."""
+    from moot.engine.estimate import LONG_TEXT_TOKENS, contingent_totals, estimate, estimate_json
 
     found = estimate(driver, agents, limits)
     if as_json:
@@ -116,18 +118,27 @@ def print_estimate(
             typer.echo(f"{agent}: a person, no model tokens, $0")
             continue
         cached = f" ({row.cached_tokens:,} cached)" if row.cached_tokens else ""
+        row_most = f"{row.max_calls} call(s), " if row.max_calls is not None else ""
         typer.echo(
             f"{agent}, ~{row.prompt_tokens:,} prompt{cached} + ~{row.completion_tokens:,} completion tokens, "
-            f"~{usd_text(row.cost_usd)}; at most {row.max_prompt_tokens:,} + {row.max_completion_tokens:,}, "
-            f"{usd_text(row.max_cost_usd)}"
+            f"~{usd_text(row.cost_usd)}; at most {row_most}{row.max_prompt_tokens:,} + "
+            f"{row.max_completion_tokens:,}, {usd_text(row.max_cost_usd)}"
         )
     calls = sum(row.calls for row in found)
     tokens = sum(row.prompt_tokens + row.completion_tokens for row in found)
     most = sum(row.max_prompt_tokens + row.max_completion_tokens for row in found)
     cost, most_cost = total_usd([row.cost_usd for row in found]), total_usd([row.max_cost_usd for row in found])
+    most_calls = sum(row.max_calls or row.calls for row in found)
+    at_most = f"{most_calls} call(s), " if most_calls != calls else ""
     typer.echo(
-        f"  total: {calls} call(s), ~{tokens:,} tokens, ~{usd_text(cost)}; at most {most:,} tokens, {usd_text(most_cost)}"
+        f"  total: {calls} call(s), ~{tokens:,} tokens, ~{usd_text(cost)}; "
+        f"at most {at_most}{most:,} tokens, {usd_text(most_cost)}"
     )
+    for part in contingent_totals(found):
+        typer.echo(
+            f"  if {part.when}: {part.calls} more call(s), ~{part.prompt_tokens + part.completion_tokens:,} more "
+            f"tokens, ~{usd_text(part.cost_usd)} more (in the upper bound, not in the expected figures)"
+        )
     if limits.max_cost_usd is not None:
         typer.echo(f"  --max-cost {usd_text(limits.max_cost_usd)}: {budget_text(limits.max_cost_usd, cost, most_cost)}")
 
@@ -251,14 +262,7 @@ def panel_specs(driver: Driver, per_role: dict[str, str], every_role: str | None
     return {role: choice.spec_for(role, settings) for role in driver.roles()}
 
 
-def refuse_one_family(specs: dict[str, str]) -> None:
-    """--require-diverse: a one-family panel is a usage error, one sentence naming the fix."""
-    family = one_family(specs)
-    if family is not None:
-        raise UserError(
-            f"--require-diverse refuses this panel: every member is of one model family ({family}); give some "
-            "members a model of another family (--member, --agent ROLE=SPEC) or drop --require-diverse."
-        )
+DIVERSE_FIX = "--member, --agent ROLE=SPEC"  # where a command names the panel's agents
 
 
 def start_record(driver_class: type[Driver], options: Any, flags: RunFlags, *, force: bool) -> Driver:
@@ -279,7 +283,7 @@ def start_record(driver_class: type[Driver], options: Any, flags: RunFlags, *, f
             specs = panel_specs(trial, per_role, flags.agents, settings)
         finally:
             shutil.rmtree(trial_root, ignore_errors=True)
-        refuse_one_family(specs)
+        refuse_one_family(specs, "--require-diverse", DIVERSE_FIX)
     try:
         return driver_class.start(start_root(flags.root, flags.dry_run), options, now_minutes())
     except RecordExists as exc:
@@ -337,7 +341,9 @@ def execute(
         )
         specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
         if flags.require_diverse:
-            refuse_one_family(specs)  # a resumed record: refused before any turn is asked
+            refuse_one_family(
+                specs, "--require-diverse", DIVERSE_FIX
+            )  # a resumed record: refused before any turn is asked
         warning = one_family_warning(specs)
         if warning is not None:
             typer.echo(f"moot: {warning}", err=True)

@@ -70,12 +70,15 @@ class PlannedCall:
     index in the plan (``None``: every earlier call, the whole transcript in order), each cut to ``read_tokens``
     where the prompt shows a digest. ``schema`` is the reply's JSON Schema where it is not the role's first
     request's (a later stage asks for another kind of reply): the expected reply's length follows from it.
+    ``when`` names the condition a call is made on, if it is made only on one ("the panel splits"): the dry run
+    counts it in the upper bound and on a line of its own, not in the expected figures.
     """
 
     role: str
     reads: tuple[int, ...] | None = None
     read_tokens: int | None = None
     schema: Mapping[str, Any] | None = None
+    when: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ prompt carries of the earlier replies) are sized from the protocol's own request
   128-token steps, as OpenAI and Anthropic do) and writes the rest; the price is at the cache rates.
 - **at most**: every reply uses its whole turn budget and every call's prompt grows by a full budget per
   earlier call, with no cache.
+- **contingent** calls, made only on a condition (``PlannedCall.when``: an auto panel's reviews and synthesis,
+  asked only if the vote splits), are in the upper bound but not in the expected figures; their expected figures
+  are given apart, per condition.
 
 Repairs come on top of both and are not counted. A person's turns ask no model: no tokens, $0.
 """
@@ -38,9 +41,21 @@ CACHE_STEP_TOKENS = 128  # read in steps of this many tokens (OpenAI)
 
 
 @dataclass(frozen=True)
+class Contingent:
+    """The expected figures of the calls made only if ``when`` happens (see the module docstring)."""
+
+    when: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
 class RoleEstimate:
     role: str
-    calls: int
+    calls: int  # expected: the calls made on no condition
     prompt_tokens: int  # expected
     completion_tokens: int  # expected
     cached_tokens: int  # of the expected prompt tokens, read from the provider's cache
@@ -49,11 +64,14 @@ class RoleEstimate:
     max_completion_tokens: int
     max_cost_usd: float | None
     person: bool = False  # a person answers: no model is asked
+    max_calls: int | None = None  # at most, when contingent calls make it more than ``calls``
+    contingent: tuple[Contingent, ...] = ()  # the role's contingent calls, per condition
 
 
 @dataclass
 class _Call:
     role: str
+    when: str | None = None
     prompt: int = 0
     completion: int = 0
     cached: int = 0
@@ -139,7 +157,9 @@ def expected_calls(driver: Driver, requests: Mapping[str, AgentRequest]) -> list
         cut = planned.read_tokens if planned.read_tokens is not None else budget
         carried = sum(min(replies[earlier], cut) for earlier in reads)
         call = _Call(
-            planned.role, min(bounds.context_tokens - budget, typical_tokens(_request_text(request)) + carried)
+            planned.role,
+            planned.when,
+            min(bounds.context_tokens - budget, typical_tokens(_request_text(request)) + carried),
         )
         call.completion = replies[-1]
         key = json.dumps(schema, sort_keys=True)
@@ -169,28 +189,66 @@ def estimate(driver: Driver, agents: Mapping[str, Agent], limits: Limits) -> lis
     calls = expected_calls(driver, requests)
     found = []
     for role in roles:
-        agent, mine = agents[role], [call for call in calls if call.role == role]
+        agent, asked = agents[role], [call for call in calls if call.role == role]
+        mine = [call for call in asked if call.when is None]
+        most_calls = len(asked) if len(asked) != len(mine) else None
+        conditions = dict.fromkeys(call.when for call in asked if call.when is not None)
         if agent.interactive:
-            found.append(RoleEstimate(role, len(mine), 0, 0, 0, 0.0, 0, 0, 0.0, person=True))
+            found.append(RoleEstimate(role, len(mine), 0, 0, 0, 0.0, 0, 0, 0.0, True, most_calls))
             continue
-        costs = [
-            agent.price_usd(c.prompt, c.completion, cached_tokens=c.cached, cache_write_tokens=c.written) for c in mine
-        ]
         most_prompt, most_completion, most_cost = _at_most(driver, agent, role, requests[role], plan)
+        expected = _figures(agent, "", mine)
+        contingent = tuple(_figures(agent, when, [c for c in asked if c.when == when]) for when in conditions)
         found.append(
             RoleEstimate(
                 role,
                 len(mine),
-                sum(c.prompt for c in mine),
-                sum(c.completion for c in mine),
-                sum(c.cached for c in mine),
-                total_usd(costs) if costs else 0.0,
+                expected.prompt_tokens,
+                expected.completion_tokens,
+                expected.cached_tokens,
+                expected.cost_usd,
                 most_prompt,
                 most_completion,
                 most_cost,
+                max_calls=most_calls,
+                contingent=contingent,
             )
         )
     return found
+
+
+def _figures(agent: Agent, when: str, calls: list[_Call]) -> Contingent:
+    """The expected figures of ``calls`` (made if ``when`` happens; "" for the calls made on no condition)."""
+    costs = [
+        agent.price_usd(c.prompt, c.completion, cached_tokens=c.cached, cache_write_tokens=c.written) for c in calls
+    ]
+    return Contingent(
+        when,
+        len(calls),
+        sum(c.prompt for c in calls),
+        sum(c.completion for c in calls),
+        sum(c.cached for c in calls),
+        total_usd(costs) if costs else 0.0,
+    )
+
+
+def contingent_totals(found: list[RoleEstimate]) -> list[Contingent]:
+    """Per condition, the expected figures of every role's calls made only on it, in the order they first come."""
+    totals: dict[str, list[Contingent]] = {}
+    for row in found:
+        for part in row.contingent:
+            totals.setdefault(part.when, []).append(part)
+    return [
+        Contingent(
+            when,
+            sum(p.calls for p in parts),
+            sum(p.prompt_tokens for p in parts),
+            sum(p.completion_tokens for p in parts),
+            sum(p.cached_tokens for p in parts),
+            total_usd([p.cost_usd for p in parts]),
+        )
+        for when, parts in totals.items()
+    ]
 
 
 def _at_most(
@@ -228,11 +286,13 @@ def estimate_json(
         key: (total_usd([row[key] for row in roles]) if key.endswith("usd") else sum(row[key] for row in roles))
         for key in TOTALS
     }
+    total["max_calls"] = sum(row.max_calls or row.calls for row in found)
     return {
         "dry_run": True,
         "protocol": protocol,
         "assumptions": {"main_text_tokens": LONG_TEXT_TOKENS, "short_text_tokens": SHORT_TEXT_TOKENS},
         "roles": roles,
         "total": total,
+        "contingent": [dataclasses.asdict(part) for part in contingent_totals(found)],
         "max_cost_budget_usd": max_cost_usd,
     }

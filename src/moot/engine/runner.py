@@ -31,7 +31,15 @@ from moot.config import Settings, load_settings
 from moot.core.run_state import SetAside, remove_record, stored_agents
 from moot.engine.driver import Driver
 from moot.engine.loop import Event, Limits, RunResult, local_timestamp
-from moot.engine.session import AgentChoice, limits_from, probe_agents, require_prices, resolve_agents, run_driver
+from moot.engine.session import (
+    AgentChoice,
+    limits_from,
+    probe_agents,
+    refuse_one_family,
+    require_prices,
+    resolve_agents,
+    run_driver,
+)
 from moot.engine.specs import build_driver, caller_keys, named_specs
 from moot.errors import DiskFault, RecordExists, UserError
 
@@ -95,7 +103,10 @@ def _create(
     driver = build_driver(spec, root, started, lambda role: panel.get(role) or asked.spec_for(role, settings))
     members = {role: panel[role] for role in driver.roles() if role in panel}
     choice = AgentChoice.for_driver(driver, {**members, **asked.per_role}, asked.every_role)
+    specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
     try:
+        if keys.get("require_diverse"):
+            refuse_one_family(specs, '"require_diverse"', 'the "members", "agent" or "agents" key')
         agents = resolve_agents(driver.roles(), choice, settings, policy)
         given = {name: value for name, value in budgets.items() if value is not None}
         limits = limits_from(settings, **{"repairs": keys.get("repairs"), **given})
@@ -104,7 +115,6 @@ def _create(
     except UserError:
         remove_record(driver.record_path, stop_at=root)
         raise
-    specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
     return Prepared(driver, agents, limits, specs)
 
 

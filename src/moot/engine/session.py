@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from moot.agents import Agent, AgentError, resolve_agent
+from moot.agents.family import one_family
 from moot.agents.policy import AgentPolicy
 from moot.config import Settings, check_roles
 from moot.engine.driver import Driver
@@ -87,6 +88,17 @@ def require_prices(agents: Mapping[str, Agent], choice: AgentChoice, settings: S
         raise UserError(
             f"--max-cost needs each agent's price, and the price table does not know {', '.join(unknown)}; "
             "give it one in moot.toml's [prices], or use --max-tokens as the budget instead."
+        )
+
+
+def refuse_one_family(specs: Mapping[str, str], option: str, fix: str) -> None:
+    """``option`` (``--require-diverse``, a batch line's ``"require_diverse"``) refuses a panel whose every member is
+    of one model family: one sentence naming the fix (``fix``: where the members' agents are named)."""
+    family = one_family(dict(specs))
+    if family is not None:
+        raise UserError(
+            f"{option} refuses this panel: every member is of one model family ({family}); give some "
+            f"members a model of another family ({fix}) or drop {option}."
         )
 
 

@@ -39,6 +39,7 @@ class CallerKeys(TypedDict, total=False):
     panel: dict[str, str]  # member -> agent spec, for the roles named after a member (a posed question's)
     root: str
     repairs: int
+    require_diverse: bool  # refuse a panel whose every member is of one model family (--require-diverse)
 
 
 NOT_OPTIONS = set(CallerKeys.__annotations__)

@@ -22,6 +22,12 @@ def run_agora(
     sealed: Annotated[
         bool, typer.Option("--sealed", help="Ask every drone's opening proposal at once, none seeing another's.")
     ] = False,
+    require_reasons: Annotated[
+        bool,
+        typer.Option(
+            "--require-reasons", help="A drone that changes its stance must cite evidence no earlier turn cites."
+        ),
+    ] = False,
     *,
     flags: RunFlags,
     force: bool = False,
@@ -39,6 +45,7 @@ def run_agora(
         research=research,
         sources=tuple(source or ()),
         sealed=sealed,
+        require_reasons=require_reasons,
     ).with_models(spec_for(flags))
     driver = start_record(AgoraDriver, options, flags, force=force)
     execute(driver, flags)

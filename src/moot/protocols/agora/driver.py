@@ -13,6 +13,9 @@
   ``path:line``; every evidence item (a researcher's or a debater's) must be in the file it cites or
   come from the pool, else the reply is sent back; each accepted item is marked in the record with
   where it was found.
+- ``--require-reasons`` writes ``- Require reasons: yes`` in the header: a drone that changes its stance must
+  cite evidence no earlier turn cites (``AGORA_STANCE_REASON``, checked by the machine, so the engine sends such
+  a turn back); the drones are told so, and every drone may then carry one evidence item.
 - On deadlock the protocol recruits the mediator; its turns are asked of the ``mediator`` role with
   ``MEDIATOR_POSITION`` and every participant's latest message.
 """
@@ -113,6 +116,7 @@ class AgoraOptions:
     sources: Sequence[Path] = ()  # --source files and directories the evidence must come from
     models: Sequence[Sequence[str]] = ()  # (role, agent spec) pairs, shown in the summary only
     sealed: bool = False  # every drone's opening proposal is asked at once, none seeing another's
+    require_reasons: bool = False  # a change of stance must cite new evidence (AGORA_STANCE_REASON)
 
     def with_models(self, spec_for: Callable[[str], str]) -> AgoraOptions:
         """These options with each drone's agent spec (``spec_for(role)``) for the summary."""
@@ -224,18 +228,25 @@ OUTPUT_FORMAT = (
     '[{"source": "where you found this", "content": "key fact", "confidence": 0.9}]}'
 )
 
+REASONS_RULE = (
+    "No change without a reason: when you back another proposal than before, approve one you countered, or "
+    "counter the one you backed, cite at least one evidence item that no earlier turn cited."
+)
+
 POOL_RULE = (
     "The EVIDENCE POOL was gathered by research drones: use it, and cite only evidence from the pool "
     "or that you can verify."
 )
 
 
-def drone_system(role: str, methodology: str, max_turns: int, pool: bool) -> str:
-    """The system message: the seed's drone rules, the limit, the methodology and the output format."""
+def drone_system(role: str, methodology: str, max_turns: int, pool: bool, reasons: bool = False) -> str:
+    """The system message: the seed's drone rules, the limit, the methodology, the reasons rule (when the debate
+    requires reasons) and the output format."""
     parts = [
         MEDIATOR_RULES if role == MEDIATOR else DRONE_RULES,
         f"The debate times out after {max_turns} turns; don't waste turns repeating yourself.",
         f"Methodology {_METHODOLOGY_RULE[methodology]}",
+        *([REASONS_RULE] if reasons and role != MEDIATOR else []),
         *([POOL_RULE] if pool else []),
         OUTPUT_FORMAT,
     ]
@@ -372,6 +383,7 @@ class AgoraDriver(Driver, SealedPhases):
                 participants=tuple(Position(role=role, position=text) for role, text in positions),
                 max_turns=options.max_turns,
                 deadlock_window=options.deadlock_window,
+                require_reasons=options.require_reasons,
             )
         except ValidationError as exc:
             raise UserError(f"cannot start the debate: {first_error(exc)}.") from exc
@@ -482,7 +494,8 @@ class AgoraDriver(Driver, SealedPhases):
         if role == RESEARCHER:
             return self._research_request()
         fixed, instruction = self._context_block(role)
-        system = drone_system(role, self.config.methodology, self.config.max_turns, bool(self._pool()))
+        config = self.config
+        system = drone_system(role, config.methodology, config.max_turns, bool(self._pool()), config.require_reasons)
         return AgentRequest.with_prefix(
             [fixed],
             instruction,
@@ -576,14 +589,16 @@ class AgoraDriver(Driver, SealedPhases):
         Every field is required so a small model writes them all, in the seed's order; the target
         is an enum (or null on the first turn); confidence is an enum of 0.05 steps, so it is in
         range by construction; a fact-based turn must carry one evidence item. Evidence is capped
-        at one item (none in an opinion debate without a research pool) to fit the 100 tokens.
+        at one item (none in an opinion debate without a research pool or required reasons) to fit
+        the 100 tokens.
         """
         signals, targets = self.choices(role)
         if self.caches_prefix(role):  # one schema for all its turns: read_reply holds it to the choices
             signals, targets = list(SIGNALS), []
         methodology = self.config.methodology
         offered = self._offered(role)
-        max_evidence = 0 if methodology == "opinion" and not self._pool() and not offered else 1
+        quiet = methodology == "opinion" and not self.config.require_reasons and not self._pool() and not offered
+        max_evidence = 0 if quiet else 1
         message_chars = MESSAGE_CHARS_WITH_EVIDENCE if max_evidence else MESSAGE_CHARS
         return {
             "type": "object",

@@ -21,6 +21,12 @@ rest is decided here and documented in ``docs/formats.md``:
   turns count towards ``max_turns``; its signals do not count towards consensus, but its proposal
   ``proposal-mediator`` can be approved by all participants.
 - The limit ``max_turns`` counts every turn; a debate still open after it ends in ``TIMEOUT``.
+- ``require_reasons`` (off by default): no change of stance without a reason. A drone's stance is the
+  proposal it backs (its own once it proposes, the one it approves) and the proposals it has countered
+  since; a turn changes it when it backs another proposal than the one the drone backed, approves a
+  proposal the drone countered, or counters the one it backs. Such a turn must carry an evidence item
+  that no earlier turn carries (same source and content, ignoring case and spacing); in a grounded
+  debate any evidence item will do, since each one must verify in the sources.
 """
 
 from __future__ import annotations
@@ -104,6 +110,11 @@ RULES = RuleBook(
         Rule("AGORA_UNKNOWN_TARGET", "A target is an earlier turn ('turn-N') or a known proposal id."),
         Rule("AGORA_APPROVE_TARGET", "An approve targets a proposal (its id, or the turn that made it)."),
         Rule("AGORA_SELF_APPROVAL", "Nobody approves their own proposal."),
+        Rule(
+            "AGORA_STANCE_REASON",
+            "With 'Require reasons: yes', a drone that changes what it backs or opposes cites evidence no earlier "
+            "turn cites (in a grounded debate, evidence the sources verify).",
+        ),
         Rule("AGORA_AFTER_OUTCOME", "Nothing is added after the debate reached consensus or timed out."),
         Rule("AGORA_OUTCOME", "An '## Outcome' section is the last section and agrees with the turns."),
     ]
@@ -160,6 +171,7 @@ class AgoraConfig(BaseModel):
     participants: tuple[Position, ...]
     max_turns: int = DEFAULT_MAX_TURNS
     deadlock_window: int = DEFAULT_DEADLOCK_WINDOW
+    require_reasons: bool = False  # a change of stance must cite new evidence (see the module docstring)
 
     @model_validator(mode="after")
     def _sound(self) -> AgoraConfig:
@@ -288,6 +300,15 @@ class Standing(BaseModel):
     proposal: str | None = None
 
 
+class Side(BaseModel):
+    """A drone's stance: the proposal it backs, and the proposals it countered since (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    backs: str | None = None
+    opposes: frozenset[str] = frozenset()
+
+
 class AgoraState(BaseModel):
     """The replayed history, reduced to what the rules need."""
 
@@ -305,6 +326,8 @@ class AgoraState(BaseModel):
     proposals: dict[str, str] = {}  # proposal id -> owner role
     proposal_turns: dict[int, str] = {}  # turn position -> the proposal that turn created
     said: tuple[str, ...] = ()  # each turn's echo key (moot.core.hollow.echo_key of its message), in order
+    sides: dict[str, Side] = {}  # each drone's stance, kept when the debate requires reasons
+    cited: frozenset[tuple[str, str]] = frozenset()  # every evidence item's key so far, kept likewise
     outcome: Outcome | None = None
 
 
@@ -337,8 +360,9 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
     rules: ClassVar[RuleBook] = RULES
     turn_model: ClassVar[type[BaseModel]] = AgoraReply
 
-    def __init__(self, config: AgoraConfig) -> None:
+    def __init__(self, config: AgoraConfig, *, grounded: bool = False) -> None:
         self.config = config
+        self.grounded = grounded  # the record lists sources, so that every evidence item must verify in them
 
     def initial_state(self) -> AgoraState:
         return AgoraState()
@@ -392,6 +416,8 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
             )
             found.append(_found("proposal", "AGORA_PROPOSAL_ID", message))
         found += _target_problems(state, turn)
+        if self.config.require_reasons:
+            found += _reason_problems(state, turn, self.grounded)
         return found
 
     def _order_problem(self, state: AgoraState, role: str) -> str | None:
@@ -429,6 +455,10 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
             update["mediator_due"] = False
         else:
             update.update(self._participant_turn(state, turn))
+        if self.config.require_reasons:
+            update["cited"] = state.cited | {_evidence_key(item) for item in turn.evidence}
+            if turn.role in self.config.roles:
+                update["sides"] = {**state.sides, turn.role: _stance_change(state, turn)[0]}
         new = state.model_copy(update=update)
         if state.outcome is None and (outcome := self._outcome_after(new, position)) is not None:
             new = new.model_copy(update={"outcome": outcome})
@@ -579,3 +609,42 @@ def _target_problems(state: AgoraState, turn: AgoraTurn) -> list[Located]:
         message = f"{turn.role} approves {proposal}, its own proposal; signal no-change to hold it instead."
         return [_found("target", "AGORA_SELF_APPROVAL", message)]
     return []
+
+
+def _evidence_key(item: Evidence) -> tuple[str, str]:
+    return " ".join(item.source.casefold().split()), " ".join(item.content.casefold().split())
+
+
+def _stance_change(state: AgoraState, turn: AgoraTurn) -> tuple[Side, str | None]:
+    """(the drone's stance after ``turn``, how the turn changes it or ``None``; see the module docstring)."""
+    side = state.sides.get(turn.role, Side())
+    proposal = _resolve(state, turn.target)[1]
+    if turn.signal == "propose":
+        proposal = proposal_id_for(turn.role)
+    elif turn.signal not in {"approve", "counter"} or proposal is None:
+        return side, None
+    if turn.signal == "counter":
+        change = f"it counters {proposal}, which it backs" if side.backs == proposal else None
+        backs = None if side.backs == proposal else side.backs
+        return Side(backs=backs, opposes=side.opposes | {proposal}), change
+    change = None
+    if side.backs is not None and side.backs != proposal:
+        change = f"it backed {side.backs} and now backs {proposal}"
+    elif proposal in side.opposes:
+        change = f"it approves {proposal}, which it countered"
+    return Side(backs=proposal, opposes=side.opposes - {proposal}), change
+
+
+def _reason_problems(state: AgoraState, turn: AgoraTurn, grounded: bool) -> list[Located]:
+    """AGORA_STANCE_REASON: a drone's change of stance carries new evidence (any, when grounded)."""
+    change = _stance_change(state, turn)[1] if turn.role != MEDIATOR else None
+    if change is None:
+        return []
+    if any(_evidence_key(item) not in state.cited for item in turn.evidence) or (grounded and turn.evidence):
+        return []
+    where = "from the sources or one " if grounded else ""
+    message = (
+        f"{turn.role} changes its stance ({change}) without a new reason; "
+        f"add an evidence item {where}that no earlier turn cites."
+    )
+    return [_found("evidence", "AGORA_STANCE_REASON", message)]

@@ -6,6 +6,7 @@
     - Methodology: opinion | fact-based | mixed
     - Max turns: 20
     - Deadlock window: 3
+    - Require reasons: yes        (optional: a change of stance must cite new evidence)
     - Started: <time>
     - Sources: `<path>`, `<path>`  (optional: the --source files the evidence is checked against)
     - Participants:
@@ -94,7 +95,9 @@ _HEADER_FIELDS = {
     "methodology": "methodology",
     "max turns": "max_turns",
     "deadlock window": "deadlock_window",
+    "require reasons": "require_reasons",
 }
+_YES_NO = {"yes": True, "no": False}
 _NUMBER_DIGITS = 300  # longer JSON numbers are not a confidence; refusing them keeps float() finite
 
 
@@ -121,6 +124,7 @@ def render_header(config: AgoraConfig, started: str | None = None, sources: Sequ
         f"- Methodology: {config.methodology}",
         f"- Max turns: {config.max_turns}",
         f"- Deadlock window: {config.deadlock_window}",
+        *(["- Require reasons: yes"] if config.require_reasons else []),
         *([f"- Started: {started}"] if started is not None else []),
         *([f"- Sources: {', '.join(f'`{path}`' for path in sources)}"] if sources else []),
         "- Participants:",
@@ -402,7 +406,7 @@ def _scan_header(scan: _Scan, title: int, end: int) -> None:
             scan.header_lines[key] = index + 1
             values[key] = entry.group(2).strip()
         else:
-            known = "Dialogue, Methodology, Max turns, Deadlock window, Started, Sources, Participants"
+            known = "Dialogue, Methodology, Max turns, Deadlock window, Require reasons, Started, Sources, Participants"
             scan.report("AGORA_HEADER", f"unknown header field {entry.group(1).strip()!r}; use {known}.", index)
     scan.started = values.get("started") or None
     if "started" in values and not values["started"]:
@@ -443,6 +447,9 @@ def _header_config(scan: _Scan, values: dict[str, str], participants: list[Posit
             scan.report(
                 "AGORA_HEADER", f"{key} is {raw!r}; write a whole number (default {numbers[name]}).", where(key)
             )
+    reasons = values.get("require reasons", "no")
+    if reasons.lower() not in _YES_NO:
+        scan.report("AGORA_HEADER", f"require reasons is {reasons!r}; write yes or no.", where("require reasons"))
     if missing:
         return None
     fields: dict[str, Any] = {
@@ -451,6 +458,7 @@ def _header_config(scan: _Scan, values: dict[str, str], participants: list[Posit
         "methodology": methodology,
         "participants": tuple(participants),
         **numbers,
+        "require_reasons": _YES_NO.get(reasons.lower(), False),
     }
     problems = config_problems(AgoraConfig.model_construct(**fields))
     lines = {
@@ -611,7 +619,7 @@ def turn_sources(text: str) -> list[TurnSource]:
 
 def _replay(scan: _Scan, config: AgoraConfig) -> tuple[AgoraProtocol, AgoraState, list[Violation]]:
     """Replay the turns up to the first one that did not parse (later ones cannot be placed)."""
-    protocol = AgoraProtocol(config)
+    protocol = AgoraProtocol(config, grounded=bool(scan.sources))
     state = protocol.initial_state()
     found: list[Violation] = []
     for position, source in enumerate(scan.turns, start=1):

@@ -10,7 +10,7 @@ the council's stage 2 and 3 over the same sealed answers, asked by the council's
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from moot.agents.base import AgentRequest
 from moot.core.machine import ProtocolViolationError, Summary, sealed_digest
-from moot.engine.driver import taking_turns
+from moot.engine.driver import PlannedCall, taking_turns
 from moot.engine.sealed import SealedPhase
 from moot.errors import RecordExists, UserError
 from moot.paths import record_place
@@ -47,6 +47,7 @@ from moot.protocols.council.machine import Answer
 # A small model's bound on the short answer: a number, a choice or a short phrase fits in 80 characters, and a
 # shorter grammar leaves the 135M model less room to run on. Other models get the rule's bound.
 COMPACT_VERDICT_CHARS = 80
+SPLIT = "the panel splits"  # the condition the council's stages 2 and 3 are asked on, as a dry run names it
 
 
 @dataclass(frozen=True)
@@ -197,3 +198,12 @@ class AutoDriver(CouncilDriver):
         valid = len(self.state.valid_answers()) or len(self.config.members)
         answering = 0 if vote is not None else len(self.config.members) - len(self.state.answers)
         return taking_turns(self.roles(), self.next_speaker(), answering + valid + 1)
+
+    def planned_calls(self) -> list[PlannedCall]:
+        """The council's calls; before the vote, the reviews and the synthesis are asked only if the panel splits,
+        so a dry run expects the answers alone and prices the escalation apart (and in its upper bound)."""
+        calls = super().planned_calls()
+        if self.state.vote is not None:
+            return calls
+        answering = len(self.config.members) - len(self.state.answers)
+        return [*calls[:answering], *(replace(call, when=SPLIT) for call in calls[answering:])]

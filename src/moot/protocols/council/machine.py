@@ -15,7 +15,8 @@ chairman writes the final answer from the aggregate ranking.
   names the top-ranked answer's member in the basis and, for every other member's answer, what it
   held and why it was not adopted. A chairman that fails (its agent errors, or it gives no valid
   synthesis) is recorded as such, and the top-ranked member with a valid answer, other than the
-  chairman, writes the synthesis in its place (:func:`fallback_for`); the outcome is then degraded.
+  chairman, writes the synthesis in its place (:func:`fallback_for`); the outcome is then degraded. With two
+  valid answers each reviewer ranks only the other's, so the reviews rank nothing: that synthesis is no consensus.
 
 Pure: the seed, times and texts arrive in the configuration and the turns.
 """
@@ -703,10 +704,14 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             agreement = rounded_w(kendall_w(state))
             measured = "not measurable" if agreement is None else f"{agreement:.3f}"
             degraded = self.missing(state)
+            # Two answers: each reviewer ranks only the other's, so the reviews rank nothing and cannot agree.
+            paired = len(state.valid_answers()) == 2
+            unranked = "; with two answers nothing is ranked, so this is no consensus" if paired else ""
             return Outcome(
                 name=SYNTHESIZED,
-                reason=f"{len(aggregate)} answers reviewed; {first_place_text(aggregate)}; Kendall's W {measured}",
-                consensus=degraded is None,
+                reason=f"{len(aggregate)} answers reviewed; {first_place_text(aggregate)}; Kendall's W {measured}"
+                f"{unranked}",
+                consensus=degraded is None and not paired,
                 degraded=degraded,
             )
         if len(state.answers) >= len(self.config.members) and len(state.valid_answers()) < self.config.quorum:
