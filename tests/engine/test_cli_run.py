@@ -111,7 +111,9 @@ def test_agents_prints_each_install_command_whole_at_80_columns(tmp_path: Path) 
     for command in ("npm install -g @zed-industries/claude-code-acp", "npm install -g @google/gemini-cli"):
         assert any(line.startswith(command) for line in lines), done.stdout
     listed = json.loads(subprocess.run([*MOOT, "agents", "--json"], capture_output=True, text=True, env=env).stdout)
-    assert {row["name"]: row["install"] for row in listed}["acp codex-acp"] == "npm install -g @zed-industries/codex-acp"
+    assert {row["name"]: row["install"] for row in listed}[
+        "acp codex-acp"
+    ] == "npm install -g @zed-industries/codex-acp"
 
 
 def test_batch_runs_debates_concurrently_and_reports_each(tmp_path: Path, agreeing_script: Path) -> None:
