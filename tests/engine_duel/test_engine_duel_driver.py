@@ -14,6 +14,7 @@ from engine_duel_helpers import SOURCE_TEXT, STARTED, guided
 
 from moot.agents import AgentRequest, FunctionAgent, ScriptAgent, ScriptedReply
 from moot.agents.local import LocalAgent
+from moot.agents.streaming import token_listener
 from moot.config import load_settings
 from moot.detect import check_path
 from moot.engine.loop import Engine, Event, Limits, usage_path
@@ -398,3 +399,36 @@ def test_only_moots_own_default_turn_timeout_stretches(tmp_path: Path) -> None:
     assert not limits_from(load_settings(tmp_path), turn_timeout_s=60).turn_timeout_stretches  # --turn-timeout 60
     (tmp_path / "moot.toml").write_text("turn_timeout_s = 600\n", encoding="utf-8")
     assert not limits_from(load_settings(tmp_path)).turn_timeout_stretches
+
+
+class TricklingHere(FunctionAgent):
+    """Computes its turns here, 1.5 s each, a token every 0.1 s; it expects 0.2 s (the machine got busier)."""
+
+    def __init__(self, *, tokens: bool) -> None:
+        turns = iter([guided(1, "OPEN_TO_DEBATE"), guided(2, "DISSENTING")])
+
+        async def trickle(request: AgentRequest) -> str:
+            heard = token_listener()
+            for count in range(1, 16):
+                await asyncio.sleep(0.1)
+                if tokens:
+                    heard(count)
+            return next(turns)
+
+        super().__init__(trickle)
+
+    def expected_seconds(self, request: AgentRequest) -> float | None:
+        return 0.2
+
+
+@pytest.mark.parametrize("tokens", [True, False])
+def test_a_stretched_turn_goes_on_while_tokens_keep_coming(tmp_path: Path, source: Path, tokens: bool) -> None:
+    # Past its stretched deadline (1 s) a turn still writing tokens goes on; one silent as long is cut.
+    driver = start(tmp_path, source, max_turns=2)
+    agent = TricklingHere(tokens=tokens)
+    limits = Limits(turn_timeout_s=0.5, turn_timeout_stretches=True)
+    result = asyncio.run(Engine(driver, {"advocate": agent, "skeptic": agent}, limits).run())
+    if tokens:
+        assert result.outcome is not None and result.summary.turns == 2
+    else:
+        assert result.outcome is None and result.halted is not None and result.halted["cause"] == "turn_timeout"

