@@ -43,7 +43,7 @@ Should the checkout path bypass the cache and always read PostgreSQL?
 """
 
 
-@pytest.mark.slow  # about a minute on two quiet cores; 14 minutes measured at a load of 9 on two cores
+@pytest.mark.slow  # about a minute on two quiet cores; 11 to 14 minutes measured at a load of 8 to 9 on two cores
 def test_a_new_users_first_duel_on_the_embedded_model_ends_with_an_outcome_under_the_default_limits(
     tmp_path: Path,
 ) -> None:
