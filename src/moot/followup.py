@@ -17,7 +17,7 @@ from typing import Any
 from moot import registry
 from moot.config import load_settings
 from moot.core.files import append_log_line
-from moot.core.run_state import stored_agents
+from moot.core.run_state import read_run_state, resume_text, stored_agents, with_record
 from moot.decision import record_decision
 from moot.detect import check_path
 from moot.errors import UserError
@@ -93,6 +93,23 @@ def _analysis(protocol: str, path: Path) -> Analysis:
     return analysis
 
 
+def _how_to_go_on(protocol: str, record: Path) -> str:
+    """Why ``record`` has no answer yet and the one way on: resume a halted run (the halt names any limit to raise),
+    or start a new debate where the protocol's ending is final (an Agora's TIMEOUT)."""
+    summary = check_path(record).summary
+    outcome = summary.outcome if summary is not None else None
+    if outcome is None:
+        halted = read_run_state(record).get("halted")
+        stopped = f"its run stopped before an answer: {halted['reason']}" if isinstance(halted, dict) else "it is open"
+        return f"{stopped}; go on with `{resume_text(record)}`, then ask again"
+    refusal = registry.get(protocol).driver.load().limit_refusal("max_turns")
+    if refusal is not None:
+        return f"it ended {outcome.name}, and {with_record(refusal, record).rstrip('.')}"
+    return (
+        f"it ended {outcome.name}; resume it with a higher limit (`moot resume --help`) or start a new debate instead"
+    )
+
+
 def follow_up(
     root: Path, protocol: str, record: Path, question: str, chosen: Callable[[str], str | None] = lambda role: None
 ) -> FollowUp:
@@ -106,10 +123,7 @@ def follow_up(
     assert analysis.pose is not None and analysis.answer is not None and analysis.panel is not None
     answer = analysis.answer(record)
     if not answer:
-        summary = check_path(record).summary
-        outcome = summary.outcome if summary is not None else None
-        ended = f"it ended {outcome.name}" if outcome is not None else "it has not ended"
-        raise UserError(f"{record} has no answer to follow up ({ended}); resume it or start a new debate instead.")
+        raise UserError(f"{record} has no answer to follow up: {_how_to_go_on(protocol, record)}.")
     earlier = stored_agents(record)
     settings = load_settings(root)
 

@@ -67,3 +67,21 @@ def test_what_a_deliberation_left_open_goes_into_its_follow_up_question() -> Non
     asked = follow_up_question("Which one now?", ".agora/timeout.md", "Mono or poly?", "No answer yet.", left_open)
     assert asked.startswith("Which one now?") and "(.agora/timeout.md)" in asked
     assert all(item in asked for item in left_open) and "It left open: " in asked
+
+
+def test_an_agora_without_an_answer_says_how_to_go_on(tmp_path: Path) -> None:
+    # Its TIMEOUT is final (resume refuses it): the way on is a new debate with a higher limit.
+    (tmp_path / ".agora").mkdir()
+    ended = tmp_path / ".agora" / "timeout.md"
+    ended.write_bytes((Path(__file__).parents[1] / "agora" / "examples" / "valid" / "timeout.md").read_bytes())
+    refused = run_moot("continue", str(ended), "--question", "And then?", cwd=tmp_path)
+    assert refused.returncode == 2 and "it ended TIMEOUT" in refused.stderr
+    assert "`moot run agora --max-turns N`" in refused.stderr and "resume it" not in refused.stderr
+
+    # Halted at moot's own turn timeout: resume it with a longer one.
+    topic = ["--topic", "Strategy or Decorator?", "--agents", "cmd:sleep 5", "--turn-timeout", "1"]
+    assert run_moot("run", "agora", *topic, cwd=tmp_path).returncode == 1
+    halted = tmp_path / ".agora" / "strategy-or-decorator.md"
+    refused = run_moot("continue", str(halted), "--question", "And then?", cwd=tmp_path)
+    assert refused.returncode == 2 and "turn timeout of 1 s" in refused.stderr and "--turn-timeout 60" in refused.stderr
+    assert f"`moot resume {halted}`" in refused.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -98,6 +99,21 @@ def test_agents_lists_backends_and_readiness(tmp_path: Path) -> None:
     by_name = {row["name"]: row for row in listed}
     assert {"local", "openai", "anthropic", "cmd", "human", "script"} <= by_name.keys()
     assert by_name["local"]["ready"] is True  # the weights ship with the [local] extra
+
+
+def test_agents_prints_each_install_command_whole_at_80_columns(tmp_path: Path) -> None:
+    # An 80-column terminal's table cut '@zed-industries/claude-code-acp' to '@zed-industries/claud…'.
+    empty = tmp_path / "bin"  # no ACP agent on PATH: each one's install command is recommended
+    empty.mkdir()
+    env = {**os.environ, "COLUMNS": "80", "PATH": str(empty)}
+    done = subprocess.run([*MOOT, "agents"], cwd=tmp_path, capture_output=True, text=True, env=env, check=True)
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    for command in ("npm install -g @zed-industries/claude-code-acp", "npm install -g @google/gemini-cli"):
+        assert any(line.startswith(command) for line in lines), done.stdout
+    listed = json.loads(subprocess.run([*MOOT, "agents", "--json"], capture_output=True, text=True, env=env).stdout)
+    assert {row["name"]: row["install"] for row in listed}[
+        "acp codex-acp"
+    ] == "npm install -g @zed-industries/codex-acp"
 
 
 def test_batch_runs_debates_concurrently_and_reports_each(tmp_path: Path, agreeing_script: Path) -> None:

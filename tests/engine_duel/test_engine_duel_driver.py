@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -12,8 +14,11 @@ from engine_duel_helpers import SOURCE_TEXT, STARTED, guided
 
 from moot.agents import AgentRequest, FunctionAgent, ScriptAgent, ScriptedReply
 from moot.agents.local import LocalAgent
+from moot.agents.streaming import token_listener
+from moot.config import load_settings
 from moot.detect import check_path
 from moot.engine.loop import Engine, Event, Limits, usage_path
+from moot.engine.session import limits_from
 from moot.errors import UserError
 from moot.protocols.duel import record
 from moot.protocols.duel.driver import COMPACT_REPLY_TOKENS, TEMPLATE_TOKENS, DuelDriver, DuelOptions, estimate_tokens
@@ -187,6 +192,19 @@ def test_text_that_would_not_read_back_is_refused_before_commit(tmp_path: Path, 
     assert not candidate.errors and candidate.turn.position.startswith("Position 1:")
 
 
+def max_chars(pattern: str) -> int:
+    """The most characters a compact text field's pattern (core.hollow.content_pattern) lets through."""
+    found = re.search(r"\{0,(\d+)\}\$$", pattern)
+    assert found is not None, pattern
+    return int(found.group(1)) + 1
+
+
+def without_principles(reply: dict[str, Any]) -> dict[str, Any]:
+    """A guided reply as a small model writes it: evidence names its section only."""
+    points = [{**c, "evidence": {"section": c["evidence"]["section"]}} for c in reply["counterpoints"]]
+    return {**reply, "counterpoints": points, "novel_evidence": {"section": reply["novel_evidence"]["section"]}}
+
+
 def compact(driver: DuelDriver) -> DuelDriver:
     """The driver as the engine sets it up for the embedded model (its small-context bounds)."""
     driver.turn_bounds = dict.fromkeys(driver.roles(), LocalAgent.turn_bounds)
@@ -211,7 +229,11 @@ def test_the_request_offers_only_what_is_legal_and_bounds_every_string(tmp_path:
         for name, value in part["properties"].items():
             items = value.get("items", value)
             if items.get("type") == "string" and "enum" not in items:
-                assert items["maxLength"] <= 200, name
+                assert 0 < max_chars(items["pattern"]) <= 160, name
+            if value.get("type") == "array":
+                assert value["maxItems"] == 1, name
+    # The embedded model's evidence names a section only: each principle cost it tokens, not validity.
+    assert "principle" not in schema["$defs"]["Evidence"]["properties"] and "principle" not in first.prompt
     assert SOURCE_TEXT.strip() in first.prompt
     assert (
         f"`{source.relative_to(tmp_path).as_posix()}` § <section>" in first.prompt and str(tmp_path) not in first.prompt
@@ -241,9 +263,9 @@ def test_a_small_models_schema_cannot_accept_consensus_beside_a_blocking_issue(t
     accepting = json.loads(guided(2, "ACCEPTING_CONSENSUS"))
     dissenting = json.loads(guided(2, "DISSENTING", blocking=("Billing is undecided",)))
     small_schema, full_schema = small.request_for("skeptic").json_schema, full.request_for("skeptic").json_schema
-    assert not jsonschema.Draft202012Validator(small_schema).is_valid(both)
-    assert jsonschema.Draft202012Validator(small_schema).is_valid(accepting)
-    assert jsonschema.Draft202012Validator(small_schema).is_valid(dissenting)
+    assert not jsonschema.Draft202012Validator(small_schema).is_valid(without_principles(both))
+    assert jsonschema.Draft202012Validator(small_schema).is_valid(without_principles(accepting))
+    assert jsonschema.Draft202012Validator(small_schema).is_valid(without_principles(dissenting))
     # A full-size model gets one object schema (hosted structured output needs it) and the rule by repair.
     assert "anyOf" not in full_schema and jsonschema.Draft202012Validator(full_schema).is_valid(both)
     assert [v.rule for v in full.read_reply("skeptic", json.dumps(both), "t").errors] == ["DUEL_CONSENSUS_UNRESOLVED"]
@@ -336,3 +358,77 @@ def test_without_repairs_the_reason_counts_one_attempt(tmp_path: Path, source: P
     result = run(driver, agent, repairs=0)
     assert result["outcome"] == "TIMEOUT" and len(agent.requests) == 1
     assert "advocate gave no valid turn in 1 attempt (last: REPLY_FORMAT)" in conclusion(driver.record_path)
+
+
+class SlowHere(FunctionAgent):
+    """An agent that computes its turns on this machine: 0.6 s a turn, which it expects (like the embedded model)."""
+
+    def __init__(self) -> None:
+        turns = iter([guided(1, "OPEN_TO_DEBATE"), guided(2, "DISSENTING")])
+
+        async def slowly(request: AgentRequest) -> str:
+            await asyncio.sleep(0.6)
+            return next(turns)
+
+        super().__init__(slowly)
+
+    def expected_seconds(self, request: AgentRequest) -> float | None:
+        return 0.6
+
+
+@pytest.mark.parametrize("stretches", [True, False])
+def test_the_default_turn_timeout_stretches_to_a_slow_local_agents_measured_speed(
+    tmp_path: Path, source: Path, stretches: bool
+) -> None:
+    # The embedded model on a busy machine is slow, not stuck: moot's default timeout (here 0.3 s) stretches to
+    # twice what it expects; a timeout that someone set (stretches=False) holds, and the run halts resumably.
+    driver = start(tmp_path, source, max_turns=2)
+    agent = SlowHere()
+    limits = Limits(turn_timeout_s=0.3, turn_timeout_stretches=stretches)
+    result = asyncio.run(Engine(driver, {"advocate": agent, "skeptic": agent}, limits).run())
+    if stretches:
+        assert result.outcome is not None and result.summary.turns == 2  # both turns written, none cut
+        assert all(request.timeout_s == 2 for request in agent.requests)  # 2 × 0.6 s, in whole seconds
+    else:
+        assert result.outcome is None and result.halted is not None and result.halted["cause"] == "turn_timeout"
+        assert "turn timeout of 0.3 s" in result.halted["reason"]
+
+
+def test_only_moots_own_default_turn_timeout_stretches(tmp_path: Path) -> None:
+    assert limits_from(load_settings(tmp_path)).turn_timeout_stretches
+    assert not limits_from(load_settings(tmp_path), turn_timeout_s=60).turn_timeout_stretches  # --turn-timeout 60
+    (tmp_path / "moot.toml").write_text("turn_timeout_s = 600\n", encoding="utf-8")
+    assert not limits_from(load_settings(tmp_path)).turn_timeout_stretches
+
+
+class TricklingHere(FunctionAgent):
+    """Computes its turns here, 1.5 s each, a token every 0.1 s; it expects 0.2 s (the machine got busier)."""
+
+    def __init__(self, *, tokens: bool) -> None:
+        turns = iter([guided(1, "OPEN_TO_DEBATE"), guided(2, "DISSENTING")])
+
+        async def trickle(request: AgentRequest) -> str:
+            heard = token_listener()
+            for count in range(1, 16):
+                await asyncio.sleep(0.1)
+                if tokens:
+                    heard(count)
+            return next(turns)
+
+        super().__init__(trickle)
+
+    def expected_seconds(self, request: AgentRequest) -> float | None:
+        return 0.2
+
+
+@pytest.mark.parametrize("tokens", [True, False])
+def test_a_stretched_turn_goes_on_while_tokens_keep_coming(tmp_path: Path, source: Path, tokens: bool) -> None:
+    # Past its stretched deadline (1 s) a turn still writing tokens goes on; one silent as long is cut.
+    driver = start(tmp_path, source, max_turns=2)
+    agent = TricklingHere(tokens=tokens)
+    limits = Limits(turn_timeout_s=0.5, turn_timeout_stretches=True)
+    result = asyncio.run(Engine(driver, {"advocate": agent, "skeptic": agent}, limits).run())
+    if tokens:
+        assert result.outcome is not None and result.summary.turns == 2
+    else:
+        assert result.outcome is None and result.halted is not None and result.halted["cause"] == "turn_timeout"

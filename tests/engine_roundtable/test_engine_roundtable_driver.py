@@ -311,6 +311,8 @@ def test_bad_input_is_a_one_sentence_user_error(tmp_path: Path) -> None:
         start(tmp_path, ("architect", "architect"))
     with pytest.raises(UserError, match="contains the character '/'"):
         start(tmp_path, ("architect", "re/viewer"))
+    with pytest.raises(UserError, match="names 'moderator', the role that writes the minutes"):
+        start(tmp_path, ("moderator", "reviewer"))  # it would speak and then write the minutes silently
     with pytest.raises(UserError, match="starts with a dot"):
         start(tmp_path, name="../elsewhere")
     with pytest.raises(UserError, match="--max-rounds 0"):

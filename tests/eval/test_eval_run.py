@@ -242,3 +242,13 @@ def test_without_matplotlib_everything_but_the_plot_is_written(tmp_path: Path) -
     out = tmp_path / "moot-eval"
     assert (out / "report.json").is_file() and (out / "report.md").is_file()
     assert not (out / "eval.svg").exists()
+
+
+def test_without_a_terminal_each_finished_task_prints_a_progress_line(tmp_path: Path) -> None:
+    # A bar shows nothing in a pipe or a log: an eval of minutes was silent there until its report.
+    done = moot("eval", "--tasks", "arithmetic", "--limit", "3", "--strategy", "single", *TEAM, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("eval: ")]
+    assert lines[0] == "eval: 3 task(s) to run"
+    assert [line.split(" · ")[0] for line in lines[1:]] == [f"eval: {n}/3 tasks done" for n in (1, 2, 3)]
+    assert json.loads(done.stdout)["strategies"]  # stdout keeps only the report

@@ -261,6 +261,15 @@ class Agent(ABC):
         )
         return cost, uncached
 
+    def expected_seconds(self, request: AgentRequest) -> float | None:
+        """How long ``request`` may take at the speed this agent measured on this machine, or ``None`` (unknown).
+
+        moot's default turn timeout stretches to twice this (``Limits.turn_timeout_stretches``): an agent that
+        computes its reply here (the embedded model) is slow on a busy machine, not stuck. A model behind an
+        API says nothing, and keeps the timeout as set.
+        """
+        return None
+
     async def probe(self) -> None:
         """One cheap check that the participant can be reached, before a record is created.
 

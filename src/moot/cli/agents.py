@@ -19,7 +19,14 @@ def agents_command(
     backends = list_backends()
     if as_json:
         rows = [
-            {"name": b.name, "forms": b.forms, "ready": b.ready, "detail": b.detail, "plugin": b.plugin}
+            {
+                "name": b.name,
+                "forms": b.forms,
+                "ready": b.ready,
+                "detail": b.detail,
+                "plugin": b.plugin,
+                "install": b.install,
+            }
             for b in backends
         ]
         typer.echo(json.dumps(rows, indent=2))
@@ -28,3 +35,10 @@ def agents_command(
     for backend in backends:
         table.add_row(backend.name, backend.forms, "yes" if backend.ready else "no", backend.detail)
     Console().print(table)
+    # A table cell cuts a word longer than its column (a package name at 80 columns); a command belongs on a
+    # line of its own, whole, to be copied.
+    installs = [(backend.name, backend.install) for backend in backends if backend.install]
+    if installs:
+        typer.echo("\nTo install what is missing:")
+        for name, command in installs:
+            typer.echo(f"  {command}    # {name}")

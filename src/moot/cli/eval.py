@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -112,24 +114,41 @@ def eval_command(
         replicates=replicates,
     )
     console = Console(stderr=True)
-    bar = Progress(
-        TextColumn("eval"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        disable=not console.is_terminal,
-    )
-    with bar:
-        progress_task = bar.add_task("eval", total=None)
-        summary = run_eval(
-            options,
-            on_start=lambda total: bar.update(progress_task, total=total),
-            on_task_done=lambda: bar.advance(progress_task),
-        )
+    if not console.is_terminal:
+        lines = _ProgressLines()
+        summary = run_eval(options, on_start=lines.start, on_task_done=lines.task_done)
+    else:
+        bar = Progress(TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+        with bar:
+            progress_task = bar.add_task("eval", total=None)
+            summary = run_eval(
+                options,
+                on_start=lambda total: bar.update(progress_task, total=total),
+                on_task_done=lambda: bar.advance(progress_task),
+            )
     if as_json:
         typer.echo(json.dumps(summary, ensure_ascii=False))
         return
     typer.echo(Path(summary["files"]["markdown"]).read_text(encoding="utf-8"))
     shown = ", ".join(f"{what} {path}" for what, path in summary["files"].items())
     typer.echo(f"written: {shown}" + ("" if "plot" in summary["files"] else " (no plot: pip install 'moot[eval]')"))
+
+
+class _ProgressLines:
+    """The progress without a terminal (a log file, a pipe, CI): a line on stderr per finished task, since an eval
+    runs for minutes and a bar would show nothing there."""
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self.done = 0
+        self.started = time.monotonic()
+        self.lock = threading.Lock()  # tasks may finish in worker threads
+
+    def start(self, total: int) -> None:
+        self.total = total
+        typer.echo(f"eval: {total} task(s) to run", err=True)
+
+    def task_done(self) -> None:
+        with self.lock:
+            self.done += 1
+            typer.echo(f"eval: {self.done}/{self.total} tasks done · {time.monotonic() - self.started:.0f} s", err=True)

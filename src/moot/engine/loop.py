@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -36,7 +37,7 @@ from moot.agents.base import (
     debate_cache_key,
 )
 from moot.agents.pricing import saving_usd, total_usd, usd_text
-from moot.agents.streaming import listening
+from moot.agents.streaming import Progress, listening, within
 from moot.core.files import append_log_line, rewrite_log
 from moot.core.machine import Outcome, ProtocolViolationError, Summary
 from moot.core.run_state import RUN_HALTED, read_run_state, resume_text, safe_spec, write_run_state
@@ -55,6 +56,9 @@ class Limits:
     max_wall_s: float | None = None
     max_turn_tokens: int | None = None  # completion tokens per turn, for every agent (else each agent's bounds)
     max_cost_usd: float | None = None  # every agent must have a known price (see Agent.price_usd)
+    # The turn timeout is moot's default (no --turn-timeout, nothing in moot.toml): a turn whose agent expects,
+    # at its measured speed, to need longer gets twice that (Agent.expected_seconds). A timeout someone set holds.
+    turn_timeout_stretches: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,7 @@ def usage_path(record: Path) -> Path:
     return record.with_name(f".{record.name}.usage.jsonl")
 
 
+TIMEOUT_STRETCH = 2  # a stretched turn timeout: this many times what the agent expects (Limits.turn_timeout_stretches)
 INTERRUPTED = "the person stopped the run"  # the reason of a Ctrl-C halt
 
 # Why a row that claimed a turn is no longer accepted: the run stopped before the turn reached the record.
@@ -192,6 +197,7 @@ class Engine:
         self.driver = driver
         self.agents = agents
         self.limits = limits or Limits()
+        self._deadlines: dict[str, float] = {}  # each role's latest turn deadline (see Limits.turn_timeout_stretches)
         driver.turn_bounds = {role: self._bounds(role) for role in driver.roles()}
         self.subscribers = subscribers
         self.clock = clock
@@ -303,13 +309,14 @@ class Engine:
         built_for = self.driver.bounds(role).context_tokens  # before the wait: other roles may refit meanwhile
         started = time.monotonic()
         try:
-            reply = await self._reply(role, request, self.limits.turn_timeout_s)
+            reply = await self._reply(role, request, request.timeout_s)
         except AgentContextExceeded as exc:
             if self._bounds(role).context_tokens >= built_for:
                 raise  # the agent knows of no smaller context than the request was built for: nothing to refit to
             self._refit(role, exc.context_tokens)
+            deadline = request.timeout_s
             request = self.timed(self.driver.request_for(role))
-            left = self.limits.turn_timeout_s - (time.monotonic() - started)
+            left = deadline - (time.monotonic() - started)
             reply = await self._reply(role, request, max(left, 0.001))
             return reply.model_copy(update={"attempts": exc.attempts + reply.attempts}), request  # every request sent
         learnt = self._bounds(role).context_tokens
@@ -319,12 +326,20 @@ class Engine:
         return reply, request
 
     async def _reply(self, role: str, request: AgentRequest, timeout_s: float) -> AgentReply:
-        """``role``'s agent's reply within ``timeout_s``; an agent that streams tells subscribers its tokens so far."""
+        """``role``'s agent's reply within ``timeout_s``; an agent that streams tells subscribers its tokens so far.
+
+        A stretched turn timeout (Limits.turn_timeout_stretches) also waits while tokens keep coming: the turn
+        ends only once the turn timeout passes with no new token as well.
+        """
         loop = asyncio.get_running_loop()
         waiting = True
+        stretching = self.limits.turn_timeout_stretches and self.agents[role].expected_seconds(request) is not None
+        progress = Progress() if stretching else None
 
         def tell(tokens: int) -> None:
             if waiting:  # a count that arrives after the reply (or its cancellation) is news no more
+                if progress is not None:
+                    progress.moved()
                 self.emit("tokens", role, tokens=tokens)
 
         def heard(tokens: int) -> None:  # from the agent's thread, perhaps: the event goes out on the loop
@@ -332,7 +347,7 @@ class Engine:
 
         try:
             with listening(heard):
-                return await asyncio.wait_for(self.agents[role].reply(request), timeout_s)
+                return await within(self.agents[role].reply(request), timeout_s, progress, self.limits.turn_timeout_s)
         finally:
             waiting = False
 
@@ -343,17 +358,23 @@ class Engine:
 
     def timeout_reason(self, role: str) -> str:
         """Why a run stopped at the turn deadline, naming the limit and the flag that raises it."""
-        limit = self.limits.turn_timeout_s
+        limit = self._deadlines.get(role, self.limits.turn_timeout_s)
         return (
             f"{role}'s turn took longer than the turn timeout of {limit:g} s; resume it with a longer one "
             f"(--turn-timeout {max(limit * 3, 60):g}, or turn_timeout_s in moot.toml)"
         )
 
     def timed(self, request: AgentRequest) -> AgentRequest:
-        """``request`` with the run's turn deadline and the provider cache key of its role in this debate; a driver
+        """``request`` with its turn deadline and the provider cache key of its role in this debate; a driver
         builds requests (repairs too) without them."""
         key = request.cache_key or debate_cache_key(self._debate, request.role)
-        return request.model_copy(update={"timeout_s": self.limits.turn_timeout_s, "cache_key": key})
+        deadline = self.limits.turn_timeout_s
+        agent = self.agents.get(request.role)
+        expected = agent.expected_seconds(request) if agent is not None and self.limits.turn_timeout_stretches else None
+        if expected is not None:
+            deadline = max(deadline, math.ceil(TIMEOUT_STRETCH * expected))  # whole seconds, for the message
+        self._deadlines[request.role] = deadline
+        return request.model_copy(update={"timeout_s": deadline, "cache_key": key})
 
     async def _take_turn(self, role: str, result: RunResult) -> bool:
         """Ask ``role`` for a turn, repairing up to ``limits.repairs`` times. False when the run ended."""

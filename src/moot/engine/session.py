@@ -112,6 +112,9 @@ def limits_from(settings: Settings, **overrides: float | int | None) -> Limits:
         "max_cost_usd": settings.max_cost_usd,
     }
     values.update({key: value for key, value in overrides.items() if value is not None})
+    values["turn_timeout_stretches"] = (
+        overrides.get("turn_timeout_s") is None and "turn_timeout_s" not in settings.model_fields_set
+    )
     return Limits(**values)  # type: ignore[arg-type]
 
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.agents.base import AgentRequest
 from moot.agents.tokens import clip_to_tokens, estimate_tokens
 from moot.core.files import read_text
+from moot.core.hollow import content_pattern
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
 from moot.engine.driver import (
@@ -86,14 +87,19 @@ MAX_SECTIONS = 40
 SECTION_CHARS = 80
 
 # A small model's caps, added to its schema so that it cannot run past max_tokens in the middle of the
-# JSON: characters per text field (by schema definition, "" for the reply itself) and items per list.
+# JSON: characters per text field (by schema definition, "" for the reply itself), each a one-line text that
+# opens with a letter or digit (core.hollow: no blank or bracket-only item to send back), one item per list,
+# and evidence that names its section without a principle (optional in the protocol). The embedded model
+# writes about 20 tokens a second on two quiet cores and one or two on a busy machine: with two items per list
+# and principles its turns on a 20-line design ran to 360-570 tokens, and a blank item cost a whole repair;
+# with these, 210-280 tokens.
 COMPACT_CHARS = {
-    "": {"position": 200, "novel_argument": 200, "limitation": 100, "agreements": 100, "blocking_issues": 100},
-    "Evidence": {"principle": 100},
-    "GuidedCounterpoint": {"claim": 140},
+    "": {"position": 160, "novel_argument": 160, "limitation": 100, "agreements": 100, "blocking_issues": 100},
+    "GuidedCounterpoint": {"claim": 120},
     "StanceRevision": {"why": 100},
 }
-COMPACT_ITEMS = 2
+COMPACT_ITEMS = 1
+COMPACT_DROPPED = {"Evidence": ("principle",)}
 MAX_ITEMS = 6  # list lengths for everyone: room for a full answer, not an essay per list
 
 _REPLY = ConfigDict(frozen=True, extra="forbid")
@@ -403,7 +409,8 @@ class DuelDriver(Driver):
         lines = [
             f"Write turn {number} of at most {self.config.max_turns} as {role}.",
             "Evidence: choose the source section that supports each point; moot cites it as "
-            f"`{self.cited}` § <section>. Add a general principle when it helps.",
+            f"`{self.cited}` § <section>."
+            + ("" if self.bounds(role).compact else " Add a general principle when it helps."),
             "The duel ends ACCEPTED_CONSENSUS when both latest turns are ACCEPTING_CONSENSUS with no blocking issue, "
             f"DISSENT when both are DISSENTING, and otherwise after turn {self.config.max_turns}.",
             "ACCEPTING_CONSENSUS still needs evidence, a limitation, and no blocking issues.",
@@ -624,13 +631,21 @@ def _supporting_lines(paths: list[str], topic: str, record: Path) -> dict[str, t
 
 
 def _compact(schema: dict[str, Any]) -> None:
-    """A small model's caps on the reply schema: short text fields and at most COMPACT_ITEMS per list."""
+    """A small model's caps on the reply schema: short one-line text fields, at most COMPACT_ITEMS per list, and
+    no optional field of COMPACT_DROPPED."""
     for name, fields in COMPACT_CHARS.items():
         part = schema["$defs"].get(name) if name else schema
         for field, chars in fields.items() if part is not None else ():
             value = part["properties"].get(field)
             if value is not None:
-                (value["items"] if value.get("type") == "array" else value)["maxLength"] = chars
+                text = value["items"] if value.get("type") == "array" else value
+                text.pop("minLength", None)
+                text["pattern"] = content_pattern(chars)
+    for name, dropped in COMPACT_DROPPED.items():
+        definition = schema["$defs"].get(name, {"properties": {}, "required": []})
+        for field in dropped:
+            definition["properties"].pop(field, None)
+            definition["required"] = [kept for kept in definition.get("required", []) if kept != field]
     for part in (schema, *schema["$defs"].values()):
         for value in part["properties"].values():
             if value.get("type") == "array":

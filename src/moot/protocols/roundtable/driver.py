@@ -184,6 +184,11 @@ class RoundtableDriver(Driver, SealedPhases):
             problem = name_problem(role)
             if problem is not None:
                 raise UserError(f"the role {role!r} {problem}; rename it, since it becomes part of file names.")
+        if MODERATOR in speakers:  # one role would both speak and write the minutes
+            raise UserError(
+                f"--speakers names '{MODERATOR}', the role that writes the minutes after the last round; give that "
+                "speaker another name."
+            )
         if options.max_rounds < 1:
             raise UserError(f"--max-rounds {options.max_rounds} is below 1; give at least one round.")
         agenda = _agenda_text(options)
