@@ -7,6 +7,7 @@ from pathlib import Path
 
 from moot.core.files import ExitCode
 from moot.detect import check_path
+from moot.protocols.council.view import panels
 
 EXAMPLES = Path(__file__).parent / "examples"
 # Three members; gpt ranks claude first and is sure of it (0.9), claude and smol rank gpt first and are not
@@ -112,3 +113,12 @@ def test_an_unknown_aggregation_is_a_header_error(tmp_path: Path) -> None:
     assert report.exit_code == ExitCode.UNREADABLE
     assert [v.rule for v in report.violations] == ["COUNCIL_HEADER"]
     assert "borda or confidence" in report.violations[0].message
+
+
+def test_the_viewers_panel_names_the_aggregation_and_each_reviewers_confidence() -> None:
+    (weighted,) = panels(WEIGHTED, WEIGHTED.read_text(encoding="utf-8"))
+    svg = str(weighted.svg)
+    assert "aggregate (confidence-weighted Borda)" in svg and ">0.9<" in svg
+    assert "gpt (0.9)" in svg and "gpt ranks claude 1, confidence 0.9" in svg
+    (plain,) = panels(OLD, OLD.read_text(encoding="utf-8"))
+    assert "aggregate (Borda)" in str(plain.svg) and "confidence" not in str(plain.svg)
