@@ -183,3 +183,19 @@ def test_a_record_written_without_its_vote_gets_it_on_resume(tmp_path: Path) -> 
     assert "- **Decision:** VOTED" in bare.read_text(encoding="utf-8") and "## Outcome" in bare.read_text()
     assert moot("check", str(bare), cwd=tmp_path).returncode == 0
     assert asked(calls) == Counter({"ada 1": 1, "bo 1": 1, "cy 1": 1})  # the vote asked no one
+
+
+def test_an_escalation_aggregates_as_aggregate_says_and_every_answer_and_review_states_its_confidence(
+    tmp_path: Path,
+) -> None:
+    calls = tmp_path / "calls.txt"
+    members = panel(calls, {"ada": "12", "bo": "13", "cy": "12"})
+    code, report = run_json(tmp_path, *members, "--aggregate", "confidence")
+    assert code == 0 and report["outcome"] == "SYNTHESIZED", report
+    path = tmp_path / str(report["artifact"])
+    text = path.read_text(encoding="utf-8")
+    assert "- **Aggregation:** confidence\n" in text and text.count("- **Confidence:** 0.8\n") == 6
+    # Every review states 0.8, so each Borda point counts 0.8: the table holds the weighted points.
+    assert re.search(r"\| 1 \| \w+ \| 1\.6 \|", text)
+    shown = json.loads(moot("show", "--json", str(path), cwd=tmp_path).stdout)
+    assert shown["verdict"] == "valid" and shown["state"]["detail"]["aggregation"] == "confidence"
