@@ -13,7 +13,7 @@ from typing import Any
 CONFIDENCES = [round(step / 20, 2) for step in range(21)]  # 0.0, 0.05, … 1.0: legal by construction
 BANDS = (
     "0.9-1.0 near-certain, strong evidence; 0.7-0.8 confident, some doubt; 0.5-0.6 balanced, "
-    "it could go either way; 0.3-0.4 doubtful; 0.0-0.2 a guess."
+    "it could go either way; 0.3-0.4 doubtful; 0.0-0.2 a guess"
 )
 _NUMBER = re.compile(r"-?\d{1,20}(?:\.\d{1,20})?(?:[eE][-+]?\d{1,3})?")
 

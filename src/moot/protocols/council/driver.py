@@ -144,12 +144,12 @@ def _naming(member: str, max_side: int) -> dict[str, Any]:
 ANSWER_CONFIDENCE = (
     "\n\nAlso give 'confidence': how likely your answer is to be right, from 0.0 to 1.0 ("
     + BANDS
-    + ") Say honestly how sure you are; a low confidence is no failure."
+    + "). Say honestly how sure you are; a low confidence is no failure."
 )
 REVIEW_CONFIDENCE = (
     " Also give 'confidence': how sure you are that your ranking is right, from 0.0 to 1.0 ("
     + BANDS
-    + ") If you could not tell the answers apart, say so with a low confidence."
+    + "). If you could not tell the answers apart, say so with a low confidence."
 )
 
 
