@@ -242,7 +242,7 @@ class Synthesis(BaseModel):
     stage: Literal[3] = 3
     chairman: str
     at: str | None = None
-    ranking: tuple[tuple[str, float], ...]  # (member, Borda points, weighted or not), best first, as written
+    ranking: tuple[tuple[str, int | float], ...]  # (member, Borda points: whole, or weighted), best first, as written
     agreement: float | None  # Kendall's W as written, None where it cannot be measured
     answer: str
     basis: str
