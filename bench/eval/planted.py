@@ -15,6 +15,10 @@ round, a council review or synthesis), it follows ``--discussion``:
 - ``resample``: it answers alone again and ignores what it was shown: discussion changes nothing on average.
 - ``majority``: it takes the most common answer shown (conformity).
 
+Where a council asks for confidences it states 0.8, or with ``--calibrated`` 0.9 when its answer (or the answer
+it ranks first) is right and 0.1 when it is wrong. With ``--follow-ranking``, as the chairman it adopts the
+top-ranked member's answer rather than choosing by ``--discussion``.
+
 Each draw is a function of the role, the request and how often that same request was asked before (counted in
 ``--state FILE``), so repeated samples differ and a rerun of the same eval draws the same answers. Standard
 library only: it starts in tens of milliseconds.
@@ -67,6 +71,13 @@ class Planted:
             return self.value
         return self.value + self.rng.randint(1, self.args.wrong)
 
+    def sure(self, answer: int | None) -> float:
+        """The confidence it states in ``answer`` (its own, or the one it ranks first): with ``--calibrated``, high
+        when it is right and low when it is wrong (a participant that knows when it knows); otherwise the same."""
+        if not self.args.calibrated:
+            return 0.8
+        return 0.9 if answer == self.value else 0.1
+
     def after(self, shown: list[int]) -> int:
         """Its answer once it has seen ``shown``."""
         if self.args.discussion == "truth":
@@ -88,11 +99,13 @@ def _council(planted: Planted, schema: dict[str, Any], prompt: str) -> dict[str,
         shown = {b.split(":", 1)[0]: n for b in texts if b.startswith("Answer ") and (n := _numbers([b]))}
         chosen = planted.after([v[0] for v in shown.values()])
         order = sorted(labels, key=lambda label: shown.get(label, [None])[0] != chosen)
-        return {"ranking": [{"answer": label, "reason": f"{label} was checked."} for label in order]}
+        ranking = [{"answer": label, "reason": f"{label} was checked."} for label in order]
+        return _stated({"ranking": ranking}, schema, planted.sure(shown.get(order[0], [None])[0]))
     if "dissent" in properties:
-        shown = _numbers(re.split(r"\n\n(?=\S+'s answer:\n)", prompt.split("The members' reviews:")[0]))
-        chosen = planted.after(shown)
+        blocks = re.split(r"\n\n(?=\S+'s answer:\n)", prompt.split("The members' reviews:")[0])
         top = re.search(r"name the top-ranked member, ([\w-]+)\.", prompt)
+        adopted = _numbers([b for b in blocks if top and b.startswith(f"{top.group(1)}'s answer:")])
+        chosen = adopted[0] if planted.args.follow_ranking and adopted else planted.after(_numbers(blocks))
         others = properties["dissent"]["items"]["properties"]["member"]["enum"]
         return {
             "answer": f"The council's answer is {chosen}. Answer: {chosen}",
@@ -100,7 +113,12 @@ def _council(planted: Planted, schema: dict[str, Any], prompt: str) -> dict[str,
             "dissent": [{"member": m, "position": "another value", "why_not_adopted": "checked"} for m in others],
         }
     answer = planted.alone()
-    return {"answer": f"I computed it. Answer: {answer}"}
+    return _stated({"answer": f"I computed it. Answer: {answer}"}, schema, planted.sure(answer))
+
+
+def _stated(reply: dict[str, Any], schema: dict[str, Any], confidence: float) -> dict[str, Any]:
+    """``reply`` with a confidence where the schema asks for one (a council that names its aggregation)."""
+    return {**reply, "confidence": confidence} if "confidence" in schema["properties"] else reply
 
 
 def main() -> None:
@@ -109,6 +127,8 @@ def main() -> None:
     parser.add_argument("--discussion", choices=("truth", "resample", "majority"), default="resample")
     parser.add_argument("--wrong", type=int, default=1)
     parser.add_argument("--state")
+    parser.add_argument("--calibrated", action="store_true", help="state 0.9 when right and 0.1 when wrong")
+    parser.add_argument("--follow-ranking", action="store_true", help="as chairman, adopt the top-ranked answer")
     args = parser.parse_args()
     prompt = sys.stdin.read()
     role = os.environ.get("MOOT_ROLE", "")

@@ -45,6 +45,7 @@ def test_expected_outcomes_of_the_valid_examples() -> None:
     assert {name: s.status for name, s in found.items() if s is not None} == {
         "chairman-failed": "FAILED",
         "chairman-fallback": "SYNTHESIZED",
+        "confidence-weighted": "SYNTHESIZED",
         "no-quorum": "NO_QUORUM",
         "one-member-without-answer": "SYNTHESIZED",
         "synthesized-three-members": "SYNTHESIZED",

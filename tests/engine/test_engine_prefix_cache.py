@@ -207,13 +207,14 @@ def test_a_councils_prompts_hold_the_question_and_answers_before_the_instruction
         schema = request.json_schema or {}
         if "ranking" in schema.get("properties", {}):
             labels = schema["properties"]["ranking"]["items"]["properties"]["answer"]["enum"]
-            return json.dumps({"ranking": [{"answer": label, "reason": "Clear."} for label in labels]})
+            ranking = [{"answer": label, "reason": "Clear."} for label in labels]
+            return json.dumps({"ranking": ranking, "confidence": 0.8})
         if "dissent" in schema.get("properties", {}):
             others = schema["properties"]["dissent"]["items"]["properties"]["member"]["enum"]
             top = ({"ada", "bo", "cy"} - set(others)).pop()
             dissent = [{"member": m, "position": "Other.", "why_not_adopted": "Weaker."} for m in others]
             return json.dumps({"answer": "Cache.", "basis": f"The ranking put {top} first.", "dissent": dissent})
-        return json.dumps({"answer": f"Answer by {request.role}: cache with a TTL."})
+        return json.dumps({"answer": f"Answer by {request.role}: cache with a TTL.", "confidence": 0.8})
 
     agent = answering_with(answer)
     run(driver, agent)

@@ -50,7 +50,8 @@ def main() -> int:
     )
     if stage == 1 and "final_answer" not in properties:
         text = f"{reasoning}\nAnswer: {verdict}"
-        print(json.dumps({"answer": text}) if "answer" in properties else text)
+        stated = {"answer": text, "confidence": 0.8} if "confidence" in properties else {"answer": text}
+        print(json.dumps(stated) if "answer" in properties else text)
         return 0
     if stage == 1:
         reply = {"reasoning": reasoning, "final_answer": verdict}
@@ -70,6 +71,8 @@ def main() -> int:
                 {"member": m, "position": "another count", "why_not_adopted": "it failed the check"} for m in others
             ],
         }
+    if "confidence" in properties:  # a council's (and a panel's) answers and reviews
+        reply["confidence"] = 0.8
     print(json.dumps(reply))
     return 0
 

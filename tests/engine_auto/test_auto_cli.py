@@ -224,3 +224,19 @@ def test_a_panel_of_two_that_splits_is_no_consensus_and_one_that_agrees_is(tmp_p
     assert checked.returncode == 0 and "so this is no consensus" in checked.stdout
     code, report = run_json(tmp_path, *panel(calls, {"cy": "12", "dee": "12"}), "--force")
     assert (code, report["outcome"], report["consensus"]) == (0, "VOTED", True)  # two who agree: the vote shows it
+
+
+def test_an_escalation_aggregates_as_aggregate_says_and_every_answer_and_review_states_its_confidence(
+    tmp_path: Path,
+) -> None:
+    calls = tmp_path / "calls.txt"
+    members = panel(calls, {"ada": "12", "bo": "13", "cy": "12"})
+    code, report = run_json(tmp_path, *members, "--aggregate", "confidence")
+    assert code == 0 and report["outcome"] == "SYNTHESIZED", report
+    path = tmp_path / str(report["artifact"])
+    text = path.read_text(encoding="utf-8")
+    assert "- **Aggregation:** confidence\n" in text and text.count("- **Confidence:** 0.8\n") == 6
+    # Every review states 0.8, so each Borda point counts 0.8: the table holds the weighted points.
+    assert re.search(r"\| 1 \| \w+ \| 1\.6 \|", text)
+    shown = json.loads(moot("show", "--json", str(path), cwd=tmp_path).stdout)
+    assert shown["verdict"] == "valid" and shown["state"]["detail"]["aggregation"] == "confidence"

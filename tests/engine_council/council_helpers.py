@@ -8,6 +8,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from moot.agents.base import Agent, AgentRequest
 from moot.agents.script import FunctionAgent
@@ -32,15 +33,22 @@ def stage(request: AgentRequest) -> int:
     return 2 if "ranking" in properties else 3 if "dissent" in properties else 1
 
 
+def stated(request: AgentRequest, reply: dict[str, Any], confidence: float = 0.8) -> str:
+    """``reply`` as JSON, with a confidence where the request's schema asks for one."""
+    properties = (request.json_schema or {}).get("properties", {})
+    return json.dumps({**reply, "confidence": confidence} if "confidence" in properties else reply)
+
+
 def legal(request: AgentRequest) -> str:
     """A valid reply in any stage: the member's answer, a ranking in label order, a synthesis citing the top."""
     kind = stage(request)
     properties = (request.json_schema or {})["properties"]
     if kind == 1:
-        return json.dumps({"answer": ANSWERS.get(request.role, f"{request.role} answers.")})
+        return stated(request, {"answer": ANSWERS.get(request.role, f"{request.role} answers.")})
     if kind == 2:
         labels = properties["ranking"]["items"]["properties"]["answer"]["enum"]
-        return json.dumps({"ranking": [{"answer": label, "reason": f"{label} is argued well."} for label in labels]})
+        ranking = [{"answer": label, "reason": f"{label} is argued well."} for label in labels]
+        return stated(request, {"ranking": ranking})
     match = re.search(r"name the top-ranked member, ([\w-]+)\.", request.prompt)
     assert match is not None
     others = properties["dissent"]["items"]["properties"]["member"]["enum"]

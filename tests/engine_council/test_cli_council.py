@@ -90,3 +90,48 @@ def test_source_passages_reach_every_stage_through_the_question(tmp_path: Path) 
     assert moot("check", json.loads(done.stdout)["artifact"], cwd=tmp_path).returncode == 0
     missing = moot("run", "council", "--question", "Q?", *members, "--source", "nowhere", cwd=tmp_path)
     assert missing.returncode == 2 and "--source" in missing.stderr
+
+
+MEMBER = f"cmd:{sys.executable} {Path(__file__).parent / 'council_member.py'}"
+# ada ranks bo's answer first and is sure of it; bo and cy rank ada's first and are not: Borda puts ada first
+# (2 points to 1), the confidence-weighted count bo (0.9 to 0.5).
+PLANTED = {"ada": "mark=alpha favour=beta sure=0.9", "bo": "mark=beta favour=alpha sure=0.3",
+           "cy": "mark=gamma favour=alpha sure=0.2"}  # fmt: skip
+
+
+def test_aggregate_confidence_changes_the_planted_winner_and_check_catches_a_hand_edited_ranking(
+    tmp_path: Path,
+) -> None:
+    members = [arg for name, how in PLANTED.items() for arg in ("--member", f"{name}={MEMBER} {how}")]
+    first = {}
+    for aggregate in ("borda", "confidence"):
+        root = tmp_path / aggregate
+        root.mkdir()
+        done = moot("run", "council", "--question", "Share one cache?", *members, "--aggregate", aggregate,
+                    "--seed", "7", "--json", cwd=root)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        first[aggregate] = report["reason"]
+        record = root / report["artifact"]
+        text = record.read_text(encoding="utf-8")
+        assert f"- **Aggregation:** {aggregate}\n" in text and text.count("- **Confidence:** ") == 6
+        shown = json.loads(moot("show", "--json", str(record), cwd=root).stdout)
+        assert shown["verdict"] == "valid" and shown["state"]["detail"]["aggregation"] == aggregate
+        assert shown["state"]["detail"]["confidences"]["ada"]["review"] == 0.9
+    assert "ada ranked first" in first["borda"] and "bo ranked first" in first["confidence"]
+    # Hand-edited back to the Borda winner, the confidence-weighted record no longer checks.
+    record = tmp_path / "confidence" / ".council" / "share-one-cache.md"
+    text = record.read_text(encoding="utf-8")
+    assert "| 1 | bo | 0.9 |\n| 2 | ada | 0.5 |" in text
+    record.write_text(text.replace("| 1 | bo | 0.9 |\n| 2 | ada | 0.5 |", "| 1 | ada | 0.9 |\n| 2 | bo | 0.5 |"))
+    checked = moot("check", "--json", str(record), cwd=tmp_path)
+    assert checked.returncode == 1
+    rules = [v["rule"] for v in json.loads(checked.stdout)["violations"]]
+    assert "COUNCIL_AGGREGATE" in rules
+
+
+def test_an_unknown_aggregation_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+    members = [arg for name in ("ada", "bo") for arg in ("--member", f"{name}={SCRIPTED}")]
+    done = moot("run", "council", "--question", "Q?", *members, "--aggregate", "median", cwd=tmp_path)
+    assert done.returncode == 2 and "borda or confidence" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / ".council").exists()

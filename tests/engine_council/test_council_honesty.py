@@ -215,15 +215,15 @@ def test_a_council_of_two_reports_its_borda_tie_as_a_tie_and_what_it_cannot_meas
 def test_the_synthesis_prompt_names_a_tie(tmp_path: Path) -> None:
     options = CouncilOptions(question=QUESTION, members=(("ada", "local"), ("bo", "local")), seed=3)
     driver = CouncilDriver.start(tmp_path, options, "2026-11-27 18:00")
-    answers = [
-        Answer(member=name, at="t", text=f"{name} answers.", digest=sealed_digest(f"{name} answers."))
-        for name in ("ada", "bo")
-    ]
+    answers = [Answer(member=name, at="t", text=f"{name} answers.", confidence=0.8) for name in ("ada", "bo")]
+    answers = [a.model_copy(update={"digest": sealed_digest(council_record.sealed_text(a))}) for a in answers]
     council_record.append_turns(driver.record_path, answers)
     reviews = []
     for reviewer, other in (("ada", "bo"), ("bo", "ada")):
-        review = Review(reviewer=reviewer, at="t", shown=(other,), ranking=("Answer A",), reasons=("it holds",))
-        reviews.append(review.model_copy(update={"digest": sealed_digest(council_record.ranking_lines(review))}))
+        review = Review(
+            reviewer=reviewer, at="t", shown=(other,), ranking=("Answer A",), reasons=("it holds",), confidence=0.5
+        )
+        reviews.append(review.model_copy(update={"digest": sealed_digest(council_record.sealed_text(review))}))
     council_record.append_turns(driver.record_path, reviews)
     prompt = CouncilDriver.resume(driver.record_path).request_for("ada").prompt
     assert "The ranking is a tie: no answer ranked above another (ada and bo tied with 0 Borda point(s) each)" in prompt

@@ -4,11 +4,10 @@ name, the program a command runs. Reviewers are never shown them, and a review t
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from council_helpers import agents_for, checks_clean, legal, run, stage, start
+from council_helpers import agents_for, checks_clean, legal, run, stage, start, stated
 
 from moot.agents.base import AgentRequest
 from moot.detect import check_path
@@ -29,7 +28,9 @@ MEMBERS = tuple((name, spec) for name, (spec, _) in SPECS.items())
 def answering(request: AgentRequest) -> str:
     """Every answer says which model or agent wrote it; every other turn is legal."""
     if stage(request) == 1:
-        return json.dumps({"answer": f"One shared cache with a per-tenant floor (so says {SPECS[request.role][1]})."})
+        return stated(
+            request, {"answer": f"One shared cache with a per-tenant floor (so says {SPECS[request.role][1]})."}
+        )
     return legal(request)
 
 
@@ -56,7 +57,7 @@ def test_a_review_that_names_a_members_model_behind_a_base_url_is_sent_back_and_
             slips[request.role] -= 1
             labels = request.json_schema["properties"]["ranking"]["items"]["properties"]["answer"]["enum"]  # type: ignore[index]
             reason = "Typical of gpt-4o-mini: short and sure."
-            return json.dumps({"ranking": [{"answer": label, "reason": reason} for label in labels]})
+            return stated(request, {"ranking": [{"answer": label, "reason": reason} for label in labels]})
         return answering(request)
 
     agents = agents_for(driver, naming)

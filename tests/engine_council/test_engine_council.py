@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from council_helpers import ANSWERS, MEMBERS, agents_for, checks_clean, legal, run, stage, start
+from council_helpers import ANSWERS, MEMBERS, agents_for, checks_clean, legal, run, stage, start, stated
 
 from moot.agents.base import (
     DEFAULT_TURN_TOKENS,
@@ -167,7 +167,9 @@ def test_a_review_that_names_a_member_is_sent_back_with_the_rule_and_only_that_o
         if stage(request) == 2 and slips.get(request.role):
             slips[request.role] -= 1
             labels = request.json_schema["properties"]["ranking"]["items"]["properties"]["answer"]["enum"]  # type: ignore[index]
-            return json.dumps({"ranking": [{"answer": label, "reason": "As ada wrote, it holds."} for label in labels]})
+            return stated(
+                request, {"ranking": [{"answer": label, "reason": "As ada wrote, it holds."} for label in labels]}
+            )
         return legal(request)
 
     agents = agents_for(driver, naming)
@@ -262,7 +264,9 @@ def test_a_full_size_model_answers_at_length_and_only_a_small_model_is_held_to_s
     assert "maxLength" not in full.json_schema["properties"]["answer"]
     assert full.max_tokens is not None and full.max_tokens > 1000
     long_answer = " ".join(["Per-tenant caches isolate eviction and billing."] * 60)  # about 2,900 characters
-    assert not driver.read_reply(roles[1], json.dumps({"answer": long_answer}), "2026-11-24 21:01").errors
+    assert not driver.read_reply(
+        roles[1], json.dumps({"answer": long_answer, "confidence": 0.8}), "2026-11-24 21:01"
+    ).errors
 
 
 class SmallContextModel(Agent):

@@ -113,3 +113,32 @@ def test_a_protocol_without_an_answer_cannot_be_evaluated(tmp_path: Path) -> Non
 def test_eval_reaches_protocols_only_through_the_registry() -> None:
     sources = (Path(__file__).parents[2] / "src" / "moot" / "eval").glob("*.py")
     assert not [p.name for p in sources if "moot.protocols" in p.read_text()]
+
+
+def test_confidence_weighting_turns_a_planted_council_around_and_the_verdict_table_shows_it(tmp_path: Path) -> None:
+    # p1 is always right; p2 is wrong alone but recognises the right answer when shown it; p3 and p4 are always
+    # wrong, with the same wrong value. Each states 0.9 where its answer (or the one it ranks first) is right and
+    # 0.1 where it is wrong, and the chairman (p1) adopts the top-ranked answer. Borda: p2's review alone ranks p1
+    # first, and the three wrong reviews hand the wrong answers more points. Weighted by confidence, p2's review
+    # outweighs them: the council answers right on every task.
+    agent = f"cmd:{sys.executable} {PLANTED} --calibrated --follow-ranking --state {tmp_path}/state.json"
+    panel = {"p1": (1, "truth"), "p2": (0, "truth"), "p3": (0, "resample"), "p4": (0, "resample")}
+    agents = [
+        arg
+        for name, (accuracy, discussion) in panel.items()
+        for arg in ("--agent", f"{name}={agent} --accuracy {accuracy} --discussion {discussion}")
+    ]
+    borda, weighted = "protocol:council:members=4", "protocol:council:members=4,aggregate=confidence"
+    done = moot("eval", "--tasks", "arithmetic", "--difficulty", "2", "--limit", "12", "--seed", "3",
+                "--concurrency", "3", "--strategy", borda, "--strategy", weighted, *agents, "--json",
+                cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert by_name(summary)[borda]["accuracy"] == 0.0 and by_name(summary)[weighted]["accuracy"] == 1.0
+    rows = {(row["deliberation"], row["baseline"].split(" (")[0]): row["verdict"] for row in summary["verdicts"]}
+    assert rows[(borda, "single")] == "loses to single"
+    assert rows[(weighted, "its round-0 vote")] == "beats its round-0 vote"
+    assert rows[(weighted, "single")].startswith("no detectable difference from single")
+    records = sorted((tmp_path / "moot-eval" / "records").rglob("*.md"))
+    aggregations = {check_path(path).summary.detail["aggregation"] for path in records}  # type: ignore[union-attr]
+    assert aggregations == {"borda", "confidence"} and all(check_path(p).exit_code == 0 for p in records)

@@ -240,14 +240,18 @@ def _roundtable(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any
     }
 
 
+def _stated(reply: dict[str, Any], schema: dict[str, Any], confidence: float) -> dict[str, Any]:
+    """``reply`` with a confidence where the schema asks for one (a council's answers and reviews)."""
+    return {**reply, "confidence": confidence} if "confidence" in schema["properties"] else reply
+
+
 def _council(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
     """An answer (stage 1), a ranking in label order (stage 2), a synthesis naming the top member (stage 3)."""
     properties = schema["properties"]
     if "ranking" in properties:
         labels = properties["ranking"]["items"]["properties"]["answer"]["enum"]
-        return {
-            "ranking": [{"answer": label, "reason": f"{label} weighs the trade-offs I care about."} for label in labels]
-        }
+        ranking = [{"answer": label, "reason": f"{label} weighs the trade-offs I care about."} for label in labels]
+        return _stated({"ranking": ranking}, schema, 0.7)
     if "dissent" in properties:
         top = _word(r"name the top-ranked member, ([\w-]+)\.", prompt)
         others = properties["dissent"]["items"]["properties"]["member"]["enum"]
@@ -259,7 +263,8 @@ def _council(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
                 for m in others
             ],
         }
-    return {"answer": f"A shared cache with a per-tenant floor, as {role} sees it: isolation bounds the worst case."}
+    answer = f"A shared cache with a per-tenant floor, as {role} sees it: isolation bounds the worst case."
+    return _stated({"answer": answer}, schema, 0.8)
 
 
 def _auto(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
@@ -267,7 +272,8 @@ def _auto(role: str, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
     council's review and synthesis when the vote escalated."""
     if "final_answer" in schema["properties"]:
         answer = "13" if role == "cy" else "12"
-        return {"reasoning": f"Counting every week of the period, {role} finds {answer}.", "final_answer": answer}
+        reply = {"reasoning": f"Counting every week of the period, {role} finds {answer}.", "final_answer": answer}
+        return _stated(reply, schema, 0.8)
     return _council(role, schema, prompt)
 
 

@@ -37,4 +37,6 @@ elif role.startswith("strict"):
     reply = {"answer": "Verdict: changes requested\nrate.py line 2 lets request 100 through; add a test."}
 else:
     reply = {"answer": "Verdict: approve\nThe cap is a parameter with the old default; nothing blocks."}
+if "confidence" in properties:  # answers and reviews state one
+    reply["confidence"] = 0.8
 print(json.dumps(reply))

@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.agents.base import AgentRequest
+from moot.core.confidence import CONFIDENCES
 from moot.core.files import atomic_write_text, read_text
 from moot.core.grounding import CitationCheck, citation_violations, fact_based_violations
 from moot.core.hollow import content_pattern
@@ -79,7 +80,6 @@ MESSAGE_CHARS_WITH_EVIDENCE = 80
 EVIDENCE_SOURCE_CHARS = 24
 EVIDENCE_CONTENT_CHARS = 48
 RECENT_TURN_TARGETS = 8  # the turn-N targets offered: the latest ones (any earlier turn is legal too)
-CONFIDENCES = [round(step / 20, 2) for step in range(21)]  # 0.0, 0.05, … 1.0: legal by construction
 
 # Research drones are not debate drones: they get room for two findings each.
 RESEARCH_MAX_TOKENS = 160

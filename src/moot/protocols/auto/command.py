@@ -11,7 +11,9 @@ from moot.cli.run import RunFlags, SourceOpt, execute, run_options, start_record
 from moot.errors import UserError
 from moot.protocols.auto.driver import AutoDriver, AutoOptions
 from moot.protocols.auto.machine import DEFAULT_QUORUM, DEFAULT_THRESHOLD, threshold_value
+from moot.protocols.council.command import AggregateOpt
 from moot.protocols.council.driver import parse_member
+from moot.protocols.council.machine import BORDA
 
 
 @run_options(without=("agent", "agents"))  # each member's agent is named with --member
@@ -38,6 +40,7 @@ def run_auto(
         ),
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="The seed of the review shuffles.")] = None,
+    aggregate: AggregateOpt = BORDA,
     source: SourceOpt = None,
     *,
     flags: RunFlags,
@@ -53,7 +56,13 @@ def run_auto(
         raise UserError(f"--quorum {quorum} is more than the {len(members)} members; give a smaller --quorum.")
     asked = with_passages(question, source, flags.root, question) or question
     options = AutoOptions(
-        question=asked, members=members, chairman=chairman, seed=seed, agree=agree.strip(), quorum=quorum
+        question=asked,
+        members=members,
+        chairman=chairman,
+        seed=seed,
+        agree=agree.strip(),
+        quorum=quorum,
+        aggregate=aggregate.strip(),
     )
     driver = start_record(AutoDriver, options, flags, force=force)
     execute(driver, flags)

@@ -38,9 +38,11 @@ from moot.protocols.auto.machine import (
 from moot.protocols.council import record as council_record
 from moot.protocols.council.driver import (
     ANSWER_CHARS,
+    ANSWER_CONFIDENCE,
     ANSWER_MAX_TOKENS,
     CouncilDriver,
     CouncilOptions,
+    with_confidence,
 )
 from moot.protocols.council.machine import Answer
 
@@ -60,6 +62,7 @@ class VoteReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
     reasoning: str
     final_answer: str
+    confidence: float | None = None  # asked for where the header names its aggregation, as the council asks
 
 
 class AutoDriver(CouncilDriver):
@@ -88,7 +91,8 @@ class AutoDriver(CouncilDriver):
         problems = config.problems()
         if problems:
             raise UserError(
-                f"cannot convene the panel: {problems[0]}; fix the --question, --member, --agree or --quorum options."
+                f"cannot convene the panel: {problems[0]}; fix the --question, --member, --agree, --quorum or "
+                "--aggregate options."
             )
         path = record.auto_path(root, config.question)
         record_place(root, path.parent.relative_to(root))
@@ -128,6 +132,7 @@ class AutoDriver(CouncilDriver):
             "\n\nReply with one JSON object: 'reasoning', your answer with the reasons for it, and 'final_answer', the "
             f"answer alone in at most {verdict_chars} characters: a number (digits only, no units), the option you "
             "choose, yes or no, or a short phrase. Two members who agree must be able to write the same final answer."
+            + (ANSWER_CONFIDENCE if self.config.confident else "")
         )
         reasoning = (
             {"type": "string", "minLength": 1, "maxLength": ANSWER_CHARS}
@@ -143,6 +148,7 @@ class AutoDriver(CouncilDriver):
             "required": ["reasoning", "final_answer"],
             "additionalProperties": False,
         }
+        schema = with_confidence(schema, self.config.confident)
         return self._request(
             role, system, ([f"Question: {self.config.question}"], instruction), schema, ANSWER_MAX_TOKENS
         )
@@ -154,7 +160,8 @@ class AutoDriver(CouncilDriver):
         # One line, as the vote reads it; a longer one than the rule allows is refused by the machine (AUTO_VERDICT).
         verdict = council_record.one_line(reply.final_answer)
         text = f"{council_record.clean_text(reply.reasoning)}\n\n{FINAL_ANSWER} {verdict}".strip()
-        return Answer(member=role, at=now, text=text, digest=sealed_digest(text))
+        answer = Answer(member=role, at=now, text=text, confidence=reply.confidence)
+        return answer.model_copy(update={"digest": sealed_digest(council_record.sealed_text(answer))})
 
     # --- writing -----------------------------------------------------------------------------
 

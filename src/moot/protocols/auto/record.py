@@ -84,6 +84,7 @@ class Entry:
     line: int  # 1-based line of its heading
     text: str  # the section's exact text, which the digest chain covers
     sealed_text: str | None = None
+    confidence_line: int | None = None
 
 
 @dataclass
@@ -134,7 +135,10 @@ def parse(text: str, file: str | None = None) -> AutoRecord:
     read = council.parse("\n".join(masked), file)
     record.violations += read.violations
     record.marks, record.outcome = read.marks, read.outcome
-    entries = [Entry(source.turn, source.line, source.text, source.sealed_text) for source in read.turns]
+    entries = [
+        Entry(source.turn, source.line, source.text, source.sealed_text, source.confidence_line)
+        for source in read.turns
+    ]
     record.turns = sorted(entries + votes, key=lambda entry: entry.line)
     if read.config is not None:
         record.config = _config(record, read.config, lines[first:], first + 1, file)
@@ -203,7 +207,8 @@ def check_text(text: str, path: Path) -> Checked:
     found = list(record.violations)
     for violation in replay.violations:
         entry = record.turns[violation.turn - 1] if violation.turn else None
-        found.append(violation.at(file=file, line=entry.line if entry else None))
+        line = council.violation_line(entry.line, entry.confidence_line, violation) if entry else None
+        found.append(violation.at(file=file, line=line))
     for number, entry in enumerate(record.turns, start=1):
         digest = getattr(entry.turn, "digest", None)
         if entry.sealed_text is not None and digest != sealed_digest(entry.sealed_text):

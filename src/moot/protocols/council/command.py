@@ -16,7 +16,17 @@ from moot.cli.run import (
 )
 from moot.errors import UserError
 from moot.protocols.council.driver import CouncilDriver, CouncilOptions, parse_member
-from moot.protocols.council.machine import QUORUM
+from moot.protocols.council.machine import BORDA, QUORUM
+
+# Shared with ``moot run auto``, whose escalation is a council.
+AggregateOpt = Annotated[
+    str,
+    typer.Option(
+        "--aggregate",
+        help="How the reviews' rankings are aggregated: borda (each review counts the same) or confidence "
+        "(each review's Borda points times its reviewer's stated confidence).",
+    ),
+]
 
 
 @run_options(without=("agent", "agents"))  # each member's agent is named with --member
@@ -36,6 +46,7 @@ def run_council(
             "--quorum", help="The fewest valid answers that let the council go on; fewer end it in NO_QUORUM."
         ),
     ] = QUORUM,
+    aggregate: AggregateOpt = BORDA,
     source: SourceOpt = None,
     *,
     flags: RunFlags,
@@ -48,6 +59,8 @@ def run_council(
     # The passages become part of the question: every member, reviewer and the chairman reads them, and a
     # resumed council reads them from its record.
     asked = with_passages(question, source, flags.root, question) or question
-    options = CouncilOptions(question=asked, members=members, chairman=chairman, seed=seed, quorum=quorum)
+    options = CouncilOptions(
+        question=asked, members=members, chairman=chairman, seed=seed, quorum=quorum, aggregate=aggregate.strip()
+    )
     driver = start_record(CouncilDriver, options, flags, force=force)
     execute(driver, flags)

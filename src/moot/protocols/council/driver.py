@@ -5,6 +5,9 @@
   Answer A, B, … in the order the council's seed gives that reviewer, with every member name and
   model taken out. The prompt follows karpathy/llm-council's ranking prompt (evaluate each answer,
   then rank best to worst), as one JSON object so the ranking is read, not scraped from prose.
+- Each answer and each review also states the member's confidence, 0.0 to 1.0 (one of moot's 0.05 steps, so a
+  grammar-bound model writes a legal one), where the council's header names its aggregation; with the
+  ``confidence`` aggregation it weighs that reviewer's Borda points.
 - Stage 3 asks the chairman (a member, or a separate agent) for the final answer, showing every
   answer and review with their authors, the Borda ranking and Kendall's W. A chairman whose agent fails,
   or that gives no valid synthesis after its repairs, is recorded as failed (:meth:`CouncilDriver.substitute`)
@@ -23,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.agents.base import AgentRequest
+from moot.core.confidence import BANDS, confidence_schema
 from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation, sealed_digest
 from moot.engine.driver import Candidate, Driver, PlannedCall, first_error, reply_format_violation, taking_turns
 from moot.engine.sealed import SealedPhase, SealedPhases
@@ -32,7 +36,9 @@ from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.council import record
 from moot.protocols.council.machine import (
+    BORDA,
     CHAIRMAN,
+    CONFIDENCE,
     QUORUM,
     Answer,
     ChairmanFailure,
@@ -47,6 +53,7 @@ from moot.protocols.council.machine import (
     first_place_text,
     kendall_w,
     label,
+    points_text,
     ranked_first,
     redact,
     review_order,
@@ -72,6 +79,7 @@ class CouncilOptions:
     chairman: str | None = None  # a separate chairman's agent spec; without one the first member chairs
     seed: int | None = None  # the seed of the review shuffles; drawn at random when not given
     quorum: int = QUORUM  # the fewest valid answers that let the council go on to its reviews
+    aggregate: str = BORDA  # how the reviews' rankings are aggregated: borda, or confidence (weighted)
 
     def agent_specs(self) -> dict[str, str]:
         """Each role's agent spec as these options name it (the members', and a separate chairman's)."""
@@ -82,6 +90,7 @@ class CouncilOptions:
 class AnswerReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: str
+    confidence: float | None = None  # asked for where the council's header names its aggregation
 
 
 class RankedAnswer(BaseModel):
@@ -93,6 +102,7 @@ class RankedAnswer(BaseModel):
 class ReviewReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
     ranking: list[RankedAnswer]
+    confidence: float | None = None
 
 
 class DissentReply(BaseModel):
@@ -124,20 +134,44 @@ def _naming(member: str, max_side: int) -> dict[str, Any]:
     return {"type": "string", "pattern": rf"^({side} )?{member}[ .,;:!]{side}$"}
 
 
-def _review_schema(labels: list[str], compact: bool) -> dict[str, Any]:
-    """A review: every answer's label once, best first, each with a reason."""
+ANSWER_CONFIDENCE = (
+    "\n\nAlso give 'confidence': how likely your answer is to be right, from 0.0 to 1.0 ("
+    + BANDS
+    + "). Say honestly how sure you are; a low confidence is no failure."
+)
+REVIEW_CONFIDENCE = (
+    " Also give 'confidence': how sure you are that your ranking is right, from 0.0 to 1.0 ("
+    + BANDS
+    + "). If you could not tell the answers apart, say so with a low confidence."
+)
+
+
+def with_confidence(schema: dict[str, Any], confident: bool) -> dict[str, Any]:
+    """``schema`` with a required ``confidence`` (one of moot's confidence steps) last, when ``confident``."""
+    if not confident:
+        return schema
+    return {
+        **schema,
+        "properties": {**schema["properties"], "confidence": confidence_schema()},
+        "required": [*schema["required"], "confidence"],
+    }
+
+
+def _review_schema(labels: list[str], compact: bool, confident: bool = False) -> dict[str, Any]:
+    """A review: every answer's label once, best first, each with a reason (and the reviewer's confidence)."""
     item = {
         "type": "object",
         "properties": {"answer": {"type": "string", "enum": labels}, "reason": _text(REASON_CHARS, compact)},
         "required": ["answer", "reason"],
         "additionalProperties": False,
     }
-    return {
+    schema = {
         "type": "object",
         "properties": {"ranking": {"type": "array", "items": item, "minItems": len(labels), "maxItems": len(labels)}},
         "required": ["ranking"],
         "additionalProperties": False,
     }
+    return with_confidence(schema, confident)
 
 
 def _synthesis_schema(top: str, others: list[str], compact: bool) -> dict[str, Any]:
@@ -182,7 +216,7 @@ class CouncilDriver(Driver, SealedPhases):
     @staticmethod
     def config_fields(options: CouncilOptions, started: str) -> dict[str, Any]:
         """The header's fields ``options`` give (a council's and a panel that builds on it): the question, the
-        members, the chairman, the seed (drawn when none is given), the start and the quorum."""
+        members, the chairman, the seed (drawn when none is given), the start, the quorum and the aggregation."""
         require_subject("question", options.question)
         members = tuple(Member(name=name, model=spec) for name, spec in options.members)
         return {
@@ -193,6 +227,7 @@ class CouncilDriver(Driver, SealedPhases):
             "seed": options.seed if options.seed is not None else secrets.randbelow(SEED_BOUND),
             "started": started,
             "quorum": options.quorum,
+            "aggregate": options.aggregate,
         }
 
     @classmethod
@@ -201,7 +236,8 @@ class CouncilDriver(Driver, SealedPhases):
         problems = config.problems()
         if problems:
             raise UserError(
-                f"cannot convene the council: {problems[0]}; fix the --question, --member or --quorum options."
+                f"cannot convene the council: {problems[0]}; fix the --question, --member, --quorum or --aggregate "
+                "options."
             )
         path = record.council_path(root, config.question)
         record_place(root, path.parent.relative_to(root))
@@ -263,7 +299,15 @@ class CouncilDriver(Driver, SealedPhases):
             "required": ["answer"],
             "additionalProperties": False,
         }
-        return self._request(role, system, ([f"Question: {self.config.question}"], ""), schema, ANSWER_MAX_TOKENS)
+        confident = self.config.confident
+        instruction = ANSWER_CONFIDENCE if confident else ""
+        return self._request(
+            role,
+            system,
+            ([f"Question: {self.config.question}"], instruction),
+            with_confidence(schema, confident),
+            ANSWER_MAX_TOKENS,
+        )
 
     def _pending_review(self, role: str) -> Review:
         answered = [answer.member for answer in self.state.valid_answers()]
@@ -283,8 +327,9 @@ class CouncilDriver(Driver, SealedPhases):
             "\n\nYour task: evaluate each answer on its own (what it does well, what it does poorly), then rank all "
             f"of them from best to worst: {', '.join(labels)}, each exactly once, each with a one- or two-sentence "
             "reason. Refer to answers only by their labels; the authors are anonymous."
+            + (REVIEW_CONFIDENCE if self.config.confident else "")
         )
-        schema = _review_schema(labels, self.bounds(role).compact)
+        schema = _review_schema(labels, self.bounds(role).compact, self.config.confident)
         system = "You are a member of a council reviewing anonymous answers. Judge the answers, not their authors."
         # The system message and prompt name no member and no model: redact() took them out of the answers.
         redacted = ([redact(part, self.config) for part in parts], redact(instruction, self.config))
@@ -308,8 +353,10 @@ class CouncilDriver(Driver, SealedPhases):
             for review in self.state.reviews
             if review.valid
         ]
+        weighted = "confidence-weighted " if self.config.aggregate == CONFIDENCE else ""
         ranking = "\n".join(
-            f"{rank}. {member} ({points} Borda points)" for rank, member, points in record.ranked_rows(aggregate)
+            f"{rank}. {member} ({points_text(points)} {weighted}Borda points)"
+            for rank, member, points in record.ranked_rows(aggregate)
         )
         agreement = record.agreement_text(kendall_w(self.state))
         tied = first_place_text(aggregate) if len(ranked_first(aggregate)) > 1 else None
@@ -382,18 +429,20 @@ class CouncilDriver(Driver, SealedPhases):
 
     def _turn(self, stage: int | None, role: str, data: Any, now: str) -> CouncilTurn:
         if stage == 1:
-            answer = record.clean_text(AnswerReply.model_validate(data).answer)
-            return Answer(member=role, at=now, text=answer, digest=sealed_digest(answer))
+            stated = AnswerReply.model_validate(data)
+            answer = Answer(member=role, at=now, text=record.clean_text(stated.answer), confidence=stated.confidence)
+            return answer.model_copy(update={"digest": sealed_digest(record.sealed_text(answer))})
         if stage == 2:
-            ranked = ReviewReply.model_validate(data).ranking
+            review_reply = ReviewReply.model_validate(data)
             review = self._pending_review(role).model_copy(
                 update={
                     "at": now,
-                    "ranking": tuple(item.answer.strip() for item in ranked),
-                    "reasons": tuple(record.one_line(item.reason) for item in ranked),
+                    "ranking": tuple(item.answer.strip() for item in review_reply.ranking),
+                    "reasons": tuple(record.one_line(item.reason) for item in review_reply.ranking),
+                    "confidence": review_reply.confidence,
                 }
             )
-            return review.model_copy(update={"digest": sealed_digest(record.ranking_lines(review))})
+            return review.model_copy(update={"digest": sealed_digest(record.sealed_text(review))})
         reply = SynthesisReply.model_validate(data)
         return Synthesis(
             chairman=role,
@@ -413,10 +462,8 @@ class CouncilDriver(Driver, SealedPhases):
         )
 
     def sealed_text(self, turn: Any) -> str:
-        if isinstance(turn, Review):
-            return record.ranking_lines(turn)
-        assert isinstance(turn, Answer)
-        return turn.text or ""
+        assert isinstance(turn, (Answer, Review))
+        return record.sealed_text(turn)
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -487,7 +534,8 @@ class CouncilDriver(Driver, SealedPhases):
         calls = [PlannedCall(role, reads=()) for role in plan[:answers]]
         labels = [label(index) for index in range(answers)]
         for role in plan[answers:-1]:
-            calls.append(PlannedCall(role, reads=answered, schema=_review_schema(labels, self.bounds(role).compact)))
+            schema = _review_schema(labels, self.bounds(role).compact, self.config.confident)
+            calls.append(PlannedCall(role, reads=answered, schema=schema))
         chairman, names = plan[-1], self.config.names
         schema = _synthesis_schema(names[0], names[1:], self.bounds(chairman).compact)
         return [*calls, PlannedCall(chairman, reads=tuple(range(len(calls))), schema=schema)]

@@ -9,8 +9,12 @@ chairman writes the final answer from the aggregate ranking.
   council's seed (passed in; the protocol draws no randomness of its own). Member names and models
   are taken out of everything a reviewer is shown (:func:`redact`) and must not appear in a review.
   A review ranks every answer it was shown, best first, with a reason for each. Reviews are sealed too.
+- **Confidence.** A council whose header names its aggregation (every council moot writes now) has each
+  member state a confidence, 0.0 to 1.0, with its answer and with its review; a record written before
+  confidences names none and states none, and aggregates by Borda.
 - **Stage 3.** The chairman writes the final answer. The aggregate ranking is the Borda count of the
-  reviews (:func:`borda`: in a review of k answers, place p earns k - p points); agreement is
+  reviews (:func:`borda`: in a review of k answers, place p earns k - p points; with the ``confidence``
+  aggregation each review's points are multiplied by its reviewer's stated confidence); agreement is
   Kendall's W for the balanced incomplete design the reviews form (:func:`kendall_w`). The chairman
   names the top-ranked answer's member in the basis and, for every other member's answer, what it
   held and why it was not adopted. A chairman that fails (its agent errors, or it gives no valid
@@ -32,6 +36,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot.core.confidence import in_range
 from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Summary, Violation
 
 NAME = "council"
@@ -44,6 +49,10 @@ QUORUM = 2  # the fewest valid answers a council needs, unless its header names 
 RESERVED_NAMES = frozenset({CHAIRMAN, "answer", "moot"})
 _MEMBER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{1,39}")
 REDACTED = "[redacted]"
+BORDA = "borda"  # each review's Borda points count the same
+CONFIDENCE = "confidence"  # each review's Borda points are weighted by its reviewer's stated confidence
+AGGREGATIONS = (BORDA, CONFIDENCE)
+WEIGHTED_DECIMALS = 3  # confidence-weighted points as the record writes and compares them
 
 RULES = RuleBook(
     [
@@ -51,7 +60,8 @@ RULES = RuleBook(
             "COUNCIL_HEADER",
             "The record starts with '# Council: <title>', the question, the seed and 2 to 26 members with distinct "
             "names of 2-40 letters, digits, '-' or '_' (not 'chairman', 'answer' or 'moot'), names its chairman, "
-            "and may name a quorum from 2 to the number of members (2 when it names none).",
+            "and may name a quorum from 2 to the number of members (2 when it names none) and its aggregation, "
+            "borda or confidence.",
         ),
         Rule(
             "COUNCIL_FORMAT",
@@ -68,7 +78,15 @@ RULES = RuleBook(
             "Only a chairman's recorded failure lets another write the synthesis: the top-ranked member with a "
             "valid answer other than the chairman, once.",
         ),
-        Rule("COUNCIL_SEALED", "A revealed answer or review matches the digest committed when it was sealed."),
+        Rule(
+            "COUNCIL_SEALED",
+            "A revealed answer or review, with its stated confidence, matches the digest committed when it was sealed.",
+        ),
+        Rule(
+            "COUNCIL_CONFIDENCE",
+            "In a record whose header names its aggregation, every answer and review states its member's confidence, "
+            "a number from 0.0 to 1.0; a record that names none (written before confidences) states none.",
+        ),
         Rule(
             "COUNCIL_ANONYMITY",
             "No member name or model appears in what a reviewer is shown or in a review.",
@@ -85,7 +103,8 @@ RULES = RuleBook(
         ),
         Rule(
             "COUNCIL_AGGREGATE",
-            "The synthesis's aggregate ranking and Kendall's W are the Borda count and the W of the reviews.",
+            "The synthesis's aggregate ranking and Kendall's W are the Borda count of the reviews (weighted by each "
+            "reviewer's confidence under the confidence aggregation) and the W of the reviews.",
         ),
         Rule(
             "COUNCIL_CHAIRMAN_RANKING",
@@ -126,6 +145,13 @@ class CouncilConfig(BaseModel):
     seed: int = Field(ge=0)
     started: str | None = None
     quorum: int = QUORUM  # the fewest valid answers that let the council go on to its reviews
+    # BORDA or CONFIDENCE; None in a record written before members stated confidences (Borda, no confidences)
+    aggregate: str | None = None
+
+    @property
+    def confident(self) -> bool:
+        """Whether its members state a confidence with each answer and review (a record that names its aggregation)."""
+        return self.aggregate is not None
 
     @property
     def names(self) -> list[str]:
@@ -152,6 +178,8 @@ class CouncilConfig(BaseModel):
             found.append(f"the chairman {self.chairman!r} is neither a member nor a separate chairman")
         if len(names) >= 2 and not QUORUM <= self.quorum <= len(names):
             found.append(f"the quorum is {self.quorum}, but it must be from {QUORUM} to the {len(names)} members")
+        if self.aggregate is not None and self.aggregate not in AGGREGATIONS:
+            found.append(f"the aggregation {self.aggregate!r} must be {' or '.join(AGGREGATIONS)}")
         if (self.chairman == CHAIRMAN) != (self.chairman_model is not None):
             found.append("a separate chairman has a model, and a member chairman has none of its own")
         return found
@@ -168,6 +196,7 @@ class Answer(BaseModel):
     text: str | None = None
     digest: str | None = None  # the commitment recorded when the answer was sealed
     failure: str | None = None
+    confidence: float | None = None  # how sure the member is of its answer, 0.0 to 1.0
 
     @property
     def valid(self) -> bool:
@@ -187,6 +216,7 @@ class Review(BaseModel):
     reasons: tuple[str, ...] = ()  # one per ranked label, in ranking order
     digest: str | None = None
     failure: str | None = None
+    confidence: float | None = None  # how sure the reviewer is of its ranking, 0.0 to 1.0
 
     @property
     def valid(self) -> bool:
@@ -213,7 +243,7 @@ class Synthesis(BaseModel):
     stage: Literal[3] = 3
     chairman: str
     at: str | None = None
-    ranking: tuple[tuple[str, int], ...]  # (member, Borda points), best first, as written
+    ranking: tuple[tuple[str, int | float], ...]  # (member, Borda points: whole, or weighted), best first, as written
     agreement: float | None  # Kendall's W as written, None where it cannot be measured
     answer: str
     basis: str
@@ -382,22 +412,37 @@ def shown_parts(config: CouncilConfig, state: CouncilState, review: Review) -> l
     return parts
 
 
-def borda(config: CouncilConfig, state: CouncilState) -> list[tuple[str, int]]:
-    """(member, points) for every valid answer, best first; ties keep the members' listed order."""
+def borda(config: CouncilConfig, state: CouncilState) -> list[tuple[str, float]]:
+    """(member, points) for every valid answer, best first, by the council's aggregation; ties (equal points) keep
+    the members' listed order.
+
+    Borda: in a review of k answers, place p earns k - p points. Confidence: each review's points times its
+    reviewer's stated confidence, rounded to :data:`WEIGHTED_DECIMALS` places; a review that states none (which
+    breaks COUNCIL_CONFIDENCE in such a council) weighs 1, as under Borda.
+    """
     answered = [answer.member for answer in state.valid_answers()]
-    points = dict.fromkeys(answered, 0)
+    weighted = config.aggregate == CONFIDENCE
+    points: dict[str, float] = dict.fromkeys(answered, 0)
     for review in state.reviews:
         if not review.valid:
             continue
         ranked = review.ranked_members()
+        weight = review.confidence if weighted and review.confidence is not None else 1
         for place, member in enumerate(ranked):
             if member in points:
-                points[member] += len(ranked) - 1 - place
+                points[member] += (len(ranked) - 1 - place) * weight
+    if weighted:
+        points = {member: round(value, WEIGHTED_DECIMALS) for member, value in points.items()}
     order = {name: index for index, name in enumerate(config.names)}
     return sorted(points.items(), key=lambda item: (-item[1], order.get(item[0], len(order))))
 
 
-def ranked_first(aggregate: list[tuple[str, int]]) -> list[str]:
+def points_text(points: float) -> str:
+    """Aggregate points as the record writes them: a whole number as one, weighted points with their decimals."""
+    return f"{points:g}"
+
+
+def ranked_first(aggregate: list[tuple[str, float]]) -> list[str]:
     """The members the Borda count puts first: one, or several tied on the same points."""
     return [member for member, points in aggregate if points == aggregate[0][1]] if aggregate else []
 
@@ -408,7 +453,7 @@ def fallback_for(config: CouncilConfig, state: CouncilState) -> str | None:
     return next((member for member, _ in borda(config, state) if member != config.chairman), None)
 
 
-def first_place_text(aggregate: list[tuple[str, int]]) -> str:
+def first_place_text(aggregate: list[tuple[str, float]]) -> str:
     """Who the reviews ranked first, as the outcome says it; a tie is named as a tie, never as one winner."""
     first = ranked_first(aggregate)
     if not first:
@@ -417,8 +462,22 @@ def first_place_text(aggregate: list[tuple[str, int]]) -> str:
         return f"{first[0]} ranked first"
     together = ", ".join(first[:-1]) + f" and {first[-1]}"
     if len(first) == len(aggregate):
-        return f"no answer ranked above another ({together} tied with {aggregate[0][1]} Borda point(s) each)"
-    return f"{together} tied first with {aggregate[0][1]} Borda point(s) each"
+        return (
+            f"no answer ranked above another ({together} tied with {points_text(aggregate[0][1])} Borda point(s) each)"
+        )
+    return f"{together} tied first with {points_text(aggregate[0][1])} Borda point(s) each"
+
+
+def confidences(state: CouncilState) -> dict[str, dict[str, float]]:
+    """Each member's stated confidence in its answer and in its review, where it stated one."""
+    found: dict[str, dict[str, float]] = {}
+    for answer in state.answers:
+        if answer.confidence is not None:
+            found.setdefault(answer.member, {})["answer"] = answer.confidence
+    for review in state.reviews:
+        if review.confidence is not None:
+            found.setdefault(review.reviewer, {})["review"] = review.confidence
+    return found
 
 
 def kendall_w(state: CouncilState) -> float | None:
@@ -515,6 +574,23 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
         if answer.member not in self.pending(state):
             who = "is not a member" if answer.member not in self.config.names else "has already answered"
             return [RULES.violation("COUNCIL_STAGE_ORDER", f"{answer.member} {who}.")]
+        return self._confidence(f"{answer.member}'s answer", answer.confidence, stated=answer.valid)
+
+    def _confidence(self, what: str, value: float | None, *, stated: bool) -> list[Violation]:
+        """COUNCIL_CONFIDENCE for the confidence ``what`` states (``stated``: an answer or review it must state)."""
+        if not self.config.confident:
+            if value is None:
+                return []
+            message = f"{what} states a confidence, but the header names no aggregation; add '- **Aggregation:**'."
+            return [RULES.violation("COUNCIL_CONFIDENCE", message)]
+        if value is None:
+            if not stated:
+                return []
+            return [RULES.violation("COUNCIL_CONFIDENCE", f"{what} states no confidence; give one from 0.0 to 1.0.")]
+        if not in_range(value):
+            return [
+                RULES.violation("COUNCIL_CONFIDENCE", f"{what} has confidence {value}; give a number from 0.0 to 1.0.")
+            ]
         return []
 
     def _validate_review(self, state: CouncilState, review: Review) -> list[Violation]:
@@ -529,8 +605,8 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             )
             return [RULES.violation("COUNCIL_STAGE_ORDER", f"{name} {who}, so cannot review now.")]
         if not review.valid:
-            return []
-        found: list[Violation] = []
+            return self._confidence(f"{name}'s review", review.confidence, stated=False)
+        found = self._confidence(f"{name}'s review", review.confidence, stated=True)
         answered = [answer.member for answer in state.valid_answers()]
         if name in review.shown:
             found.append(RULES.violation("COUNCIL_SELF_RANKING", f"{name} is shown, and ranks, their own answer."))
@@ -616,8 +692,11 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             )
         aggregate = borda(self.config, state)
         if list(synthesis.ranking) != aggregate:
-            shown = ", ".join(f"{m} {p}" for m, p in aggregate)
-            found.append(RULES.violation("COUNCIL_AGGREGATE", f"the aggregate ranking of the reviews is {shown}."))
+            shown = ", ".join(f"{m} {points_text(p)}" for m, p in aggregate)
+            weighted = " (confidence-weighted)" if self.config.aggregate == CONFIDENCE else ""
+            found.append(
+                RULES.violation("COUNCIL_AGGREGATE", f"the aggregate ranking of the reviews{weighted} is {shown}.")
+            )
         agreement = rounded_w(kendall_w(state))
         if synthesis.agreement != agreement:
             expected = "not measurable" if agreement is None else f"{agreement:.3f}"
@@ -733,7 +812,9 @@ class CouncilProtocol(DeliberationProtocol[CouncilTurn, CouncilState]):
             detail={
                 "members": len(self.config.members),
                 "valid_answers": len(state.valid_answers()),
+                "aggregation": self.config.aggregate or BORDA,
                 "ranking": [list(item) for item in aggregate],
                 "agreement": rounded_w(kendall_w(state)),
+                **({"confidences": confidences(state)} if self.config.confident else {}),
             },
         )

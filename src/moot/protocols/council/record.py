@@ -1,7 +1,10 @@
 """The Council's record, ``.council/<slug>.md``: parse (total, located), render, check, crash-safe writes.
 
 The header lists the question, the seed of the review shuffles, the members with their models,
-the chairman and the quorum (a record written before the quorum was recorded has the default, 2). Each stage entry is a ``## Stage N — …`` section, a turn of the record; free text
+the chairman, the quorum (a record written before the quorum was recorded has the default, 2) and the
+aggregation. The aggregation line also says the record's format: with it, every answer and review has a
+``- **Confidence:**`` line, which its sealed digest covers; a record without it was written before members
+stated confidences, has none, and aggregates by Borda. Each stage entry is a ``## Stage N — …`` section, a turn of the record; free text
 (the question, answers, the final answer and its basis) is quoted with ``> `` so that no answer can
 forge a heading. A stage is written in one atomic write when it is revealed, so a record never holds
 part of a sealed stage; the chain's head after it (moot.core.chain) ends that write, one Markdown
@@ -12,10 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
+from moot.core.confidence import confidence_text, read_confidence
 from moot.core.files import (
     CheckReport,
     FileStamp,
@@ -45,6 +49,7 @@ from moot.protocols.council.machine import (
     Review,
     Synthesis,
     label,
+    points_text,
     rounded_w,
 )
 
@@ -63,7 +68,7 @@ _FIELD = re.compile(r"- \*\*(?P<key>[^*]+):\*\*(?: (?P<value>.*))?")
 _MEMBER = re.compile(r"  - (?P<name>[^:\s]+): (?P<model>\S.*)")
 _RANKED = re.compile(r"(?P<place>\d+)\. \*\*(?P<label>Answer [A-Z])\*\* — (?P<reason>.*)")
 _SHOWN = re.compile(r"Answer (?P<letter>[A-Z]) = (?P<member>\S+)")
-_ROW = re.compile(r"\| (?P<rank>\d+) \| (?P<member>\S+) \| (?P<points>-?\d+) \|")
+_ROW = re.compile(r"\| (?P<rank>\d+) \| (?P<member>\S+) \| (?P<points>-?\d{1,9}(?:\.\d{1,9})?) \|")
 _DISSENT = re.compile(r"- \*\*(?P<member>[^*]+)\*\* — Position: (?P<position>.*) — Not adopted: (?P<why>.*)")
 _CHAIRMAN_SEPARATE = re.compile(rf"{CHAIRMAN} \((?P<model>.+)\)")
 
@@ -104,6 +109,7 @@ def render_header(config: CouncilConfig) -> str:
         *(f"  - {member.name}: {member.model}" for member in config.members),
         f"- **Chairman:** {chairman}",
         f"- **Quorum:** {config.quorum}",
+        *([f"- **Aggregation:** {config.aggregate}"] if config.aggregate is not None else []),
         "",
         "## Question",
         "",
@@ -121,7 +127,23 @@ def ranking_lines(review: Review) -> str:
     )
 
 
-def ranked_rows(ranking: Sequence[tuple[str, int]]) -> list[tuple[int, str, int]]:
+def sealed_text(turn: Answer | Review) -> str:
+    """What a member sealed: its answer's text (or its review's ranking lines) and the confidence it stated, so that
+    neither can change after the commitment without breaking its digest (a record from before confidences: the
+    text alone, as it was sealed)."""
+    return sealed_content(ranking_lines(turn) if isinstance(turn, Review) else turn.text or "", turn.confidence)
+
+
+def sealed_content(text: str, confidence: float | None) -> str:
+    """:func:`sealed_text` of a text and the confidence stated with it."""
+    return text if confidence is None else f"{text}\n\nConfidence: {confidence_text(confidence)}"
+
+
+def _confidence_line(turn: Answer | Review) -> str:
+    return "" if turn.confidence is None else f"- **Confidence:** {confidence_text(turn.confidence)}\n"
+
+
+def ranked_rows(ranking: Sequence[tuple[str, float]]) -> list[tuple[int, str, float]]:
     """(rank, member, points) of an aggregate ranking, best first; members tied on points share a rank."""
     return [(1 + sum(other > points for _, other in ranking), member, points) for member, points in ranking]
 
@@ -132,7 +154,8 @@ def render_turn(turn: CouncilTurn) -> str:
             return f"## Stage 1 — No answer from {turn.member} ({turn.at or ''})\n\n- **Reason:** {one_line(turn.failure)}\n"
         return (
             f"## Stage 1 — Answer of {turn.member} ({turn.at or ''})\n\n"
-            f"- **Sealed:** {turn.digest or sealed_digest(turn.text or '')}\n\n{quoted(turn.text or '')}\n"
+            f"- **Sealed:** {turn.digest or sealed_digest(sealed_text(turn))}\n{_confidence_line(turn)}\n"
+            f"{quoted(turn.text or '')}\n"
         )
     if isinstance(turn, ChairmanFailure):
         return (
@@ -146,9 +169,11 @@ def render_turn(turn: CouncilTurn) -> str:
         ranking = ranking_lines(turn)
         return (
             f"## Stage 2 — Review by {turn.reviewer} ({turn.at or ''})\n\n- **Shown:** {shown}\n"
-            f"- **Sealed:** {turn.digest or sealed_digest(ranking)}\n\n{ranking}\n"
+            f"- **Sealed:** {turn.digest or sealed_digest(sealed_text(turn))}\n{_confidence_line(turn)}\n{ranking}\n"
         )
-    rows = "\n".join(f"| {rank} | {member} | {points} |" for rank, member, points in ranked_rows(turn.ranking))
+    rows = "\n".join(
+        f"| {rank} | {member} | {points_text(points)} |" for rank, member, points in ranked_rows(turn.ranking)
+    )
     agreement = NOT_MEASURABLE if turn.agreement is None else f"{turn.agreement:.3f}"
     dissent = "\n".join(
         f"- **{d.member}** — Position: {one_line(d.position)} — Not adopted: {one_line(d.why_not_adopted)}"
@@ -176,6 +201,7 @@ class TurnSource:
     line: int  # 1-based line of its heading
     text: str  # the section's exact text, which the digest chain covers
     sealed_text: str | None = None  # what the section's Sealed digest must cover
+    confidence_line: int | None = None  # the line of its '- **Confidence:**' field, where COUNCIL_CONFIDENCE points
 
 
 @dataclass
@@ -271,6 +297,7 @@ def _parse_header(
         bad(f"the seed {fields['Seed']!r} must be a whole number.", first + 1)
         return None
     quorum = fields.get("Quorum", str(QUORUM))
+    aggregate = fields.get("Aggregation")
     if not quorum.isdigit() or len(quorum) > 3:
         bad(f"the quorum {quorum!r} must be a whole number.", first + 1)
         return None
@@ -283,6 +310,7 @@ def _parse_header(
         seed=int(fields["Seed"]),
         started=fields.get("Started") or None,
         quorum=int(quorum),
+        aggregate=aggregate,
     )
     problems = config.problems()
     if problems:
@@ -330,19 +358,40 @@ def _parse_turn(record: CouncilRecord, lines: list[str], start: int, end: int, f
         if kind == "No answer from":
             return TurnSource(Answer(member=who, at=at, failure=reason), line, text)
         return TurnSource(Review(reviewer=who, at=at, failure=reason), line, text)
+    if kind == "Synthesis by":
+        return _parse_synthesis(who, at, body, line, text, bad)
+    confidence, confidence_line = _stated_confidence(body, line, fields)
+    if confidence_line is not None and confidence is None:
+        _problem(
+            record,
+            "COUNCIL_FORMAT",
+            f"the confidence {fields['Confidence']!r} is not a number; write one from 0.0 to 1.0, like 0.8.",
+            confidence_line,
+            file,
+        )
+        return None
     if kind == "Answer of":
         quote = [row for row in body if row.startswith(">")]
         answer = _unquote(quote)
         if answer is None or not answer.strip() or "Sealed" not in fields:
             bad("an answer has a '- **Sealed:**' digest and its text quoted with '> '.")
             return None
-        return TurnSource(Answer(member=who, at=at, text=answer, digest=fields["Sealed"]), line, text, answer)
-    if kind == "Review by":
-        return _parse_review(who, at, body, fields, line, text, bad)
-    return _parse_synthesis(who, at, body, line, text, bad)
+        turn = Answer(member=who, at=at, text=answer, digest=fields["Sealed"], confidence=confidence)
+        return TurnSource(turn, line, text, sealed_text(turn), confidence_line)
+    source = _parse_review(who, at, body, fields, line, text, bad, confidence)
+    return None if source is None else replace(source, confidence_line=confidence_line)
 
 
-def _parse_review(who, at, body, fields, line, text, bad) -> TurnSource | None:  # type: ignore[no-untyped-def]
+def _stated_confidence(body: Sequence[str], line: int, fields: dict[str, str]) -> tuple[float | None, int | None]:
+    """The confidence a section states and the line of its field ((None, None) when it states none); the value is
+    None when the field is not a number."""
+    if "Confidence" not in fields:
+        return None, None
+    index = next(i for i, row in enumerate(body) if _FIELD.fullmatch(row) and row.startswith("- **Confidence:**"))
+    return read_confidence(fields["Confidence"]), line + 1 + index
+
+
+def _parse_review(who, at, body, fields, line, text, bad, confidence) -> TurnSource | None:  # type: ignore[no-untyped-def]
     if "Shown" not in fields or "Sealed" not in fields:
         bad("a review has '- **Shown:**' and '- **Sealed:**' lines.")
         return None
@@ -365,8 +414,9 @@ def _parse_review(who, at, body, fields, line, text, bad) -> TurnSource | None: 
         ranking=tuple(m["label"] for m in matches if m),
         reasons=tuple(m["reason"].strip() for m in matches if m),
         digest=fields["Sealed"],
+        confidence=confidence,
     )
-    return TurnSource(review, line, text, "\n".join(ranked))
+    return TurnSource(review, line, text, sealed_content("\n".join(ranked), confidence))
 
 
 def _subsections(body: Sequence[str]) -> dict[str, list[str]]:
@@ -409,7 +459,7 @@ def _parse_synthesis(who, at, body, line, text, bad) -> TurnSource | None:  # ty
     synthesis = Synthesis(
         chairman=who,
         at=at,
-        ranking=tuple((r["member"], int(r["points"])) for r in rows if r),
+        ranking=tuple((r["member"], float(r["points"]) if "." in r["points"] else int(r["points"])) for r in rows if r),
         agreement=agreement,
         answer=answer,
         basis=basis,
@@ -440,7 +490,11 @@ def check_text(text: str, path: Path) -> Checked:
     found = list(record.violations)
     for violation in replay.violations:
         source = record.turns[violation.turn - 1] if violation.turn else None
-        found.append(violation.at(file=file, line=source.line if source else None))
+        found.append(
+            violation.at(
+                file=file, line=violation_line(source.line, source.confidence_line, violation) if source else None
+            )
+        )
     for number, source in enumerate(record.turns, start=1):
         digest = getattr(source.turn, "digest", None)
         if source.sealed_text is not None and digest != sealed_digest(source.sealed_text):
@@ -456,6 +510,14 @@ def check_text(text: str, path: Path) -> Checked:
     chain = inspect_chain(path, [source.text for source in record.turns], [s.line for s in record.turns], record.marks)
     found.extend(chain.violations)
     return Checked(record, protocol, state, found, chain)
+
+
+def violation_line(heading: int, confidence_line: int | None, violation: Violation) -> int:
+    """Where a replayed violation of a turn points: the confidence's own line for COUNCIL_CONFIDENCE (where the turn
+    states one), else the turn's heading."""
+    if violation.rule == "COUNCIL_CONFIDENCE" and confidence_line is not None:
+        return confidence_line
+    return heading
 
 
 def _outcome(

@@ -1,4 +1,5 @@
-"""The council's panel in the viewer: the ranking matrix of the reviews and the aggregate (Borda) ranking."""
+"""The council's panel in the viewer: the ranking matrix of the reviews (with each reviewer's stated confidence)
+and the aggregate ranking, named by its aggregation (Borda, or confidence-weighted Borda)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from moot.core.confidence import confidence_text
 from moot.plugin import Panel
 from moot.protocols.council import record
-from moot.protocols.council.machine import CouncilTurn, Review, Synthesis
+from moot.protocols.council.machine import CONFIDENCE, CouncilTurn, Review, Synthesis, points_text
 from moot.web.plots import LABEL_ROOM, LEFT, TOP, fit, latest, order
 from moot.web.svg import colour, el, figure, text
 
@@ -20,8 +22,9 @@ def _label_member(review: Review, label: str) -> str | None:
     return review.shown[index] if 0 <= index < len(review.shown) else None
 
 
-def rankings(turns: Sequence[CouncilTurn]) -> Markup | None:
-    """The ranking matrix (each reviewer's place for each answer, 1 = best) and the aggregate Borda points."""
+def rankings(turns: Sequence[CouncilTurn], aggregate: str | None = None) -> Markup | None:
+    """The ranking matrix (each reviewer's place for each answer, 1 = best) and the aggregate Borda points,
+    confidence-weighted where ``aggregate`` says so."""
     reviews = [t for t in turns if isinstance(t, Review) and t.valid]
     synthesis = next((t for t in turns if isinstance(t, Synthesis)), None)
     if not reviews and synthesis is None:
@@ -35,7 +38,8 @@ def rankings(turns: Sequence[CouncilTurn]) -> Markup | None:
         parts += _matrix(reviews, members, cell)
         y += cell * len(reviews) + 20
     if synthesis is not None and synthesis.ranking:
-        parts.append(text(LEFT - 10, y + 4, "aggregate (Borda)", text_anchor="end", class_="axis"))
+        named = "aggregate (confidence-weighted Borda)" if aggregate == CONFIDENCE else "aggregate (Borda)"
+        parts.append(text(LEFT - 10, y + 4, named, text_anchor="end", class_="axis"))
         y += 16
         best = max(points for _, points in synthesis.ranking) or 1
         for member, points in synthesis.ranking:
@@ -47,7 +51,7 @@ def rankings(turns: Sequence[CouncilTurn]) -> Markup | None:
                     {"x": LEFT, "y": y, "width": f"{bar:.1f}", "height": 16, "fill": colour(members.index(member))},
                 )
             )
-            parts.append(text(LEFT + bar + 6, y + 12, str(points), class_="axis"))
+            parts.append(text(LEFT + bar + 6, y + 12, points_text(points), class_="axis"))
             y += 22
     return figure(width, y + 10, "council ranking matrix and aggregate ranking", parts)
 
@@ -62,8 +66,11 @@ def _matrix(reviews: Sequence[Review], members: Sequence[str], cell: int) -> lis
         )
     for row, review in enumerate(reviews):
         top = y + cell * row - 10
+        sure = "" if review.confidence is None else f" ({confidence_text(review.confidence)})"
         parts.append(
-            text(LEFT - 10, top + cell / 2 + 4, fit(review.reviewer, LABEL_ROOM), text_anchor="end", class_="axis")
+            text(
+                LEFT - 10, top + cell / 2 + 4, fit(review.reviewer + sure, LABEL_ROOM), text_anchor="end", class_="axis"
+            )
         )
         places = {_label_member(review, label): place for place, label in enumerate(review.ranking, start=1)}
         for col, member in enumerate(members):
@@ -71,6 +78,7 @@ def _matrix(reviews: Sequence[Review], members: Sequence[str], cell: int) -> lis
             shade = "#eee" if place is None else f"hsl(210, 60%, {35 + 45 * (place - 1) / max(1, len(places))}%)"
             box = {"x": LEFT + cell * col, "y": top, "width": cell - 2, "height": cell - 2, "fill": shade}
             tip = f"{review.reviewer} ranks {member} {place}" if place else f"{review.reviewer} did not rank {member}"
+            tip += f", confidence {confidence_text(review.confidence)}" if review.confidence is not None else ""
             parts.append(el("rect", box, el("title", None, tip)))
             shown = "—" if place is None else str(place)
             parts.append(
@@ -82,5 +90,5 @@ def _matrix(reviews: Sequence[Review], members: Sequence[str], cell: int) -> lis
 def panels(target: Path, document: str) -> list[Panel]:
     parsed = record.parse(document, str(target))
     turns, title = latest([source.turn for source in parsed.turns], "Ranking matrix and aggregate", first=True)
-    svg = rankings(turns)
+    svg = rankings(turns, parsed.config.aggregate if parsed.config is not None else None)
     return [Panel(title, svg)] if svg is not None else []
