@@ -315,7 +315,7 @@ def test_a_kill_inside_a_sealed_phase_resumes_losing_nothing_asking_nothing_twic
     report = finished_report(resumed, stdout, stderr)
     assert report["outcome"] == "SYNTHESIZED" and report["turns"] == 9
     asks_after = asked.read_text(encoding="utf-8").splitlines()[len(asks_before) :]
-    answers_asked = [line.split()[0] for line in asks_after if line.split()[1:] == ["answer"]]  # stage 1 only
+    answers_asked = [line.split()[0] for line in asks_after if line.split()[1:] == ["answer", "confidence"]]  # stage 1
     assert not set(answers_asked) & set(committed), f"committed members asked again: {answers_asked}"
     assert sorted(answers_asked) == sorted({"ada", "bo", "cy", "dee"} - set(committed))
     text = record.read_text(encoding="utf-8")
