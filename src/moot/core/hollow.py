@@ -9,6 +9,7 @@ digits: short replies such as "Agreed." or "No objection from me." are legitimat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 
 ECHO_MIN_CHARS = 20
 
@@ -20,7 +21,9 @@ def has_content(text: str) -> bool:
 
 def echo_key(text: str) -> str:
     """``text`` casefolded with its whitespace collapsed, or ``""`` when it is too short to count as an echo."""
-    if sum(char.isalnum() for char in text) < ECHO_MIN_CHARS:
+    # Only whether there are enough letters and digits matters: stop counting there (records near the size cap
+    # hold thousands of long turns).
+    if len(list(islice(filter(str.isalnum, text), ECHO_MIN_CHARS))) < ECHO_MIN_CHARS:
         return ""
     return " ".join(text.casefold().split())
 
