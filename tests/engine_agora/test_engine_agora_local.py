@@ -10,9 +10,9 @@ import pytest
 from engine_agora_helpers import checks_clean, every_role, run, start
 
 from moot.agents import AgentUnavailable, resolve_agent
+from moot.core.confidence import CONFIDENCES
 from moot.engine.loop import usage_path
 from moot.protocols.agora.driver import (
-    CONFIDENCES,
     EVIDENCE_CONTENT_CHARS,
     EVIDENCE_SOURCE_CHARS,
     MESSAGE_CHARS,

@@ -340,10 +340,8 @@ def execute(
             max_cost_usd=flags.max_cost,
         )
         specs = {role: choice.spec_for(role, settings) for role in driver.roles()}
-        if flags.require_diverse:
-            refuse_one_family(
-                specs, "--require-diverse", DIVERSE_FIX
-            )  # a resumed record: refused before any turn is asked
+        if flags.require_diverse:  # a resumed record: refused before any turn is asked
+            refuse_one_family(specs, "--require-diverse", DIVERSE_FIX)
         warning = one_family_warning(specs)
         if warning is not None:
             typer.echo(f"moot: {warning}", err=True)

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.agents.base import AgentRequest
-from moot.core.confidence import CONFIDENCES
+from moot.core.confidence import confidence_schema
 from moot.core.files import atomic_write_text, read_text
 from moot.core.grounding import CitationCheck, citation_violations, fact_based_violations
 from moot.core.hollow import content_pattern
@@ -284,7 +284,7 @@ def _evidence_item_schema(
 ) -> dict[str, Any]:
     """An evidence item; with ``offered`` lines, one of them (its path:line and text), any confidence."""
     if offered:
-        confidence = {"type": "number", "enum": CONFIDENCES}
+        confidence = confidence_schema()
         return {
             "anyOf": [
                 {
@@ -305,7 +305,7 @@ def _evidence_item_schema(
         "properties": {
             "source": text_schema(source_chars),
             "content": text_schema(content_chars),
-            "confidence": {"type": "number", "enum": CONFIDENCES},
+            "confidence": confidence_schema(),
         },
         "required": ["source", "content", "confidence"],
         "additionalProperties": False,
@@ -605,7 +605,7 @@ class AgoraDriver(Driver, SealedPhases):
             "properties": {
                 "signal": {"type": "string", "enum": signals},
                 "message": text_schema(message_chars),
-                "confidence": {"type": "number", "enum": CONFIDENCES},
+                "confidence": confidence_schema(),
                 "target": _target_schema(targets, self.caches_prefix(role)),
                 "evidence": {
                     "type": "array",

@@ -38,6 +38,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
+from moot.core.confidence import in_range
 from moot.core.hollow import echo_key, echoed, has_content
 from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Severity, Summary, Violation
 
@@ -541,12 +542,12 @@ def _found(field: str, rule: str, message: str) -> Located:
 def _content_problems(turn: AgoraReply, methodology: Methodology) -> list[Located]:
     """Rules about the reply alone: confidence ranges, empty text, length, evidence."""
     found: list[Located] = []
-    if not 0.0 <= turn.confidence <= 1.0:  # also refuses NaN
+    if not in_range(turn.confidence):  # also refuses NaN
         found.append(
             _found("confidence", "AGORA_CONFIDENCE", f"confidence is {turn.confidence}; give a number from 0.0 to 1.0.")
         )
     for number, item in enumerate(turn.evidence, start=1):
-        if not 0.0 <= item.confidence <= 1.0:
+        if not in_range(item.confidence):
             message = f"evidence item {number} has confidence {item.confidence}; give a number from 0.0 to 1.0."
             found.append(_found("evidence", "AGORA_CONFIDENCE", message))
         for field in ("source", "content"):
