@@ -19,7 +19,7 @@ import anyio
 import pytest
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from test_registry_plugin import PLUGIN_DIR, fresh, moot, python
+from test_registry_plugin import PLUGIN_DIR, dist_info, fresh, moot, python
 
 ESTIMATOR = Path(__file__).with_name("estimator.py")
 AGENT = f"cmd:{sys.executable} {ESTIMATOR}"
@@ -32,10 +32,7 @@ RECORD = ".estimates/what-is-the-result-of-3-4-5.md"
 @pytest.fixture
 def estimate_env(tmp_path: Path) -> dict[str, str]:
     """The package and its entry point (a dist-info on the path), and the scripted estimator."""
-    info = tmp_path / "site" / "moot_estimate-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: moot-estimate\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[moot.protocols]\nestimate = moot_estimate:PLUGIN\n", encoding="utf-8")
+    dist_info(tmp_path / "site", "moot-estimate", "0.1", "moot_estimate:PLUGIN", protocol="estimate")
     return {"PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(PLUGIN_DIR), str(ESTIMATOR.parent)])}
 
 

@@ -8,16 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from test_registry_plugin import PLUGIN_DIR, moot
+from test_registry_plugin import PLUGIN_DIR, dist_info, moot
 
 
 @pytest.fixture
 def hooks_env(tmp_path: Path) -> dict[str, str]:
     """An environment whose Python registers ping-pong with its hooks (pingpong_hooks:PLUGIN)."""
-    info = tmp_path / "site" / "pingpong-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pingpong\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[moot.protocols]\npingpong = pingpong_hooks:PLUGIN\n", encoding="utf-8")
+    dist_info(tmp_path / "site", "pingpong", "0.1", "pingpong_hooks:PLUGIN")
     return {"PYTHONPATH": f"{tmp_path / 'site'}:{PLUGIN_DIR}"}
 
 

@@ -16,12 +16,19 @@ import moot as moot_package
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 
 
+def dist_info(site: Path, name: str, version: str, plugin: str, *, protocol: str | None = None) -> None:
+    """An installed distribution ``name`` in ``site`` (a folder for sys.path) whose one ``moot.protocols`` entry
+    point registers the protocol ``protocol`` (default: ``name``) as ``plugin`` (``module:ATTRIBUTE``), as pip
+    would leave it."""
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[moot.protocols]\n{protocol or name} = {plugin}\n", encoding="utf-8")
+
+
 def registered(site: Path) -> dict[str, str]:
     """An environment whose Python finds the pingpong package and its entry point (a dist-info on sys.path)."""
-    info = site / "pingpong-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pingpong\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[moot.protocols]\npingpong = pingpong:PLUGIN\n", encoding="utf-8")
+    dist_info(site, "pingpong", "0.1", "pingpong:PLUGIN")
     return {"PYTHONPATH": os.pathsep.join([str(site), str(PLUGIN_DIR)])}
 
 
@@ -130,10 +137,7 @@ def test_without_the_entry_point_moot_knows_no_pingpong(tmp_path: Path, plugin_e
 
 
 def test_a_plugin_that_cannot_load_is_left_out_with_a_sentence_and_moot_still_works(tmp_path: Path) -> None:
-    info = tmp_path / "site" / "broken-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[moot.protocols]\nbroken = nowhere.at_all:PLUGIN\n", encoding="utf-8")
+    dist_info(tmp_path / "site", "broken", "0.1", "nowhere.at_all:PLUGIN")
     done = moot("rules", "duel", "--json", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "site")})
     assert done.returncode == 0 and {row["protocol"] for row in json.loads(done.stdout)} >= {"duel"}
     assert "the protocol broken (nowhere.at_all:PLUGIN) cannot be loaded" in done.stderr
@@ -180,10 +184,7 @@ def test_moot_protocols_check_names_a_plugin_with_a_typo_and_the_others_still_wo
         .replace("pingpong.record:FORMAT_RULES", "pingpong.record:FORMAT_RULEZ"),
         encoding="utf-8",
     )
-    info = site / "typo-0.2.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: typo\nVersion: 0.2\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[moot.protocols]\ntypo = typo:PLUGIN\n", encoding="utf-8")
+    dist_info(site, "typo", "0.2", "typo:PLUGIN")
     env = {"PYTHONPATH": os.pathsep.join([str(site), str(PLUGIN_DIR)])}
 
     listed = moot("protocols", cwd=tmp_path, env=env)
