@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
@@ -170,6 +173,69 @@ def test_a_refused_start_is_one_sentence_and_writes_nothing(root: Path, tmp_path
                 assert tree(root) == done
 
     anyio.run(scenario)
+
+
+class SlowRefusal:
+    """A model server on loopback that answers moot's probe only after ``delay`` seconds, and then refuses the
+    key: a start that stays in its probe for a while and then fails."""
+
+    def __init__(self, delay: float) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                time.sleep(delay)
+                body = json.dumps({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> SlowRefusal:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+def test_two_forced_starts_of_one_debate_at_once_never_lose_a_record(root: Path) -> None:
+    """While one forced start waits on its agents' probe, a second forced start of the same debate is refused in
+    one sentence instead of setting the first one's new record aside; when the first then fails, the old debate
+    is back, byte for byte, and nothing of either start is left."""
+
+    async def scenario() -> None:
+        with PacedModelServer(REPLIES) as model, SlowRefusal(delay=2.0) as slow:
+            async with connect(root, *model.allowed, "--allow-server", slow.url) as session:
+                first = await call(session, "start_debate", protocol="critique", topic="T", agents=model.spec)
+                ended = await call(session, "debate_status", debate_id=first["debate_id"], wait_seconds=30)
+                assert ended["state"] == "ended"
+                before = tree(root)
+                answers: dict[str, dict[str, object]] = {}
+
+                async def forced(name: str, agents: str, after: float) -> None:
+                    await anyio.sleep(after)
+                    answers[name] = await tool_error(
+                        session, "start_debate", protocol="critique", topic="T", agents=agents, force=True
+                    )
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(forced, "slow", f"openai:m@{slow.url}", 0.0)
+                    group.start_soon(forced, "second", model.spec, 0.7)
+                assert "another start" in str(answers["second"]["error"]), answers["second"]
+                assert "401" in str(answers["slow"]["error"]) or "key" in str(answers["slow"]["error"])
+                assert tree(root) == before
+                assert not list((root / ".dialogues").glob(".moot-replaced-*"))
+
+    anyio.run(scenario)
+    assert moot_check(root / ".dialogues" / "t.md").returncode == 0
 
 
 def drone(signal: str, message: str, target: str | None = None) -> str:

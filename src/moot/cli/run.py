@@ -292,9 +292,10 @@ def start_record(driver_class: type[Driver], options: Any, flags: RunFlags, *, f
         aside = SetAside(exc.path)
         try:
             driver = driver_class.start(start_root(flags.root, flags.dry_run), options, now_minutes())
-        except BaseException:
-            aside.restore()
+        except BaseException as failed:
+            aside.restore(failed)
             raise
+        aside.claim(driver.record_path)
         replacing[driver.record_path] = aside
         return driver
 
@@ -360,7 +361,7 @@ def execute(
             asyncio.run(probe_agents(chosen))
         except BaseException as exc:
             if replaced is not None:
-                replaced.restore()  # the old debate stands until the new one can start
+                replaced.restore(exc)  # the old debate stands until the new one can start
             elif created and isinstance(exc, UserError):
                 remove_record(path, stop_at=flags.root)
             raise

@@ -15,6 +15,7 @@ specs. The record itself stays exactly what its seed format allows. Agent specs 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.core.files import atomic_write_text
+from moot.errors import UserError
 
 RUN_HALTED = "RUN_HALTED"  # not a protocol outcome: moot stopped the run; the record is unchanged
 
@@ -115,21 +117,59 @@ class SetAside:
         self.record = record
         self.folder = Path(tempfile.mkdtemp(prefix=".moot-replaced-", dir=record.parent))
         self.moved: list[tuple[Path, Path]] = []
+        self.created: tuple[int, ...] | None = None  # the new record's file identity, once the start made it
         for path in _record_files(record):
             if path.exists() or path.is_symlink():
                 kept = self.folder / path.name
                 path.rename(kept)
                 self.moved.append((path, kept))
 
-    def restore(self) -> None:
-        """Put the old record back where it was, in place of whatever a failed start left of the new one."""
-        remove_record(self.record, stop_at=self.record.parent)
+    def claim(self, record: Path) -> None:
+        """Remember the record the start created in the old one's place: :meth:`restore` removes it, and only it."""
+        self.created = _identity(record)
+
+    def restore(self, cause: BaseException | None = None) -> None:
+        """Remove the failed start's record, then put the old one back where it was.
+
+        Nothing another start made is removed or overwritten: when another client or process created the record
+        meanwhile, the old files stay in the hidden folder and a :class:`UserError` says where (after ``cause``,
+        the failed start's own problem, when it is one)."""
+        if self.created is not None and _identity(self.record) == self.created:
+            remove_record(self.record, stop_at=self.record.parent)
         for path, kept in self.moved:
-            kept.rename(path)
+            try:
+                _move_without_replacing(kept, path)
+            except FileExistsError:
+                failed = f"{cause} " if isinstance(cause, UserError) else ""
+                raise UserError(
+                    f"{failed}{self.record} was started again meanwhile, so the debate it was to replace was not "
+                    f"put back: its files are kept in {self.folder}; move them back once that debate is done."
+                ) from cause
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def discard(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    """What tells one file from another at ``path`` (a freed inode number is soon reused)."""
+    try:
+        found = path.lstat()
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size
+
+
+def _move_without_replacing(source: Path, target: Path) -> None:
+    """Rename ``source`` to ``target``, raising :class:`FileExistsError` instead of replacing what is there (a
+    plain rename replaces a file without a word)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_dir() and not source.is_symlink():
+        target.mkdir()  # claims the name; the rename then replaces only this empty folder
+        source.rename(target)
+        return
+    os.link(source, target, follow_symlinks=False)
+    source.unlink()
 
 
 def remove_record(record: Path, *, stop_at: Path | None = None) -> None:

@@ -77,13 +77,32 @@ async def prepare(
     Under ``policy`` (a door serving clients) a spec the policy refuses is refused before anything is written.
     The settings are ``root``'s moot.toml, or ``settings_root``'s for a record kept in a folder of its own.
     """
-    prepared = await asyncio.to_thread(_create, spec, root, started, policy, settings_root or root, budgets or {})
+    prepared = await create(spec, root, started, policy=policy, settings_root=settings_root, budgets=budgets)
+    await probed(prepared, root)
+    return prepared
+
+
+async def create(
+    spec: Mapping[str, Any],
+    root: Path,
+    started: str,
+    *,
+    policy: AgentPolicy | None = None,
+    settings_root: Path | None = None,
+    budgets: Mapping[str, float | int | None] | None = None,
+) -> Prepared:
+    """What :func:`prepare` does before the probe (the file work and the agents' construction), on a worker
+    thread."""
+    return await asyncio.to_thread(_create, spec, root, started, policy, settings_root or root, budgets or {})
+
+
+async def probed(prepared: Prepared, root: Path) -> None:
+    """Probe ``prepared``'s agents; a start they fail (or that is cancelled meanwhile) removes its record."""
     try:
         await probe_agents(prepared.agents)
-    except UserError:
-        remove_record(prepared.driver.record_path, stop_at=root)
+    except BaseException:
+        await asyncio.to_thread(remove_record, prepared.driver.record_path, stop_at=root)
         raise
-    return prepared
 
 
 def _create(
@@ -227,6 +246,8 @@ class Runner:
         self.policy = policy  # what the agent specs of a client's debate may reach (None: the operator's own)
         self._runs: dict[str, DebateRun] = {}
         self._starting: Counter[str | None] = Counter()  # admitted starts still being prepared, per session
+        self._creating = asyncio.Lock()  # held while a record is created or set aside (see _prepare)
+        self._pending: set[Path] = set()  # records created here whose agents are being probed
 
     def id_of(self, record: Path) -> str:
         return record.resolve().relative_to(self.root).as_posix()
@@ -334,24 +355,52 @@ class Runner:
             except BaseException:
                 remove_record(root, stop_at=self.root)
                 raise
+        # Records are created (and a --force start's old one set aside) one at a time, and a record stays known
+        # as starting until its run is launched: two clients starting the same debate at once can then neither
+        # set aside nor delete the record the other has just created.
+        async with self._creating:
+            prepared, aside = await self._create(spec, force, budgets)
+            path = prepared.driver.record_path
+            self._pending.add(path)
         try:
-            return await prepare(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets)
+            await probed(prepared, self.root)
+        except BaseException as exc:
+            if aside is not None:
+                async with self._creating:
+                    await asyncio.to_thread(aside.restore, exc)  # the failed start leaves the old debate as it was
+            raise
+        finally:
+            self._pending.discard(path)  # the caller launches the run before it next yields
+        if aside is not None:
+            await asyncio.to_thread(aside.discard)
+        return prepared
+
+    async def _create(
+        self, spec: Mapping[str, Any], force: bool, budgets: Mapping[str, float | int | None]
+    ) -> tuple[Prepared, SetAside | None]:
+        """The new record, and the old one a forced start set aside for it; called holding ``_creating``."""
+        try:
+            return await create(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets), None
         except RecordExists as exists:
             running = self.get(self.id_of(exists.path))
             if running is not None and running.active:
                 raise UserError(
                     f"{exists.path} is a debate running here ({running.id}); wait for it or cancel it first."
                 ) from None
+            if exists.path in self._pending:
+                raise UserError(
+                    f"{exists.path} is a debate another start is creating here; wait for it to start, then cancel it or start yours afresh."
+                ) from None
             if not force:
                 raise RecordExists(exists.path, f"{exists} To start it afresh, pass force: true.") from None
             aside = await asyncio.to_thread(SetAside, exists.path)
             try:
-                prepared = await prepare(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets)
-            except BaseException:
-                await asyncio.to_thread(aside.restore)  # a start that fails leaves the old debate as it was
+                prepared = await create(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets)
+            except BaseException as exc:
+                await asyncio.to_thread(aside.restore, exc)
                 raise
-            await asyncio.to_thread(aside.discard)
-            return prepared
+            aside.claim(prepared.driver.record_path)
+            return prepared, aside
 
     async def _run(self, run: DebateRun, prepared: Prepared) -> None:
         try:
