@@ -8,8 +8,10 @@ digits: short replies such as "Agreed." or "No objection from me." are legitimat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from functools import lru_cache
 from itertools import islice
+
+from moot.core.growing import GrowingMap
 
 ECHO_MIN_CHARS = 20
 
@@ -19,6 +21,10 @@ def has_content(text: str) -> bool:
     return any(char.isalnum() for char in text)
 
 
+Said = GrowingMap[str, int]  # each echo key said so far -> the 1-based position of the first turn that said it
+
+
+@lru_cache(maxsize=8)  # a turn's key is asked for when it is checked and again when it is applied
 def echo_key(text: str) -> str:
     """``text`` casefolded with its whitespace collapsed, or ``""`` when it is too short to count as an echo."""
     # Only whether there are enough letters and digits matters: stop counting there (records near the size cap
@@ -28,15 +34,14 @@ def echo_key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def echoed(key: str, earlier: Sequence[str]) -> int | None:
-    """The 1-based position of the first of ``earlier`` (the echo keys of the turns so far) that ``key`` repeats,
-    or ``None`` when it repeats none (an empty key never repeats)."""
-    if not key:
-        return None
-    try:
-        return earlier.index(key) + 1
-    except ValueError:
-        return None
+def echoed(key: str, earlier: Said) -> int | None:
+    """The position of the first earlier turn that ``key`` repeats, or ``None`` (an empty key never repeats)."""
+    return earlier.get(key) if key else None
+
+
+def said_after(earlier: Said, key: str, position: int) -> Said:
+    """``earlier`` with the turn at ``position`` whose echo key is ``key``, in constant time."""
+    return earlier.plus(key, position) if key else earlier
 
 
 def content_pattern(max_chars: int) -> str:

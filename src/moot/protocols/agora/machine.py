@@ -34,12 +34,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from moot.core.confidence import in_range
-from moot.core.hollow import echo_key, echoed, has_content
+from moot.core.growing import GrowingMap
+from moot.core.hollow import Said, echo_key, echoed, has_content, said_after
 from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Severity, Summary, Violation
 
 NAME = "agora"
@@ -181,7 +183,7 @@ class AgoraConfig(BaseModel):
             raise ValueError(problems[0][1])
         return self
 
-    @property
+    @cached_property
     def roles(self) -> tuple[str, ...]:
         return tuple(p.role for p in self.participants)
 
@@ -325,10 +327,11 @@ class AgoraState(BaseModel):
     equilibrium_streak: int = 0  # equilibrium signals since the last disruption; defer leaves it alone
     standings: dict[str, Standing] = {}
     proposals: dict[str, str] = {}  # proposal id -> owner role
-    proposal_turns: dict[int, str] = {}  # turn position -> the proposal that turn created
-    said: tuple[str, ...] = ()  # each turn's echo key (moot.core.hollow.echo_key of its message), in order
+    proposal_turns: GrowingMap[int, str] = Field(default_factory=GrowingMap)  # position -> the proposal it created
+    said: Said = Field(default_factory=Said)  # what the turns' messages said (moot.core.hollow)
     sides: dict[str, Side] = {}  # each drone's stance, kept when the debate requires reasons
-    cited: frozenset[tuple[str, str]] = frozenset()  # every evidence item's key so far, kept likewise
+    # Every evidence item's key so far, kept likewise.
+    cited: GrowingMap[tuple[str, str], None] = Field(default_factory=GrowingMap)
     outcome: Outcome | None = None
 
 
@@ -443,7 +446,7 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
 
     def apply(self, state: AgoraState, turn: AgoraTurn) -> AgoraState:
         position = state.turns + 1
-        update: dict[str, Any] = {"turns": position, "said": (*state.said, echo_key(turn.message))}
+        update: dict[str, Any] = {"turns": position, "said": said_after(state.said, echo_key(turn.message), position)}
         if turn.signal in DISRUPTION:
             update["equilibrium_streak"] = 0
         elif turn.signal in EQUILIBRIUM:
@@ -451,13 +454,13 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
         if turn.signal == "propose":
             proposal = proposal_id_for(turn.role)
             update["proposals"] = {**state.proposals, proposal: turn.role}
-            update["proposal_turns"] = {**state.proposal_turns, position: proposal}
+            update["proposal_turns"] = state.proposal_turns.plus(position, proposal)
         if turn.role == MEDIATOR:
             update["mediator_due"] = False
         else:
             update.update(self._participant_turn(state, turn))
         if self.config.require_reasons:
-            update["cited"] = state.cited | {_evidence_key(item) for item in turn.evidence}
+            update["cited"] = state.cited.plus_all((_evidence_key(item), None) for item in turn.evidence)
             if turn.role in self.config.roles:
                 update["sides"] = {**state.sides, turn.role: _stance_change(state, turn)[0]}
         new = state.model_copy(update=update)

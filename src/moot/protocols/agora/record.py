@@ -176,11 +176,14 @@ class _Refused(ValueError):
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
+    result = dict(pairs)
+    if len(result) == len(pairs):
+        return result
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
             raise _Refused(f"the key {key!r} appears twice in one object; keep only one", json.dumps(key), 2)
-        result[key] = value
+        seen.add(key)
     return result
 
 

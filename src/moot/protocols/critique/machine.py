@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from moot.core.hollow import echo_key, echoed, has_content
+from moot.core.hollow import Said, echo_key, echoed, has_content, said_after
 from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Severity, Summary, Violation
 
 NAME = "critique"
@@ -363,7 +363,7 @@ class CritiqueState(BaseModel):
     last_timestamp: str | None = None  # the latest well-formed time so far
     done_at: int | None = None  # the 1-based number of the first DONE turn
     done: CritiqueTurn | None = None
-    said: tuple[str, ...] = ()  # each turn's echo key (moot.core.hollow.echo_key of its text), in order
+    said: Said = Field(default_factory=Said)  # what the turns' texts said (moot.core.hollow)
 
 
 # --- the state machine -------------------------------------------------------------------------
@@ -513,7 +513,7 @@ class CritiqueProtocol(DeliberationProtocol[CritiqueTurn, CritiqueState]):
             last_timestamp=latest,
             done_at=state.turns + 1 if first_done else state.done_at,
             done=turn if first_done else state.done,
-            said=(*state.said, echo_key(turn.body)),
+            said=said_after(state.said, echo_key(turn.body), state.turns + 1),
         )
 
     def outcome(self, state: CritiqueState) -> Outcome | None:

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from moot.core.hollow import echo_key, echoed, has_content
+from moot.core.hollow import Said, echo_key, echoed, has_content, said_after
 from moot.core.machine import (
     DeliberationProtocol,
     Outcome,
@@ -219,7 +219,7 @@ class MeetingState(BaseModel):
     minutes: Minutes | None = None
     # A speech file whose turn.json advance was lost in a crash (see finish_state).
     uncommitted_speech: Speech | None = None
-    said: tuple[str, ...] = ()  # each speech's echo key (moot.core.hollow.echo_key of its speech_text), in order
+    said: Said = Field(default_factory=Said)  # what the speeches said (moot.core.hollow)
 
 
 # --- names -------------------------------------------------------------------------------------
@@ -596,7 +596,7 @@ class RoundtableProtocol(DeliberationProtocol[RoundtableAction, MeetingState]):
 
     def apply_speech(self, state: MeetingState, speech: Speech, next_state: TurnState) -> MeetingState:
         turn = next_state if state.turn.status == "open" else state.turn
-        said = (*state.said, echo_key(speech_text(speech.body)))
+        said = said_after(state.said, echo_key(speech_text(speech.body)), state.speeches + 1)
         update = {"turn": turn, "speeches": state.speeches + 1, "last_sequence": speech.sequence, "said": said}
         return state.model_copy(update=update)
 
