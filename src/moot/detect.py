@@ -7,10 +7,12 @@ belongs to.
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 from moot import registry
-from moot.core.files import FILE_RULES, CheckReport, read_text, unreadable
+from moot.core.files import FILE_RULES, MAX_ARTIFACT_BYTES, CheckReport, first_line, read_text, unreadable
+from moot.core.machine import Violation
 from moot.core.run_state import current_halt
 from moot.core.torn import torn_append
 from moot.plugin import Protocol
@@ -68,10 +70,9 @@ def detect(path: Path) -> tuple[str | None, Path, CheckReport | None]:
             ],
         )
         return None, path, report
-    text, problems = read_text(path)
-    if text is None:
+    first, problems = _first_line(path)
+    if first is None:
         return None, path, unreadable(path, problems)
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     for plugin in plugins:
         if holds_file(plugin, first):
             return plugin.name, path, None
@@ -86,6 +87,31 @@ def detect(path: Path) -> tuple[str | None, Path, CheckReport | None]:
         ],
     )
     return None, path, report
+
+
+# Bytes read from the start of a file to find its title; the rest is read only when the head cannot tell.
+HEAD_BYTES = 64 * 1024
+
+
+def _first_line(path: Path) -> tuple[str | None, list[Violation]]:
+    """The first non-blank line of the file at ``path`` (a BOM dropped), or why it cannot be read.
+
+    Read from the file's head when it holds that line whole, in valid UTF-8 without NUL: a record may be 16 MiB,
+    and decoding all of it only to find its title costs four times that in memory. Anything else is read whole,
+    so that what cannot be read is reported as it always is."""
+    try:
+        if not path.is_symlink() and path.stat().st_size <= MAX_ARTIFACT_BYTES:
+            with path.open("rb") as file:
+                head = file.read(HEAD_BYTES)
+            text = codecs.getincrementaldecoder("utf-8")().decode(head).removeprefix("\ufeff")
+            first = first_line(text)
+            whole = len(head) < HEAD_BYTES or text.find("\n", text.find(first)) >= 0
+            if first and whole and "\x00" not in text:
+                return first, []
+    except (OSError, UnicodeDecodeError):
+        pass  # read_text says why
+    whole_text, problems = read_text(path)
+    return (first_line(whole_text) if whole_text is not None else None), problems
 
 
 def check_path(path: Path) -> CheckReport:

@@ -12,8 +12,9 @@ from typing import Any
 from moot import registry
 from moot.agents.pricing import attempt_tokens
 from moot.core.chain import chain_path
+from moot.core.files import first_line
 from moot.core.run_state import run_state_path
-from moot.detect import check_path
+from moot.detect import check_path, detect
 from moot.engine.loop import usage_path
 from moot.errors import UserError
 from moot.paths import PathRefused, record_place
@@ -112,13 +113,48 @@ def record_topic(protocol: str | None, path: Path) -> str | None:
                 text = file.readline()
         except OSError:
             return None
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = first_line(text)
     return first.lstrip("#").partition(":")[2].strip() or None
 
 
-def record_row(path: Path) -> dict[str, Any]:
+def record_bytes(record: Path) -> int:
+    """The bytes a look at ``record`` reads: its file and attempt log, or a meeting's files."""
+    files = [p for p in record.iterdir() if p.is_file()] if record.is_dir() else [record, usage_path(record)]
+    total = 0
+    for file in files:
+        try:
+            total += file.stat().st_size
+        except OSError:
+            continue  # absent (no attempt log), or removed meanwhile: the reading itself says so
+    return total
+
+
+def unchecked_text(path: Path, size: int, limit: int) -> str:
+    """Why a record past the viewer's bound was shown without its check, and how to check it."""
+    return (
+        f"{path.name} and its attempt log hold {size / 2**20:.1f} MiB, more than the {limit / 2**20:g} MiB the "
+        f"viewer checks; run moot check {path.name} for its verdict."
+    )
+
+
+def record_row(path: Path, *, check_limit: int | None = None) -> dict[str, Any]:
     """One record's facts: protocol, topic, verdict, status, outcome, turns, tokens, last change (UTC) and, for a
-    record that cannot be read (or whose attempt log cannot), the problem; never raises for one record's files."""
+    record that cannot be read (or whose attempt log cannot), the problem; never raises for one record's files.
+
+    A record of more than ``check_limit`` bytes (with its attempt log) is not read beyond its protocol and topic:
+    its verdict is ``unchecked`` and its problem says how to check it."""
+    if check_limit is not None and (size := record_bytes(path)) > check_limit:
+        protocol, target, _ = detect(path)
+        changed = last_change(target)
+        return {
+            "path": str(path),
+            "protocol": protocol,
+            "topic": record_topic(protocol, target),
+            "verdict": "unchecked",
+            **dict.fromkeys(("status", "outcome", "run_halted", "turns", "tokens")),
+            "changed": datetime.fromtimestamp(changed, UTC).isoformat(timespec="seconds") if changed else None,
+            "problem": unchecked_text(path, size, check_limit),
+        }
     report = check_path(path)
     summary = report.summary
     outcome = summary.outcome if summary is not None else None

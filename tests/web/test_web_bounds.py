@@ -14,6 +14,7 @@ import httpx2
 from web_helpers import TESTS, place_examples, serving
 
 from moot.web.app import MAX_STREAMS
+from moot.web.isolated import CHECKED_BYTES
 from moot.web.transcript import LINE_CHARS
 
 TOKEN = "bounds-viewer-token"
@@ -114,7 +115,7 @@ def repeated_duel(root: Path, size: int) -> tuple[Path, int]:
 
 
 def test_a_long_record_is_shown_a_page_at_a_time_and_says_where_the_rest_is(work_root: Path) -> None:
-    record, written = repeated_duel(work_root, 3 * 1024 * 1024)
+    record, written = repeated_duel(work_root, CHECKED_BYTES - 256 * 1024)  # checked, in the viewer's child
     url = "r/debates/" + record.name
     with viewer(work_root) as base, httpx2.Client(cookies=COOKIES, timeout=300) as client:
         first = client.get(base + url)
@@ -139,6 +140,27 @@ def test_a_long_record_is_shown_a_page_at_a_time_and_says_where_the_rest_is(work
         assert f"Page {pages} of {pages}" in unescape(beyond.text)
         # The page's live updates follow that page.
         assert f'data-events="/events/debates/{record.name}?page={pages}"' in last.text
+
+
+def test_a_record_too_large_to_check_is_still_shown_a_page_at_a_time_with_the_command_that_checks_it(
+    work_root: Path,
+) -> None:
+    record, written = repeated_duel(work_root, 3 * CHECKED_BYTES)
+    url = "r/debates/" + record.name
+    with viewer(work_root) as base, httpx2.Client(cookies=COOKIES, timeout=300) as client:
+        index = unescape(client.get(base).text)
+        assert f"run moot check {record.name} for its verdict" in index and "unchecked" in index
+        first = client.get(base + url)
+        assert first.status_code == 200 and len(first.content) < 1024 * 1024
+        shown = unescape(first.text)
+        assert "unchecked" in shown and f"more than the {CHECKED_BYTES / 2**20:g} MiB the viewer checks" in shown
+        assert f"run moot check {record.name} for its verdict" in shown
+        assert "DUEL_MAX_TURNS" not in shown  # nothing was checked, so nothing is claimed
+        # The text is the record's own, decoded (the headings' em dash), a page at a time.
+        assert "## Turn 1 — alice" in shown and f"## Turn {written} —" not in shown
+        pages = int(re.search(r"Page 1 of ([\d,]+)", shown).group(1).replace(",", ""))  # type: ignore[union-attr]
+        last = unescape(client.get(f"{base}{url}?page={pages}").text)
+        assert f"## Turn {written} — " in last and f"Page {pages} of {pages}" in last
 
 
 def test_an_enormous_line_is_cut_and_says_how_much_is_left_out(work_root: Path) -> None:

@@ -501,3 +501,15 @@ def folder_lock(folder: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def first_line(text: str) -> str:
+    """The first non-blank line of ``text``, stripped, without splitting all of it (a record may be 16 MiB)."""
+    found = _NON_BLANK.search(text)
+    if found is None:
+        return ""
+    end = text.find("\n", found.start())
+    return text[found.start() : end if end >= 0 else len(text)].strip()
+
+
+_NON_BLANK = re.compile(r"\S")

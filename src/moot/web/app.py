@@ -162,7 +162,11 @@ class IndexRows:
         for name, path in _records(self.root).items():
             stamp = last_change(path)
             known = self.known.get(name)
-            fresh[name] = known if known is not None and known[0] == stamp else (stamp, isolated.run(record_row, path))
+            fresh[name] = (
+                known
+                if known is not None and known[0] == stamp
+                else (stamp, isolated.run(record_row, path, check_limit=isolated.CHECKED_BYTES))
+            )
         self.known = fresh
         return [{**row, "name": name} for name, (_, row) in fresh.items()]
 
@@ -231,7 +235,7 @@ async def record(request: Request) -> Response:
         return PlainTextResponse(f"no record {exc} in this work root; the index lists them.", status_code=404)
     number = _page_number(request)
     try:
-        page = await asyncio.to_thread(isolated.run, build, path, number)
+        page = await asyncio.to_thread(isolated.run, build, path, number, check_limit=isolated.CHECKED_BYTES)
     except UserError as exc:  # e.g. removed since the index was drawn
         return PlainTextResponse(str(exc), status_code=404)
     events = f"/events/{quote(request.path_params['record'])}?page={page.window.number}"
@@ -246,7 +250,11 @@ async def events(request: Request) -> Response:
         return PlainTextResponse(f"no record {exc} in this work root.", status_code=404)
 
     number = _page_number(request)
-    return _event_stream(request, lambda: last_change(path), lambda: record_body(isolated.run(build, path, number)))
+    return _event_stream(
+        request,
+        lambda: last_change(path),
+        lambda: record_body(isolated.run(build, path, number, check_limit=isolated.CHECKED_BYTES)),
+    )
 
 
 class TokenMiddleware(BaseHTTPMiddleware):

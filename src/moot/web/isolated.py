@@ -16,27 +16,19 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from moot.engine.loop import usage_path
+from moot.records import record_bytes
 
 IN_PROCESS_BYTES = 1024 * 1024
+# The largest record (with its attempt log) the viewer checks: checking holds several copies of a record, and a
+# child checking one of 2 MiB peaks near 85 MiB. A larger one is shown a page at a time, unchecked, with the
+# command that checks it.
+CHECKED_BYTES = 2 * 1024 * 1024
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 _pool: ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
-
-
-def weight(record: Path) -> int:
-    """The bytes a look at ``record`` reads: its file and attempt log, or a meeting's files."""
-    files = [p for p in record.iterdir() if p.is_file()] if record.is_dir() else [record, usage_path(record)]
-    total = 0
-    for file in files:
-        try:
-            total += file.stat().st_size
-        except OSError:
-            continue  # absent (no attempt log), or removed meanwhile: the work itself says so
-    return total
 
 
 def _executor() -> ProcessPoolExecutor:
@@ -55,6 +47,6 @@ def run(work: Callable[Concatenate[Path, P], R], record: Path, *args: P.args, **
 
     ``work`` is a module-level function and its result picklable. Its exceptions come back as they were raised.
     """
-    if weight(record) <= IN_PROCESS_BYTES:
+    if record_bytes(record) <= IN_PROCESS_BYTES:
         return work(record, *args, **kwargs)
     return _executor().submit(work, record, *args, **kwargs).result()

@@ -27,9 +27,9 @@ from moot.detect import check_path, detect, documents
 from moot.errors import UserError
 from moot.metrics import describe
 from moot.plugin import Decision, Panel
-from moot.records import last_change, read_attempts, record_topic
+from moot.records import last_change, read_attempts, record_bytes, record_topic, unchecked_text
 from moot.web.prose import prose
-from moot.web.transcript import Section, Window, cut
+from moot.web.transcript import Section, Window, cut, read_latin1
 
 _ENV = Environment(loader=PackageLoader("moot.web"), autoescape=select_autoescape(default=True), trim_blocks=True)
 
@@ -64,6 +64,7 @@ class RecordPage:
     unplaced: list[Violation]  # violations of the record as a whole
     changed: str | None
     size: int  # bytes of the record
+    unchecked: str | None = None  # why a record too large to check here was shown without its check
     _index: dict[int, int] = field(default_factory=dict, repr=False)
 
     def _at(self, violation: Violation) -> int:
@@ -168,13 +169,18 @@ def _state_rows(summary: Summary | None) -> list[tuple[str, str]]:
     return rows
 
 
-def build(path: Path, page: int | None = None) -> RecordPage:
+def build(path: Path, page: int | None = None, *, check_limit: int | None = None) -> RecordPage:
     """Everything page ``page`` of the record at ``path`` shows (``None``: the whole record on one page, as an
-    export holds it). Raises :class:`UserError` if it is not a record."""
+    export holds it). Raises :class:`UserError` if it is not a record.
+
+    A record of more than ``check_limit`` bytes (with its attempt log) is shown as text alone, a page at a time,
+    with the command that checks it: checking holds several copies of a record in memory."""
     protocol, target, problem = detect(path)
     if problem is not None or protocol is None:
         reason = problem.violations[0].message if problem is not None and problem.violations else "unknown format"
         raise UserError(f"cannot show {path}: {reason}")
+    if check_limit is not None and (weight := record_bytes(target)) > check_limit:
+        return _unchecked(protocol, target, page, unchecked_text(target, weight, check_limit))
     report = check_path(target)
     documents = _documents(protocol, target)
     single = not target.is_dir()
@@ -217,6 +223,38 @@ def build(path: Path, page: int | None = None) -> RecordPage:
         unplaced=unplaced[:LISTED_VIOLATIONS],
         changed=datetime.fromtimestamp(changed, UTC).isoformat(timespec="seconds") if changed else None,
         size=size,
+    )
+
+
+def _unchecked(protocol: str, target: Path, page: int | None, why: str) -> RecordPage:
+    """Page ``page`` of a record's text, without its check, its analyses or its attempts (see :func:`build`)."""
+    single = not target.is_dir()
+    documents = [(target.name, read_latin1(target))] if single else _documents(protocol, target)
+    transcript = cut(documents, single, registry.get(protocol).record.load().turn_heading, page, latin1=single)
+    del documents
+    size = sum(file.stat().st_size for file in target.iterdir()) if target.is_dir() else target.stat().st_size
+    changed = last_change(target)
+    return RecordPage(
+        path=target,
+        protocol=protocol,
+        topic=clipped(topic, 200) if (topic := record_topic(protocol, target)) else None,
+        report=CheckReport(path=str(target), protocol=protocol, violations=[]),
+        numbers=[],
+        pages=[],
+        errors=0,
+        warnings=0,
+        sections=[section for sections in transcript.sections.values() for section in sections],
+        window=transcript.window,
+        state=[],
+        panels=[],
+        attempts=[],
+        attempts_total=0,
+        conformity={},
+        decision=None,
+        unplaced=[],
+        changed=datetime.fromtimestamp(changed, UTC).isoformat(timespec="seconds") if changed else None,
+        size=size,
+        unchecked=why,
     )
 
 

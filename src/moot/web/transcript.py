@@ -121,9 +121,25 @@ class Transcript:
         return None
 
 
-def cut(documents: Sequence[tuple[str, str]], single: bool, turn_heading: str | None, page: int | None) -> Transcript:
+def read_latin1(path: Path) -> str:
+    """A file's bytes as text of one character per byte, for a record too large to decode whole (a 16 MiB record
+    decoded takes up to 64 MiB while it is decoded): :func:`cut` with ``latin1`` decodes only the lines shown."""
+    return path.read_bytes().decode("latin-1")
+
+
+def cut(
+    documents: Sequence[tuple[str, str]],
+    single: bool,
+    turn_heading: str | None,
+    page: int | None,
+    *,
+    latin1: bool = False,
+) -> Transcript:
     """Page ``page`` of ``documents`` (``None``: everything on one page), each one-file record cut at its ``## ``
-    headings into the header, the turns and the closing sections; a meeting's files are a section each."""
+    headings into the header, the turns and the closing sections; a meeting's files are a section each.
+
+    With ``latin1`` the documents are UTF-8 read by :func:`read_latin1`: lines and headings are found alike (they
+    are ASCII), and only the page's lines are decoded; the widths are then counted in bytes."""
     page_starts: list[tuple[int, int]] = [(0, 0)]
     turn_starts: list[int] = []
     line_counts: list[int] = []
@@ -150,7 +166,7 @@ def cut(documents: Sequence[tuple[str, str]], single: bool, turn_heading: str | 
     begin = page_starts[number - 1]
     stop = page_starts[number] if number < len(page_starts) else (len(documents), 0)
     sections = {
-        name: _sections(name, text, document, begin, stop, turn_heading if single else None, single)
+        name: _sections(name, text, document, begin, stop, turn_heading if single else None, single, latin1)
         for document, (name, text) in enumerate(documents)
         if begin[0] <= document <= stop[0]
     }
@@ -169,8 +185,14 @@ def _sections(
     stop: tuple[int, int],
     heading: str | None,
     single: bool,
+    latin1: bool,
 ) -> list[Section]:
     """The sections of document ``name`` that hold lines of the page from ``begin`` to ``stop`` (exclusive)."""
+
+    def shown(start: int, end: int) -> str:
+        piece = text[start:end]
+        return piece.encode("latin-1").decode("utf-8", "replace") if latin1 else piece
+
     first = begin[1] if document == begin[0] else 0
     last = stop[1] if document == stop[0] else None  # None: to the end
     title = "Header" if single else name
@@ -182,7 +204,7 @@ def _sections(
             break
         opens = single and text.startswith("## ", start, end) and index > 0
         if opens:
-            title = text[start + 3 : end].strip()
+            title = shown(start + 3, end).strip()
             turn = heading is not None and text.startswith(heading, start, end)
         if index < first:
             continue
@@ -190,5 +212,5 @@ def _sections(
             current = Section(title, [], turn=turn, continued=not opens and index > 0)
             found.append(current)
         more = max(0, end - start - LINE_CHARS)
-        current.lines.append(Line(index + 1, text[start : end - more], more=more))
+        current.lines.append(Line(index + 1, shown(start, end - more), more=more))
     return found
