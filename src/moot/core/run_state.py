@@ -115,7 +115,8 @@ class SetAside:
 
     def __init__(self, record: Path) -> None:
         self.record = record
-        self.folder = Path(tempfile.mkdtemp(prefix=".moot-replaced-", dir=record.parent))
+        # Named after the record: a process killed meanwhile leaves it, and whoever finds it knows what it holds.
+        self.folder = Path(tempfile.mkdtemp(prefix=f".moot-replaced-{record.name}-", dir=record.parent))
         self.moved: list[tuple[Path, Path]] = []
         self.created: tuple[int, ...] | None = None  # the new record's file identity, once the start made it
         for path in _record_files(record):
