@@ -70,3 +70,23 @@ def test_run_duel_source_names_a_missing_path_in_one_sentence(tmp_path: Path, so
     )
     assert done.returncode == 2 and "nowhere" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "debates").exists()
+
+
+def test_a_document_given_with_source_instead_of_as_the_argument_is_named_in_the_command_to_run(
+    tmp_path: Path, source: Path
+) -> None:
+    def duel(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "moot", "run", "duel", *args, "--agents", "local"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    slipped = duel("--source", str(source))
+    assert slipped.returncode == 2 and "Traceback" not in slipped.stderr
+    assert slipped.stderr.strip().endswith(f"run moot run duel {source}."), slipped.stderr
+    bare = duel()
+    assert bare.returncode == 2 and "run moot run duel DOCUMENT.md." in bare.stderr
+    assert not (tmp_path / "debates").exists()
