@@ -459,6 +459,10 @@ def test_a_turn_past_the_turn_timeout_halts_resumably_and_a_longer_timeout_finis
     assert slow.returncode == 1
     assert "turn timeout of 1 s" in slow.stdout and "--turn-timeout" in slow.stdout and "moot resume" in slow.stdout
     assert "invalid turn" not in slow.stderr  # the agent did not answer; nothing it said was refused
+    # The progress line says what happened in words, not as an exception's class name.
+    progress = " ".join(slow.stderr.split())
+    assert "could not answer (advocate's turn took longer than the turn timeout of 1 s)" in progress
+    assert "TimeoutError" not in progress
     record = next((tmp_path / "debates").glob("*.md"))
     assert "## Conclusion" not in record.read_text(encoding="utf-8")  # moot's own limit is not the duel's TIMEOUT
 

@@ -356,13 +356,17 @@ class Engine:
         self.driver.turn_bounds = {name: self._bounds(name) for name in self.driver.roles()}
         self.emit("refitted", role, context_tokens=context_tokens)
 
+    def timed_out(self, role: str) -> str:
+        """What happened when ``role``'s turn passed its deadline (the attempt log's error)."""
+        return f"{role}'s turn took longer than the turn timeout of {self._deadline(role):g} s"
+
     def timeout_reason(self, role: str) -> str:
         """Why a run stopped at the turn deadline, naming the limit and the flag that raises it."""
-        limit = self._deadlines.get(role, self.limits.turn_timeout_s)
-        return (
-            f"{role}'s turn took longer than the turn timeout of {limit:g} s; resume it with a longer one "
-            f"(--turn-timeout {max(limit * 3, 60):g}, or turn_timeout_s in moot.toml)"
-        )
+        longer = max(self._deadline(role) * 3, 60)
+        return f"{self.timed_out(role)}; resume it with a longer one (--turn-timeout {longer:g}, or turn_timeout_s in moot.toml)"
+
+    def _deadline(self, role: str) -> float:
+        return self._deadlines.get(role, self.limits.turn_timeout_s)
 
     def timed(self, request: AgentRequest) -> AgentRequest:
         """``request`` with its turn deadline and the provider cache key of its role in this debate; a driver
@@ -455,7 +459,7 @@ class Engine:
         self, result: RunResult, number: int, role: str, attempt: int, exc: Exception, latency_s: float
     ) -> str:
         """Log an attempt whose agent raised instead of replying, tell subscribers, and return the reason."""
-        reason = _agent_failure(role, exc)
+        reason = self.timed_out(role) if isinstance(exc, TimeoutError) else _agent_failure(role, exc)
         row = self._attempt_row(
             number,
             role,
