@@ -1,6 +1,6 @@
 """``moot check`` on records near the 16 MiB cap that repeat a valid record's turns by the thousand: it finishes
 (a duel's and a council's took minutes, each turn checked against every earlier one) and says exactly what is
-wrong with them."""
+wrong with them; past a protocol's last possible turn, a hundred turns are named one by one and the rest together."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from moot.core.files import MAX_ARTIFACT_BYTES
+from moot.core.machine import TURNS_PAST_THE_END
 
 EXAMPLES = Path(__file__).resolve().parents[1]
 # Generous for a loaded machine; the quadratic checks took far longer on these records.
@@ -67,8 +68,12 @@ def test_a_council_repeating_its_answers_thousands_of_times_is_checked_and_stays
     record = tmp_path / ".council" / "shared-cache.md"
     written = near_the_cap("council/examples/valid/synthesized-two-members.md", record, "^## Stage 1", "## Stage 2")
     report = checked(record)
-    # The two members answered; every later answer is out of place and does not count as one.
-    assert rules(report) == {"COUNCIL_STAGE_ORDER": written - 2}
+    # The two members answered; every later answer is out of place and does not count as one. A council of two
+    # holds at most six sections: the hundred after those are named one by one, the rest in one violation.
+    assert rules(report) == {"COUNCIL_STAGE_ORDER": 6 - 2 + TURNS_PAST_THE_END + 1}
+    rest = report["violations"][-1]  # type: ignore[index]
+    assert rest["message"].startswith(f"{written - 6 - TURNS_PAST_THE_END:,} more sections, from this line on")
+    assert rest["line"] is not None
     summary = report["state"]
     assert summary["detail"]["valid_answers"] == 2 and summary["round"] == 2  # type: ignore[index]
 
@@ -77,5 +82,13 @@ def test_an_agora_debate_of_thousands_of_turns_after_its_consensus_is_checked(tm
     record = tmp_path / ".agora" / "dispatch.md"
     written = near_the_cap("agora/examples/valid/consensus-fact-based.md", record, "^## Turn ", "## Outcome")
     report = checked(record)
-    assert rules(report) == {"AGORA_AFTER_OUTCOME": written - 4}
+    # Consensus at turn 4 of at most 20: the turns up to a hundred past the limit are named one by one, the rest
+    # in one violation, and every turn is counted.
+    assert rules(report) == {"AGORA_AFTER_OUTCOME": 20 + TURNS_PAST_THE_END - 4 + 1}
+    rest = report["violations"][-1]  # type: ignore[index]
+    assert rest["message"] == (
+        f"turns {20 + TURNS_PAST_THE_END + 1:,} to {written:,} also come after the debate's end (its limit is 20 "
+        "turns); remove them."
+    )
     assert report["state"]["outcome"]["name"] == "CONSENSUS"  # type: ignore[index]
+    assert report["state"]["turns"] == written  # type: ignore[index]

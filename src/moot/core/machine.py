@@ -41,6 +41,11 @@ class Rule:
     severity: Severity = Severity.ERROR
 
 
+# Turns a record holds past the last one its protocol allows that a check reads and reports one by one; any
+# further ones (a runaway writer, a record filled to its size cap) are reported together, unread.
+TURNS_PAST_THE_END = 100
+
+
 class Violation(BaseModel):
     """One broken rule, located as precisely as the caller knows (turn, file, line)."""
 

@@ -38,8 +38,7 @@ class TurnPart(Protocol):
     @property
     def marks(self) -> dict[int, tuple[int, str]]: ...
 
-    @property
-    def parts(self) -> dict[str, int]: ...
+    def line_of(self, part: str) -> int: ...
 
     @property
     def line(self) -> int: ...
@@ -109,7 +108,7 @@ def check_evidence(
                 continue  # not a file citation: nothing to check it against
             check = check_citation(files, location, item.content, where=where)
             per_role.setdefault(turn.role, []).append(check)
-            line = mark[0] if mark else part.parts.get("evidence", part.line)
+            line = mark[0] if mark else part.line_of("evidence")
             found.extend(
                 v.at(file=str(record), line=line, turn=position) for v in citation_violations([check], severity)
             )

@@ -446,6 +446,8 @@ class AgoraProtocol(DeliberationProtocol[AgoraTurn, AgoraState]):
 
     def apply(self, state: AgoraState, turn: AgoraTurn) -> AgoraState:
         position = state.turns + 1
+        if state.outcome is not None:  # a turn after the end (AGORA_AFTER_OUTCOME) changes nothing but the count
+            return state.model_copy(update={"turns": position})
         update: dict[str, Any] = {"turns": position, "said": said_after(state.said, echo_key(turn.message), position)}
         if turn.signal in DISRUPTION:
             update["equilibrium_streak"] = 0

@@ -57,7 +57,7 @@ from moot.core.files import (
     unreadable,
 )
 from moot.core.files import slugify as base_slugify
-from moot.core.machine import Outcome, ProtocolViolationError, Violation
+from moot.core.machine import TURNS_PAST_THE_END, Outcome, ProtocolViolationError, Violation
 from moot.plugin import RecordFormat
 from moot.protocols.agora.machine import (
     CONSENSUS,
@@ -247,6 +247,11 @@ def _line_of(source: str, token: str, occurrence: int = 1) -> int:
     return source.count("\n", 0, index) + 1
 
 
+# One decoder for every turn (json.loads with hooks builds a new one per call): no duplicate key, no NaN or
+# Infinity, no number too long to be one.
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant, parse_float=_number, parse_int=_number)
+
+
 def key_lines(source: str) -> dict[str, int]:
     """The 1-based line of each top-level reply field in a JSON text (its first occurrence)."""
     found: dict[str, int] = {}
@@ -267,9 +272,7 @@ def decode_reply(source: str, *, file: str | None = None, first_line: int = 1) -
         return RULES.violation(rule, message).at(file=file, line=first_line + line - 1)
 
     try:
-        data = json.loads(
-            source, object_pairs_hook=_object, parse_constant=_constant, parse_float=_number, parse_int=_number
-        )
+        data = _DECODER.decode(source)
     except _Refused as exc:
         return [at(_line_of(source, exc.token, exc.occurrence), "AGORA_TURN_JSON", exc.message + ".")]
     except json.JSONDecodeError as exc:
@@ -330,9 +333,24 @@ class TurnSource:
 
     line: int
     text: str
-    parts: dict[str, int]
+    parts: dict[str, int]  # the heading's and the proposal's lines; a JSON key's is found when asked (line_of)
     turn: AgoraTurn | None
     marks: dict[int, tuple[int, str]] = field(default_factory=dict)  # evidence item -> (line, what moot found)
+    block: tuple[int, int] | None = None  # the JSON block's lines in ``text``: first, and one past the last
+    unread: bool = False  # past the turn limit and TURNS_PAST_THE_END more: kept for the chain, not parsed
+
+    def line_of(self, part: str) -> int:
+        """The line of ``part`` (``heading``, ``proposal`` or a JSON key), else the heading's line.
+
+        A JSON key's line is looked for only when a violation names it: most turns have none."""
+        if part in self.parts:
+            return self.parts[part]
+        if self.block is not None:
+            first, end = self.block
+            found = key_lines("\n".join(self.text.split("\n")[first:end])).get(part)
+            if found is not None:
+                return self.line + first + found - 1
+        return self.line
 
 
 @dataclass
@@ -492,6 +510,8 @@ def _scan_sections(scan: _Scan, start: int) -> None:
             heads.append(index)
         elif line.lstrip().startswith("```"):
             in_fence = True
+    # Every turn past the limit comes after the debate's end: a few are read, the rest only kept for the chain.
+    read_up_to = (scan.config.max_turns if scan.config is not None else 0) + TURNS_PAST_THE_END
     for position, head in enumerate(heads):
         end = heads[position + 1] if position + 1 < len(heads) else len(lines)
         heading = lines[head].rstrip()
@@ -499,6 +519,9 @@ def _scan_sections(scan: _Scan, start: int) -> None:
             scan.report("AGORA_OUTCOME", f"a second '{OUTCOME_HEADING}' section; keep only one, at the end.", head)
         elif heading == OUTCOME_HEADING:
             _scan_outcome(scan, head, end)
+        elif heading.startswith("## Turn") and len(scan.turns) >= read_up_to:
+            text, _ = _turn_text(scan, head, end)
+            scan.turns.append(TurnSource(line=head + 1, text=text, parts={"heading": head + 1}, turn=None, unread=True))
         elif heading.startswith("## Turn"):
             scan.turns.append(_scan_turn(scan, head, end))
         else:
@@ -509,11 +532,18 @@ def _scan_sections(scan: _Scan, start: int) -> None:
         scan.report("AGORA_OUTCOME", message, scan.outcome_line - 1)
 
 
-def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
+def _turn_text(scan: _Scan, head: int, end: int) -> tuple[str, int]:
+    """A turn section's exact text (what the chain digests) and its last line's index; the chain marks after it
+    go to the scan."""
     lines = scan.lines
     last = next((i for i in range(end - 1, head, -1) if lines[i].strip() and ChainMark.parse(lines[i]) is None), head)
     scan.marks += [head_mark for i in range(last + 1, end) if (head_mark := ChainMark.parse(lines[i])) is not None]
-    text = "\n".join(lines[head : last + 1]) + "\n"
+    return "\n".join(lines[head : last + 1]) + "\n", last
+
+
+def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
+    lines = scan.lines
+    text, last = _turn_text(scan, head, end)
     parts = {"heading": head + 1}
     position = len(scan.turns) + 1
 
@@ -556,22 +586,16 @@ def _scan_turn(scan: _Scan, head: int, end: int) -> TurnSource:
         report("the turn has no ```json block; add the drone JSON in one.", head)
         return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
     source = "\n".join(lines[block[0] : block[1]])
-    parts.update({key: block[0] + line for key, line in key_lines(source).items()})
+    within = (block[0] - head, block[1] - head)
     reply = decode_reply(source, file=scan.file, first_line=block[0] + 1)
     if isinstance(reply, list):
         scan.violations.extend(v.at(turn=position) for v in reply)
-        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
+        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks, block=within)
     if heading is None or proposal == "":
-        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks)
-    turn = AgoraTurn.model_validate(
-        {
-            **reply.model_dump(),
-            "number": int(heading.group(1)),
-            "role": heading.group(2).strip(),
-            "proposal_id": proposal,
-        }
-    )
-    return TurnSource(line=head + 1, text=text, parts=parts, turn=turn, marks=marks)
+        return TurnSource(line=head + 1, text=text, parts=parts, turn=None, marks=marks, block=within)
+    fields = {**dict(reply), "number": int(heading.group(1)), "role": heading.group(2).strip(), "proposal_id": proposal}
+    turn = AgoraTurn.model_validate(fields)
+    return TurnSource(line=head + 1, text=text, parts=parts, turn=turn, marks=marks, block=within)
 
 
 def _scan_outcome(scan: _Scan, head: int, end: int) -> None:
@@ -626,10 +650,19 @@ def _replay(scan: _Scan, config: AgoraConfig) -> tuple[AgoraProtocol, AgoraState
     state = protocol.initial_state()
     found: list[Violation] = []
     for position, source in enumerate(scan.turns, start=1):
+        if source.unread:  # all the rest are past the end too: one violation, and the count
+            total = len(scan.turns)
+            message = (
+                f"turns {position:,} to {total:,} also come after the debate's end (its limit is "
+                f"{config.max_turns} turns); remove them."
+            )
+            found.append(RULES.violation("AGORA_AFTER_OUTCOME", message).at(file=scan.file, line=source.line))
+            state = state.model_copy(update={"turns": state.turns + total - position + 1})
+            break
         if source.turn is None:
             break
         for part, violation in protocol.located(state, source.turn):
-            line = source.parts.get(part, source.line)
+            line = source.line_of(part)
             found.append(violation.at(file=scan.file, line=line, turn=position))
         state = protocol.apply(state, source.turn)
     return protocol, state, found

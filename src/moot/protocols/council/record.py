@@ -29,7 +29,7 @@ from moot.core.files import (
     slugify,
     unreadable,
 )
-from moot.core.machine import ProtocolViolationError, Violation, sealed_digest
+from moot.core.machine import TURNS_PAST_THE_END, ProtocolViolationError, Violation, sealed_digest
 from moot.plugin import RecordFormat
 from moot.protocols.council import PLUGIN as COUNCIL
 from moot.protocols.council.machine import (
@@ -211,6 +211,8 @@ class CouncilRecord:
     outcome: tuple[str, str, int] | None = None  # (result, reason, line)
     violations: list[Violation] = field(default_factory=list)
     marks: list[ChainMark] = field(default_factory=list)  # the chain heads moot wrote after stages
+    # Sections past the most a council can hold and TURNS_PAST_THE_END more: (line, text), kept for the chain only.
+    unread: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _problem(record: CouncilRecord, rule: str, message: str, line: int, file: str | None) -> None:
@@ -245,10 +247,18 @@ def parse(text: str, file: str | None = None) -> CouncilRecord:
     sections = _sections(lines)
     header_end = sections[0][0] if sections else len(lines)
     record.config = _parse_header(record, lines, header_end, sections, file)
+    # Each member answers and reviews once, then a chairman's failure and the synthesis: any section past that
+    # is out of place; a few are read, the rest only kept for the chain.
+    read_up_to = (2 * len(record.config.members) + 2 if record.config else 0) + TURNS_PAST_THE_END
+    seen = 0
     for start, end in sections:
         heading = lines[start]
         if heading == "## Question":
             continue
+        if heading != OUTCOME_HEADING and seen >= read_up_to:
+            record.unread.append((start + 1, _section_text(record, lines, start, end)))
+            continue
+        seen += heading != OUTCOME_HEADING
         if heading == OUTCOME_HEADING:
             fields = _fields(lines[start + 1 : end])
             if "Result" not in fields:
@@ -319,16 +329,23 @@ def _parse_header(
     return config
 
 
-def _parse_turn(record: CouncilRecord, lines: list[str], start: int, end: int, file: str | None) -> TurnSource | None:
-    heading = _STAGE_HEADING.fullmatch(lines[start])
-    line = start + 1
-    while end > start + 1:  # the chain's head after a stage ends its last section but is not part of it
+def _section_text(record: CouncilRecord, lines: list[str], start: int, end: int) -> str:
+    """A section's exact text, which the digest chain covers; the chain's head after a stage ends its last section
+    but is not part of it (it goes to ``record.marks``)."""
+    while end > start + 1:
         mark = ChainMark.parse(lines[end - 1])
         if lines[end - 1] and mark is None:
             break
         record.marks += [mark] if mark is not None else []
         end -= 1
-    text = "\n".join(lines[start:end]).rstrip("\n") + "\n"
+    return "\n".join(lines[start:end]).rstrip("\n") + "\n"
+
+
+def _parse_turn(record: CouncilRecord, lines: list[str], start: int, end: int, file: str | None) -> TurnSource | None:
+    heading = _STAGE_HEADING.fullmatch(lines[start])
+    line = start + 1
+    text = _section_text(record, lines, start, end)
+    end = start + text.count("\n")
 
     def bad(message: str) -> None:
         _problem(record, "COUNCIL_FORMAT", message, line, file)
@@ -507,7 +524,14 @@ def check_text(text: str, path: Path) -> Checked:
     outcome_problem, state = _outcome(protocol, state, record)
     if outcome_problem is not None:
         found.append(outcome_problem.at(file=file))
-    chain = inspect_chain(path, [source.text for source in record.turns], [s.line for s in record.turns], record.marks)
+    if record.unread:
+        message = (
+            f"{len(record.unread):,} more sections, from this line on, also come after the last one a council of "
+            f"{len(record.config.members)} members can hold; remove them."
+        )
+        found.append(RULES.violation("COUNCIL_STAGE_ORDER", message).at(file=file, line=record.unread[0][0]))
+    texts = [(s.text, s.line) for s in record.turns] + [(text, line) for line, text in record.unread]
+    chain = inspect_chain(path, [text for text, _ in texts], [line for _, line in texts], record.marks)
     found.extend(chain.violations)
     return Checked(record, protocol, state, found, chain)
 
