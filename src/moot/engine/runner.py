@@ -363,11 +363,12 @@ class Runner:
             path = prepared.driver.record_path
             self._pending.add(path)
         try:
-            await probed(prepared, self.root)
+            await probe_agents(prepared.agents)
         except BaseException as exc:
-            if aside is not None:
-                async with self._creating:
-                    await asyncio.to_thread(aside.restore, exc)  # the failed start leaves the old debate as it was
+            async with self._creating:  # no other start creates the record between the removal and the restore
+                await asyncio.to_thread(remove_record, path, stop_at=self.root)
+                if aside is not None:  # the failed start leaves the old debate as it was
+                    await asyncio.to_thread(aside.restore, exc)
             raise
         finally:
             self._pending.discard(path)  # the caller launches the run before it next yields
