@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
 import unicodedata
 import urllib.error
 import urllib.request
@@ -322,11 +323,26 @@ def page(src: Path, root: Path, record: Path, timeout: float) -> tuple[Measure, 
 
 
 def baseline_src(revision: str, where: Path) -> Path:
-    """``src/`` of ``revision``, exported beside the records."""
+    """``src/`` of ``revision``, exported beside the records, with that revision's own protocol entry points.
+
+    The installed moot's entry points name today's protocol modules, which an older tree may not have: a
+    ``moot`` dist-info in the exported ``src/`` comes first on the path, and importlib.metadata reads only the
+    first distribution of a name, so the old tree registers its own protocols."""
     target = where / f"baseline-{revision}"
     target.mkdir()
     archive = subprocess.run(["git", "-C", str(REPO), "archive", revision, "src"], capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    project = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{revision}:pyproject.toml"], capture_output=True, text=True, check=True
+    )
+    points = tomllib.loads(project.stdout)["project"].get("entry-points", {})
+    info = target / "src" / "moot-0.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: moot\nVersion: 0.0.0\n", encoding="utf-8")
+    groups = [
+        f"[{group}]\n" + "".join(f"{name} = {ref}\n" for name, ref in refs.items()) for group, refs in points.items()
+    ]
+    (info / "entry_points.txt").write_text("\n".join(groups), encoding="utf-8")
     return target / "src"
 
 
