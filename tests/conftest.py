@@ -8,6 +8,7 @@ import os
 import pwd
 import secrets
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,12 @@ import pytest
 from moot.agents import server_memory
 
 SYSTEM_PYTHON = "/usr/bin/python3"
+
+# Started in the background (``nohup pytest &``, a CI runner without job control), the suite inherits Ctrl-C
+# ignored, and so would every moot it starts: the tests of Ctrl-C would then test nothing (the signal never
+# arrives) and fail. They run as from a terminal, where Ctrl-C is delivered.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
