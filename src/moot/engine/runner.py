@@ -78,7 +78,11 @@ async def prepare(
     The settings are ``root``'s moot.toml, or ``settings_root``'s for a record kept in a folder of its own.
     """
     prepared = await create(spec, root, started, policy=policy, settings_root=settings_root, budgets=budgets)
-    await probed(prepared, root)
+    try:
+        await probe_agents(prepared.agents)
+    except BaseException:  # a failed (or cancelled) probe leaves no record behind
+        await asyncio.to_thread(remove_record, prepared.driver.record_path, stop_at=root)
+        raise
     return prepared
 
 
@@ -94,15 +98,6 @@ async def create(
     """What :func:`prepare` does before the probe (the file work and the agents' construction), on a worker
     thread."""
     return await asyncio.to_thread(_create, spec, root, started, policy, settings_root or root, budgets or {})
-
-
-async def probed(prepared: Prepared, root: Path) -> None:
-    """Probe ``prepared``'s agents; a start they fail (or that is cancelled meanwhile) removes its record."""
-    try:
-        await probe_agents(prepared.agents)
-    except BaseException:
-        await asyncio.to_thread(remove_record, prepared.driver.record_path, stop_at=root)
-        raise
 
 
 def _create(
