@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import forked_moot
 from moot.agents import AcpAgent, AgentRequest, AgentTimeout
 from moot.detect import check_path
 
@@ -47,7 +48,7 @@ def log_rows(tmp_path: Path) -> list[dict[str, object]]:
 
 def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if key != "MOOT_ACP_ALLOW_WRITES"}
-    return subprocess.run([*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+    return forked_moot.run(args, cwd=cwd, timeout=120, env=env)
 
 
 def test_a_whole_debate_through_acp_ends_in_a_valid_record_with_one_session_per_role(tmp_path: Path) -> None:

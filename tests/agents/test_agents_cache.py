@@ -22,6 +22,7 @@ import pytest
 from agents_helpers import chat_completion, scripted_http_server
 from genai_prices import Usage, calc_price
 
+import forked_moot
 from moot.agents import AgentRequest, AnthropicAgent, OpenAIAgent
 from moot.engine.loop import Engine, Limits, usage_path
 from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
@@ -186,7 +187,7 @@ def test_max_cost_counts_the_cached_price_and_the_roles_sharing_a_prefix_share_a
 
 
 def run_moot(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MOOT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return forked_moot.run(args, cwd=cwd, env=env, timeout=300)
 
 
 def test_run_json_log_show_and_the_viewer_show_cached_tokens_and_the_saving(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked_moot
+
 MOOT = [sys.executable, "-m", "moot"]
 
 
@@ -22,6 +24,4 @@ def write_script(path: Path, entries: list[dict[str, str] | str]) -> Path:
 
 def run_moot(*args: str, cwd: Path, timeout: float = 300, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run(
-        [*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, input=stdin or "", env=env
-    )
+    return forked_moot.run(args, cwd=cwd, timeout=timeout, input=stdin, env=env)

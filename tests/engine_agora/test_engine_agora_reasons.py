@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import forked_moot
 from moot.detect import check_path
 from moot.engine.specs import build_driver
 from moot.protocols.agora import record
@@ -21,9 +22,7 @@ REASONS_LINE = "- Require reasons: yes"
 
 def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "moot", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
-    )
+    return forked_moot.run(args, cwd=cwd, timeout=300, env=env)
 
 
 def attempts(path: Path) -> list[tuple[int, str, list[str]]]:

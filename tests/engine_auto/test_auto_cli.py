@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pytest
 
+import forked_moot
+
 AGENT = Path(__file__).with_name("auto_agent.py")
 MOOT = [sys.executable, "-m", "moot"]
 
 
 def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    return forked_moot.run(args, cwd=cwd, timeout=300)
 
 
 def member(name: str, verdict: str, calls: Path, *extra: str) -> list[str]:

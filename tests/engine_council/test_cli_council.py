@@ -10,13 +10,14 @@ from pathlib import Path
 
 from council_helpers import SCRIPTED
 
+import forked_moot
 from moot.protocols.council.machine import RULES
 
 MOOT = [sys.executable, "-m", "moot"]
 
 
 def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    return forked_moot.run(args, cwd=cwd, timeout=300)
 
 
 def test_run_council_json_then_check_and_show(tmp_path: Path) -> None:

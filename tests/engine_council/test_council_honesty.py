@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import forked_moot
 from moot.core.machine import sealed_digest
 from moot.protocols.council import record as council_record
 from moot.protocols.council.driver import CouncilDriver, CouncilOptions
@@ -28,7 +29,7 @@ def member(name: str, behaviour: str = "") -> list[str]:
 
 def moot(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "XDG_CONFIG_HOME": str(cwd / "config"), **(env or {})}
-    return subprocess.run([*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=environment)
+    return forked_moot.run(args, cwd=cwd, timeout=300, env=environment)
 
 
 def asked(log: Path) -> dict[str, list[int]]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import forked_moot
 from moot.errors import UserError
 from moot.eval.tasks import LETTER, NUMBER, arithmetic, extractor, load_jsonl, sample
 
@@ -17,7 +18,7 @@ AGENT = f"cmd:{sys.executable} {SOLVER}"
 
 
 def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "moot", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    return forked_moot.run(args, cwd=cwd, timeout=600)
 
 
 @pytest.mark.parametrize(

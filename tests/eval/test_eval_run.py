@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import forked_moot
 from moot.agents import AgentReply, FunctionAgent
 from moot.agents.base import AgentRequest
 from moot.eval.runner import call
@@ -28,14 +29,7 @@ TASKS = ["--tasks", "arithmetic", "--difficulty", "2", "--limit", "6", "--seed",
 
 
 def moot(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "moot", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, **(env or {})},
-    )
+    return forked_moot.run(args, cwd=cwd, timeout=600, env={**os.environ, **(env or {})})
 
 
 def by_name(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:

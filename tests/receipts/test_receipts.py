@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import forked_moot
 from moot import cli
 
 MOOT = [sys.executable, "-m", "moot"]
@@ -29,7 +30,7 @@ def reply(message: str, status: str = "AWAITING", summary: str = "") -> str:
 def moot(*args: str, cwd: Path, config: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``moot ARGS`` as the user whose config directory (keys, trust list) is ``config`` (default: cwd/config)."""
     env = {**os.environ, "XDG_CONFIG_HOME": str(config or cwd / "config")}
-    return subprocess.run([*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+    return forked_moot.run(args, cwd=cwd, timeout=120, env=env)
 
 
 def other_key(tmp_path: Path) -> tuple[Path, Path]:

@@ -23,6 +23,7 @@ import pytest
 from crash_helpers import find_record
 from soak_helpers import STARTED, scripted_reply
 
+import forked_moot
 from moot.agents import FunctionAgent
 from moot.core.chain import chain_path, read_chain
 from moot.core.files import ExitCode
@@ -119,7 +120,7 @@ def test_stripping_the_marks_as_well_still_shows_that_the_chain_is_gone(protocol
 KILLED_RUN = textwrap.dedent(
     """
     import os, signal, sys
-    sys.path.insert(0, sys.argv[1])
+    sys.path[:0] = [sys.argv[1], os.path.dirname(sys.argv[1])]
     from pathlib import Path
     from test_tamper_evidence import debate
     from moot.core import chain
@@ -140,9 +141,7 @@ KILLED_RUN = textwrap.dedent(
 
 
 def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "moot", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=os.environ
-    )
+    return forked_moot.run(args, cwd=cwd, timeout=300)
 
 
 @pytest.mark.parametrize("protocol", list(DEBATES))

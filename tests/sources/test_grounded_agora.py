@@ -6,13 +6,13 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sources_helpers import GUIDE, RETRY, line_of, make_project
 
+import forked_moot
 from moot.agents import ScriptAgent
 from moot.detect import check_path
 from moot.engine.loop import Engine
@@ -133,9 +133,7 @@ def test_a_foreign_record_with_an_unverified_citation_gets_a_warning(tmp_path: P
 
 def moot(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "moot", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
-    )
+    return forked_moot.run(args, cwd=cwd, timeout=timeout, env=env)
 
 
 def test_moot_run_agora_with_research_and_source_from_the_command_line(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import forked_moot
+
 TESTS = Path(__file__).resolve().parents[1]
 MOOT = [sys.executable, "-m", "moot"]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -83,7 +85,7 @@ def write_script(path: Path, entries: Sequence[dict[str, Any]]) -> Path:
 
 
 def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MOOT, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return forked_moot.run(args, cwd=cwd, timeout=120)
 
 
 @contextmanager

@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import forked_moot
+
 HERE = Path(__file__).resolve().parent
 RUNNER = HERE / "fault_runner.py"
 LONG_AGENT = f"cmd:{sys.executable} {HERE / 'long_agent.py'}"
@@ -45,9 +47,11 @@ def remount(disk: Path, mode: str) -> None:
 
 def moot(*args: str, cwd: Path, fault: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     """``moot ARGS`` in ``cwd``; with ``fault`` (WHAT:WHERE:TURN), through fault_runner.py."""
-    command = [sys.executable, str(RUNNER)] if fault else [sys.executable, "-m", "moot"]
     variables = {**os.environ, **env, **({FAULT_ENV: fault} if fault else {})}
-    return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=variables)
+    if not fault:
+        return forked_moot.run(args, cwd=cwd, timeout=300, env=variables)
+    command = [sys.executable, str(RUNNER), *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=variables)
 
 
 def one_sentence(stderr: str) -> str:
