@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import forked_moot
 from moot.detect import check_path
 from moot.protocols.critique.review import start_review
 from moot.review import collect_change
@@ -47,9 +47,7 @@ def script(tmp_path: Path, rows: list[tuple[str, str]]) -> str:
 
 
 def review(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*MOOT, "review", *args], cwd=repo, capture_output=True, text=True, timeout=600, env=os.environ
-    )
+    return forked_moot.run(["review", *args], cwd=repo, timeout=600)
 
 
 APPROVING = [

@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_review import MOOT, repo
+from test_review import repo
 
+import forked_moot
 from moot.detect import check_path
 
 __all__ = ["repo"]  # the fixture, shared with test_review
@@ -18,14 +19,7 @@ MEMBER = f"cmd:{sys.executable} {Path(__file__).with_name('council_reviewer.py')
 
 
 def review(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*MOOT, "review", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, **(env or {})},
-    )
+    return forked_moot.run(["review", *args], cwd=repo, timeout=600, env={**os.environ, **(env or {})})
 
 
 def test_a_council_that_ranks_the_blocking_review_first_requests_changes(repo: Path) -> None:

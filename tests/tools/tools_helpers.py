@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import forked_moot
 from moot.protocols.duel.record import parse_document
 
 MOOT = Path(sys.executable).with_name("moot")
@@ -86,15 +86,7 @@ class Cli:
         return {**base, **self.env}
 
     def __call__(self, *args: str, stdin: str | None = None) -> Result:
-        done = subprocess.run(
-            [str(MOOT), *args],
-            cwd=self.root,
-            env=self.environment(),
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = forked_moot.run(args, cwd=self.root, env=self.environment(), input=stdin, timeout=120)
         return Result(done.returncode, done.stdout, done.stderr)
 
 
