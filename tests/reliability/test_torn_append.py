@@ -28,7 +28,7 @@ FILE_PROTOCOLS = ["critique", "duel", "agora", "council"]  # a roundtable writes
 KILLED_IN_WRITE = textwrap.dedent(
     """
     import os, signal, sys
-    sys.path.insert(0, sys.argv[1])
+    sys.path[:0] = [sys.argv[1], os.path.dirname(sys.argv[1])]
     from pathlib import Path
     from test_tamper_evidence import debate
     from moot.core import files

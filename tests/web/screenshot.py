@@ -15,6 +15,8 @@ from typing import Any
 
 from PIL import Image
 from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # web_helpers imports forked_moot, beside tests/
 from web_helpers import CHROMIUM, TESTS, TOKEN_COOKIE, place_examples, serving
 
 INVALID = "duel/examples/invalid/DUEL_AFTER_TERMINAL.md"

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # fault_helpers imports forked_moot
 from fault_helpers import FAULT_ENV, SNAPSHOT_ENV, fill
 
 from moot.engine import loop, sealed
