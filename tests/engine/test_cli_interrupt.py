@@ -13,19 +13,13 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from engine_helpers import MOOT, reply, run_moot, write_script
+from engine_helpers import MOOT, in_a_terminal, reply, run_moot, write_script
 
 from moot.agents.local import llama_cpp_available
 from moot.detect import check_path
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 RECORD = ".dialogues/t.md"
-
-
-def _spawn(args: list[str], cwd: Path, **env: str) -> pexpect.spawn:
-    environ = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm-256color", **env}
-    environ.pop("NO_COLOR", None)
-    return pexpect.spawn(MOOT[0], [*MOOT[1:], *args], cwd=str(cwd), env=environ, encoding="utf-8", timeout=60)
 
 
 def _screen(text: str) -> list[str]:
@@ -58,7 +52,7 @@ def test_ctrl_c_stops_the_embedded_model_at_once_and_the_record_resumes(tmp_path
     that holds no half-generated turn."""
     long = ["--max-tokens", "100000", "--max-turn-tokens", "1500"]  # a turn may run long; the debate has budget
     topic = "Write the complete history of every ocean on Earth, century by century, in great detail"
-    child = _spawn(["run", "critique", "--topic", topic, *long], tmp_path)
+    child = in_a_terminal(["run", "critique", "--topic", topic, *long], tmp_path)
     try:
         child.expect("is speaking", timeout=120)
         # Generating: its tokens stream into the progress line (a loaded machine may take a while to load the model
@@ -133,7 +127,9 @@ def test_json_on_ctrl_c_prints_one_object_naming_the_halt_and_the_resume_command
 
 def test_the_progress_clock_moves_while_a_slow_turn_is_generated(tmp_path: Path) -> None:
     command = _slow_command(tmp_path, 4)
-    child = _spawn(["run", "critique", "--topic", "T", "--max-rounds", "1", "--agents", f"cmd:{command}"], tmp_path)
+    child = in_a_terminal(
+        ["run", "critique", "--topic", "T", "--max-rounds", "1", "--agents", f"cmd:{command}"], tmp_path
+    )
     try:
         child.expect("critic is speaking", timeout=120)
     finally:
@@ -167,7 +163,7 @@ def test_a_second_ctrl_c_exits_at_once_while_an_agent_thread_still_works(tmp_pat
     editor.chmod(0o755)
     critic = write_script(tmp_path / "critic.jsonl", [reply("How do you keep builds fast?")])
     args = ["run", "critique", "--topic", "T", "--agent", "proposer=human", "--agent", f"critic=script:{critic}"]
-    child = _spawn(args, tmp_path, EDITOR=str(editor), VISUAL=str(editor))
+    child = in_a_terminal(args, tmp_path, EDITOR=str(editor), VISUAL=str(editor))
     try:
         child.expect("› message")
         child.sendline("e")  # the turn is written in $EDITOR, which runs in a worker thread

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pexpect
-from engine_helpers import MOOT, reply, write_script
+from engine_helpers import in_a_terminal, reply, write_script
 
 
 def test_a_person_costs_nothing_so_max_cost_accepts_a_human_role(tmp_path: Path) -> None:
     critic = write_script(tmp_path / "critic.jsonl", [reply("What about CI time?")])
-    environ = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm-256color"}
     args = ["run", "critique", "--topic", "T", "--agent", "proposer=human", "--agents", f"script:{critic}"]
-    child = pexpect.spawn(
-        MOOT[0], [*MOOT[1:], *args, "--max-cost", "1"], cwd=str(tmp_path), env=environ, encoding="utf-8", timeout=60
-    )
+    child = in_a_terminal([*args, "--max-cost", "1"], tmp_path)
     child.expect("› ")  # the person is asked for the proposer's turn: the budget did not refuse the run
     child.sendintr()
     child.expect(pexpect.EOF)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from engine_helpers import MOOT, reply, run_moot, write_script
+from engine_helpers import MOOT, in_a_terminal, reply, run_moot, write_script
 
 from moot.detect import check_path
 
@@ -234,17 +234,11 @@ def test_a_forced_start_whose_agents_fail_leaves_the_old_record_and_its_files_as
     )
 
 
-def _spawn(args: list[str], cwd: Path, **env: str) -> pexpect.spawn:
-    environ = {**os.environ, "PYTHONUNBUFFERED": "1", "TERM": "xterm-256color", **env}
-    environ.pop("NO_COLOR", None) if "NO_COLOR" not in env else None
-    return pexpect.spawn(MOOT[0], [*MOOT[1:], *args], cwd=str(cwd), env=environ, encoding="utf-8", timeout=60)
-
-
 def test_ctrl_c_says_it_stops_then_names_the_record_and_the_resume_command(tmp_path: Path) -> None:
     slow = tmp_path / "slow.sh"
     slow.write_text("#!/bin/sh\nsleep 60\n")
     slow.chmod(0o755)
-    child = _spawn(["run", "critique", "--topic", "T", "--agents", f"cmd:{slow}"], tmp_path)
+    child = in_a_terminal(["run", "critique", "--topic", "T", "--agents", f"cmd:{slow}"], tmp_path)
     child.expect("is speaking")
     time.sleep(0.5)
     started = time.monotonic()
@@ -263,10 +257,12 @@ def test_ctrl_c_says_it_stops_then_names_the_record_and_the_resume_command(tmp_p
 
 
 def test_colour_on_a_terminal_unless_no_color_and_quiet_prints_one_line(tmp_path: Path, agreeing_script: Path) -> None:
-    coloured = _spawn(["run", "critique", "--topic", "A", "--agents", f"script:{agreeing_script}"], tmp_path)
+    coloured = in_a_terminal(["run", "critique", "--topic", "A", "--agents", f"script:{agreeing_script}"], tmp_path)
     coloured.expect(pexpect.EOF)
     assert "\x1b[" in coloured.before and "DONE" in coloured.before
-    plain = _spawn(["run", "critique", "--topic", "B", "--agents", f"script:{agreeing_script}"], tmp_path, NO_COLOR="1")
+    plain = in_a_terminal(
+        ["run", "critique", "--topic", "B", "--agents", f"script:{agreeing_script}"], tmp_path, NO_COLOR="1"
+    )
     plain.expect(pexpect.EOF)
     assert "DONE" in plain.before and "\x1b[1;32m" not in plain.before and "\x1b[32m" not in plain.before
     quiet = run_moot(
@@ -323,7 +319,7 @@ def _person_and_critic(tmp_path: Path, **env: str) -> pexpect.spawn:
         ],
     )
     args = ["run", "critique", "--topic", "Adopt a monorepo", "--agent", "proposer=human"]
-    return _spawn([*args, "--agent", f"critic=script:{critic}"], tmp_path, **env)
+    return in_a_terminal([*args, "--agent", f"critic=script:{critic}"], tmp_path, **env)
 
 
 def test_a_person_takes_part_through_a_terminal_to_a_valid_record(tmp_path: Path) -> None:
@@ -358,7 +354,7 @@ def test_a_person_takes_part_through_a_terminal_to_a_valid_record(tmp_path: Path
 
 
 def test_ctrl_c_while_a_person_types_ends_at_once(tmp_path: Path) -> None:
-    child = _spawn(["run", "critique", "--topic", "T", "--agents", "human"], tmp_path)
+    child = in_a_terminal(["run", "critique", "--topic", "T", "--agents", "human"], tmp_path)
     child.expect("› message")
     child.send("half a sentence")
     started = time.monotonic()
@@ -384,7 +380,7 @@ def test_batch_shows_a_progress_bar_on_a_terminal_and_keeps_json_lines(tmp_path:
         for n in range(3)
     ]
     batch.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    child = _spawn(["run", "--batch", str(batch), "--concurrency", "2"], tmp_path)
+    child = in_a_terminal(["run", "--batch", str(batch), "--concurrency", "2"], tmp_path)
     child.expect(pexpect.EOF)
     assert "debates" in child.before and "3/3" in child.before
     (tmp_path / "again").mkdir()
