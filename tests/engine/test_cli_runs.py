@@ -466,3 +466,15 @@ def test_a_turn_past_the_turn_timeout_halts_resumably_and_a_longer_timeout_finis
     resumed = run_moot("resume", str(record), "--agents", agent, "--turn-timeout", "60", "--json", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["outcome"] == "ACCEPTED_CONSENSUS"
+
+
+def test_in_a_pipe_every_line_stays_whole_so_a_path_can_be_copied_from_a_log(tmp_path: Path) -> None:
+    """Not on a terminal, nothing is folded at 80 columns: the record's path and the progress line's reason each
+    stay on one line of the log."""
+    script = write_script(tmp_path / "s.jsonl", [{"role": "proposer", "reply": reply("One repository for all.")}])
+    topic = "Should we adopt a monorepo for all of our services and libraries this quarter"
+    done = run_moot("run", "critique", "--topic", topic, "--agents", f"script:{script}", cwd=tmp_path)
+    slug = "should-we-adopt-a-monorepo-for-all-of-our-services-and-libraries-this-quarter"
+    assert f"  record: .dialogues/{slug}.md" in done.stdout.splitlines(), done.stdout
+    failed = [line for line in done.stderr.splitlines() if "critic could not answer" in line]
+    assert len(failed) == 1 and failed[0].endswith("end the run sooner) · 0 tokens · 0 s"), done.stderr

@@ -36,6 +36,14 @@ class _Redrawn:
         return Text(self.text())
 
 
+def lines_console(*, stderr: bool = False) -> Console:
+    """Where moot's lines go: on a terminal they wrap at its width; in a pipe or a log each stays whole on one line
+    (a path or a command folded at 80 columns could not be copied from a log)."""
+    console = Console(stderr=stderr, highlight=False)
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
 class Progress:
     """A rich status line fed by the engine's events (``turn k of max · who · tokens · elapsed``)."""
 
@@ -45,8 +53,8 @@ class Progress:
         self.quiet = quiet
         self.debug = debug
         self.interactive_roles: set[str] = set()  # roles a person answers (set by the caller)
-        self.err = Console(stderr=True, highlight=False)
-        self.out = Console(highlight=False)
+        self.err = lines_console(stderr=True)
+        self.out = lines_console()
         # A resumed run counts on from what its earlier runs spent: the record's tokens, as the summary, moot ls
         # and moot show count them (every attempt in its usage log).
         self.tokens = sum(attempt_tokens(row) for row in read_attempts(driver.record_path))
@@ -177,7 +185,7 @@ def spent_text(result: RunResult) -> str:
 
 def print_outcome(result: RunResult, *, quiet: bool = False) -> None:
     """The readable summary at the end of a run (``quiet``: its first line and the record only)."""
-    out = Console(highlight=False)
+    out = lines_console()
     outcome = result.outcome
     name = outcome.name if outcome is not None else (RUN_HALTED if result.halted is not None else "OPEN")
     style = "green" if outcome is not None and outcome.consensus else "yellow"
