@@ -31,5 +31,5 @@ def smollm_path() -> Path:
 def llama_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real llama-cpp-python OpenAI-compatible server on loopback; yields its /v1 base URL."""
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    with serve_model(smollm_path, n_threads=2, log=log) as base_url:
+    with serve_model(smollm_path, log=log) as base_url:
         yield base_url

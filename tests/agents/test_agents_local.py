@@ -13,6 +13,7 @@ import pytest
 from agents_helpers import VERDICT_SCHEMA
 from pydantic import BaseModel, Field
 
+import forked_moot
 from moot.agents import AgentError, AgentRequest, AgentTimeout, AgentUnavailable, LocalAgent
 
 
@@ -159,3 +160,20 @@ def test_the_local_grammar_refuses_lone_surrogate_escapes(text: str, allowed: bo
     schema = json.dumps({"type": "object", "properties": {"message": {"type": "string"}}})
     rule = next(line for line in json_grammar(schema).splitlines() if line.startswith("char ::="))
     assert bool(_char_rule_as_regex(rule).fullmatch(text)) is allowed
+
+
+def test_moot_local_threads_sets_the_models_threads_and_a_bad_value_is_one_sentence(
+    smollm_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOOT_LOCAL_THREADS", "1")
+    agent = LocalAgent(smollm_path)
+    assert agent.n_threads == 1
+    assert asyncio.run(agent.reply(AgentRequest(prompt="Hi", max_tokens=4))).model == f"local:{smollm_path.stem}"
+
+    monkeypatch.setenv("MOOT_LOCAL_THREADS", "many")
+    done = forked_moot.run(["run", "critique", "--topic", "T", "--agents", "local"], cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "moot: MOOT_LOCAL_THREADS='many' is not a number of threads; set it to a whole number such as 1 or 4.\n"
+    )
+    assert not (tmp_path / ".dialogues").exists()

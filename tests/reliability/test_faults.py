@@ -78,7 +78,7 @@ DEBATES: dict[str, list[str]] = {
 
 @pytest.fixture(scope="module")
 def model_server() -> Iterator[str]:
-    with llama_server(n_threads=2) as base_url:
+    with llama_server() as base_url:
         yield base_url
 
 

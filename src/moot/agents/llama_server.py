@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from moot.agents.base import AgentUnavailable
-from moot.agents.local import default_weights, llama_cpp_available
+from moot.agents.local import default_weights, llama_cpp_available, local_threads
 
 
 def free_port() -> int:
@@ -46,7 +46,7 @@ def embedded_model_missing() -> str | None:
 def llama_server(
     model: Path | None = None,
     *,
-    n_threads: int = 2,
+    n_threads: int | None = None,
     n_ctx: int = 2048,
     log: Path | None = None,
     startup_timeout_s: float = 60.0,
@@ -64,7 +64,16 @@ def llama_server(
     port = free_port()
     command = [
         *(sys.executable, "-m", "llama_cpp.server", "--model", str(path)),
-        *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads)),
+        *(
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(n_ctx),
+            "--n_threads",
+            str(n_threads or local_threads()),
+        ),
     ]
     with log.open("wb") as sink:
         server = subprocess.Popen(

@@ -21,6 +21,7 @@ import functools
 import hashlib
 import importlib.util
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -52,6 +53,10 @@ DEFAULT_TEMPERATURE = 0.2
 REPEAT_PENALTY = 1.3
 SEED_MODULUS = 2**31  # llama.cpp takes a 32-bit seed; -1 (random) must never come out
 # What the probe asks before the first turn, to measure the model's speed on this machine as it is now.
+THREADS_ENV = "MOOT_LOCAL_THREADS"
+# At this model's size llama.cpp's matrix products gain little past two threads; and a thread more than the cores
+# that are free makes every token wait for one that is descheduled, so on a busy machine one thread is faster.
+DEFAULT_THREADS = 2
 PROBE_PROMPT = "Name three colours of the rainbow, then three animals of the forest, then three fruits. " * 4
 PROBE_TOKENS = 8
 
@@ -184,7 +189,12 @@ class LocalAgent(Agent):
     turn_bounds = TurnBounds.for_context(CONTEXT_TOKENS)
 
     def __init__(
-        self, path: str | Path | None = None, *, n_ctx: int = CONTEXT_TOKENS, n_threads: int = 2, seed: int = 0
+        self,
+        path: str | Path | None = None,
+        *,
+        n_ctx: int = CONTEXT_TOKENS,
+        n_threads: int | None = None,
+        seed: int = 0,
     ) -> None:
         if not llama_cpp_available():
             raise AgentUnavailable(f"llama-cpp-python is not installed: run {INSTALL_HINT}")
@@ -192,7 +202,7 @@ class LocalAgent(Agent):
         if not self.path.is_file():
             raise AgentUnavailable(f"no model file at {self.path}: check the path in local:PATH.gguf")
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_threads = n_threads or local_threads()
         self.seed = seed
         self.model_id = f"local:{self.path.stem}"
         self.speed: Speed | None = None  # measured by the probe and by every call since
@@ -345,6 +355,18 @@ def _watched(llama: Any, after_token: Callable[..., bool]) -> Iterator[None]:
         yield
     finally:
         del llama.create_completion  # the class's method again
+
+
+def local_threads() -> int:
+    """How many threads llama.cpp uses for a model moot runs: ``$MOOT_LOCAL_THREADS``, else DEFAULT_THREADS."""
+    given = os.environ.get(THREADS_ENV, "").strip()
+    if not given:
+        return DEFAULT_THREADS
+    if not given.isdigit() or not 1 <= int(given) <= 256:
+        raise AgentUnavailable(
+            f"{THREADS_ENV}={given!r} is not a number of threads; set it to a whole number such as 1 or 4."
+        )
+    return int(given)
 
 
 def from_spec(rest: str) -> LocalAgent:
