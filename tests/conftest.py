@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from moot.agents import server_memory
+from moot.agents.local import THREADS_ENV
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 
@@ -24,6 +25,24 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 # arrives) and fail. They run as from a terminal, where Ctrl-C is delivered.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# A test that runs a real model keeps the cores busy for up to minutes; two at once on two cores would push each past
+# its turn limits. With parallel workers they share one worker, and so run one at a time, and the model gets the
+# worker's share of the cores: llama.cpp with more threads than free cores waits at every token for a descheduled
+# thread (a duel test took 11 minutes beside a busy worker instead of under one).
+MODEL_FIXTURES = {"llama_server", "model_server"}
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ.setdefault(THREADS_ENV, str(max(1, len(os.sched_getaffinity(0)) // _WORKERS)))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("slow") or item.get_closest_marker("model") or fixtures & MODEL_FIXTURES:
+            item.add_marker(pytest.mark.xdist_group("model"))
 
 
 @pytest.fixture(autouse=True)

@@ -45,6 +45,7 @@ def _weights_missing() -> bool:
     return not llama_cpp_available()
 
 
+@pytest.mark.model
 @pytest.mark.skipif(_weights_missing(), reason="the embedded model (moot[local]) is not installed")
 def test_ctrl_c_stops_the_embedded_model_at_once_and_the_record_resumes(tmp_path: Path, agreeing_script: Path) -> None:
     """The default `local` agent generating a long turn: one Ctrl-C ends the process within seconds (it used to

@@ -15,6 +15,7 @@ from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
 
 
 # About 45 s on two shared CPU cores: under the ~60 s the slow marker is for.
+@pytest.mark.model
 def test_the_embedded_model_holds_a_meeting_to_a_terminal_outcome_with_a_valid_record(tmp_path: Path) -> None:
     try:
         agent = resolve_agent("local")
