@@ -52,11 +52,11 @@ DEFAULT_MAX_TOKENS = 512  # a grammar allows endless whitespace; never generate 
 DEFAULT_TEMPERATURE = 0.2
 REPEAT_PENALTY = 1.3
 SEED_MODULUS = 2**31  # llama.cpp takes a 32-bit seed; -1 (random) must never come out
-# What the probe asks before the first turn, to measure the model's speed on this machine as it is now.
 THREADS_ENV = "MOOT_LOCAL_THREADS"
-# At this model's size llama.cpp's matrix products gain little past two threads; and a thread more than the cores
-# that are free makes every token wait for one that is descheduled, so on a busy machine one thread is faster.
+# A thread more than the cores that are free makes every token wait for one that is descheduled: on a busy machine
+# fewer threads can be much faster.
 DEFAULT_THREADS = 2
+# What the probe asks before the first turn, to measure the model's speed on this machine as it is now.
 PROBE_PROMPT = "Name three colours of the rainbow, then three animals of the forest, then three fruits. " * 4
 PROBE_TOKENS = 8
 
