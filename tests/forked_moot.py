@@ -26,6 +26,7 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 MOOT = [sys.executable, "-m", "moot"]
 
@@ -107,13 +108,13 @@ def _line(conn: socket.socket) -> str:
     return got.decode().strip()
 
 
-def _read(file: io.BufferedRandom | object) -> str:
-    assert isinstance(file, io.BufferedRandom)
+def _read(file: IO[bytes]) -> str:
+    """A captured stream as ``text=True`` gives it: decoded, with universal newlines."""
     file.seek(0)
-    return file.read().decode("utf-8", "replace").replace("\r\n", "\n")
+    return file.read().decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
-_started: list[_Zygote | None] = []
+_started: list[_Zygote] = []
 _lock = threading.Lock()
 
 
@@ -126,7 +127,7 @@ def _zygote(env: Mapping[str, str]) -> _Zygote | None:
             _started.append(zygote)
             atexit.register(_stop, zygote)
         zygote = _started[0]
-    return zygote if zygote is not None and zygote.serves(env) else None
+    return zygote if zygote.serves(env) else None
 
 
 def _stop(zygote: _Zygote) -> None:

@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import forked_moot
+from forked_moot import MOOT
 from moot.agents import AcpAgent, AgentRequest, AgentTimeout
 from moot.detect import check_path
 
 AGENT = Path(__file__).with_name("acp_test_agent.py")
-MOOT = [sys.executable, "-m", "moot"]
 
 
 def reply(message: str, status: str = "AWAITING", summary: str = "") -> str:

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,6 @@ SONNET = "claude-sonnet-4-6"  # $3 input, $3.75 5-minute cache write, $0.30 cach
 RULES = "You are the critic in a structured dialogue. Rules: respond to the latest turn; keep to the topic."
 TURNS = ("Topic: adopt a monorepo.\n\n", "## Turn 1 (proposer)\nOne repository for all services.\n\n")
 INSTRUCTION = "Write your turn as the critic."
-MOOT = [sys.executable, "-m", "moot"]
 
 
 def critique_turn(text: str) -> dict[str, Any]:

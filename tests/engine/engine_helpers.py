@@ -6,14 +6,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pexpect
 
 import forked_moot
-
-MOOT = [sys.executable, "-m", "moot"]
+from forked_moot import MOOT
 
 
 def reply(message: str, status: str = "AWAITING", summary: str = "") -> str:

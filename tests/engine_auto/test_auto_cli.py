@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import forked_moot
+from forked_moot import MOOT
 
 AGENT = Path(__file__).with_name("auto_agent.py")
-MOOT = [sys.executable, "-m", "moot"]
 
 
 def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -11,9 +11,8 @@ from pathlib import Path
 from council_helpers import SCRIPTED
 
 import forked_moot
+from forked_moot import MOOT
 from moot.protocols.council.machine import RULES
-
-MOOT = [sys.executable, "-m", "moot"]
 
 
 def moot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 
 import forked_moot
+from forked_moot import MOOT
 from moot.core.machine import sealed_digest
 from moot.protocols.council import record as council_record
 from moot.protocols.council.driver import CouncilDriver, CouncilOptions
 from moot.protocols.council.machine import Answer, Review
 
 MEMBER = Path(__file__).with_name("council_member.py")
-MOOT = [sys.executable, "-m", "moot"]
 QUESTION = "Share one cache?"
 
 

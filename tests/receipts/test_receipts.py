@@ -20,8 +20,6 @@ from hypothesis import strategies as st
 import forked_moot
 from moot import cli
 
-MOOT = [sys.executable, "-m", "moot"]
-
 
 def reply(message: str, status: str = "AWAITING", summary: str = "") -> str:
     return json.dumps({"message": message, "status": status, "summary": summary})

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import forked_moot
+from forked_moot import MOOT
 from moot.detect import check_path
 from moot.protocols.critique.review import start_review
 from moot.review import collect_change
-
-MOOT = [sys.executable, "-m", "moot"]
 
 
 def reply(message: str, status: str = "AWAITING", summary: str = "") -> str:

@@ -6,16 +6,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import forked_moot
+from forked_moot import MOOT
 
 TESTS = Path(__file__).resolve().parents[1]
-MOOT = [sys.executable, "-m", "moot"]
 CHROMIUM = Path("/usr/bin/chromium")
 WEB_TOKEN = "test-viewer-token"  # what serving() gives moot serve, and the cookie a test's browser holds
 TOKEN_COOKIE = {"name": "moot_token", "value": WEB_TOKEN, "url": "http://127.0.0.1"}  # any port of 127.0.0.1

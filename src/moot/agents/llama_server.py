@@ -62,18 +62,10 @@ def llama_server(
     if log is None:
         log = Path(tempfile.mkstemp(prefix="llama-server-", suffix=".log")[1])
     port = free_port()
+    threads = n_threads or local_threads()
     command = [
         *(sys.executable, "-m", "llama_cpp.server", "--model", str(path)),
-        *(
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            str(n_ctx),
-            "--n_threads",
-            str(n_threads or local_threads()),
-        ),
+        *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads)),
     ]
     with log.open("wb") as sink:
         server = subprocess.Popen(
