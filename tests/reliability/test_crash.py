@@ -155,12 +155,17 @@ def ended_report(protocol: str, root: Path) -> dict[str, Any] | None:
     record = find_record(protocol, root)
     report = check_path(record) if record is not None else None
     summary = report.summary if report is not None else None
-    if record is None or summary is None or summary.outcome is None or summary.next_speaker is not None:
+    ended = summary is not None and summary.outcome is not None and summary.next_speaker is None
+    # A meeting's minutes are its last write: killed before their turn.json, it still reads as concluding.
+    if record is None or report is None or not (ended or minutes_written(protocol, record)):
         return None
-    if report is not None and report.repairable:  # killed between its last write and its chain's append
+    if report.repairable:  # killed between its last write and the one that commits it (turn.json, the chain)
         resumed = start_moot(root, ["resume", str(record)], None, {})
         _, stderr = resumed.communicate(timeout=RUN_TIMEOUT_S)
-        assert "nothing to resume" in stderr and check_path(record).exit_code == 0, stderr
+        report = check_path(record)
+        assert "nothing to resume" in stderr and report.exit_code == 0, stderr
+        summary = report.summary
+    assert summary is not None and summary.outcome is not None, f"{record} has ended without an outcome"
     turns = len(read_turns(protocol, record).headings) + minutes_written(protocol, record)
     return {"outcome": summary.outcome.name, "turns": turns}
 
