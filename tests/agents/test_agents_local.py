@@ -43,6 +43,28 @@ def test_schema_constrained_reply_parses_as_the_turn(smollm_path: Path) -> None:
     assert asyncio.run(agent.reply(request)).text == reply.text
 
 
+def test_the_grammar_holds_where_the_model_would_write_something_else(smollm_path: Path) -> None:
+    # The token the model draws is tested against the grammar after the draw; these values are ones it never
+    # writes on its own, so every reply below needed the grammar to overrule its first choice.
+    schema = {
+        "type": "object",
+        "properties": {
+            "code": {"enum": ["zq-77", "xv-13"]},
+            "votes": {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 2},
+        },
+        "required": ["code", "votes"],
+        "additionalProperties": False,
+    }
+    agent = LocalAgent()
+    for seed in range(4):
+        request = AgentRequest(prompt="Name your favourite animal.", json_schema=schema, max_tokens=64, seed=seed)
+        reply = asyncio.run(agent.reply(request))
+        answer = json.loads(reply.text)
+        assert set(answer) == {"code", "votes"} and answer["code"] in ("zq-77", "xv-13"), reply.text
+        assert len(answer["votes"]) == 2 and all(isinstance(v, int) and v >= 0 for v in answer["votes"]), reply.text
+        assert reply.finish_reason == "stop"
+
+
 def test_free_text_reply_and_max_tokens(smollm_path: Path) -> None:
     reply = asyncio.run(LocalAgent().reply(AgentRequest(prompt="Write a long poem about the sea.", max_tokens=12)))
     assert reply.text.strip()
