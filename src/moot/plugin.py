@@ -13,7 +13,9 @@ fast. docs/plugins.md is the reference of every field and hook: its signature, w
 it must return.
 
 This module is what a protocol author imports from. The names below the contract (rules, violations, the
-engine's driver base, record helpers, …) are re-exported from where they live and imported on first use.
+engine's driver base, record and chain helpers, the run command's options, the agent tools' errors, …) are
+re-exported from where they live and imported on first use; the viewer's drawing helpers, whose names are
+generic, come as the modules :data:`svg` and :data:`plots` (``svg.el``, ``plots.axis``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,28 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from moot.agents.base import AgentRequest
-    from moot.core.files import CheckReport
+    from moot.cli.run import (
+        AgentOpt,
+        AgentsOpt,
+        JsonOpt,
+        RootOpt,
+        RunFlags,
+        execute,
+        now_minutes,
+        run_options,
+        start_record,
+    )
+    from moot.core.chain import ChainMark, inspect_chain, marks_of, record_chain, split_mark, with_mark
+    from moot.core.files import (
+        FILE_RULES,
+        CheckReport,
+        atomic_write_text,
+        folder_lock,
+        read_text,
+        replay_report,
+        slugify,
+        unreadable,
+    )
     from moot.core.machine import (
         DeliberationProtocol,
         Outcome,
@@ -43,11 +66,13 @@ if TYPE_CHECKING:
         Summary,
         Violation,
     )
-    from moot.engine.driver import Candidate, Driver, PlannedCall, reply_format_violation
+    from moot.engine.driver import Candidate, Driver, PlannedCall, reply_format_violation, taking_turns
     from moot.engine.loop import RunResult
     from moot.metrics import Stated
     from moot.review import Change
+    from moot.tools.errors import BadInput, Refused, ToolError, Unavailable, refused_by, tool
     from moot.tools.workspace import Workspace
+    from moot.web import plots, svg
 
 T = TypeVar("T")
 
@@ -100,9 +125,8 @@ class RecordFormat:
 
 @dataclass(frozen=True)
 class Panel:
-    """A panel the viewer shows beside a record's state: a picture (SVG markup the view built with
-    :mod:`moot.web.svg`, which escapes every text, and the layout helpers of :mod:`moot.web.plots`), or
-    label/value rows."""
+    """A panel the viewer shows beside a record's state: a picture (SVG markup the view built with this module's
+    ``svg``, which escapes every text, and the layout helpers of its ``plots``), or label/value rows."""
 
     title: str
     svg: str | None = None
@@ -414,44 +438,92 @@ class Protocol:
 
 _LAZY = {
     "AgentRequest": "moot.agents.base",
-    "CheckReport": "moot.core.files",
-    "Candidate": "moot.engine.driver",
-    "PlannedCall": "moot.engine.driver",
     "DeliberationProtocol": "moot.core.machine",
-    "Driver": "moot.engine.driver",
     "Outcome": "moot.core.machine",
     "ProtocolViolationError": "moot.core.machine",
     "Replay": "moot.core.machine",
     "Rule": "moot.core.machine",
     "RuleBook": "moot.core.machine",
     "Severity": "moot.core.machine",
-    "Stated": "moot.metrics",
     "Summary": "moot.core.machine",
     "Violation": "moot.core.machine",
+    "Stated": "moot.metrics",
+    # records and files
+    "CheckReport": "moot.core.files",
+    "FILE_RULES": "moot.core.files",
+    "atomic_write_text": "moot.core.files",
+    "folder_lock": "moot.core.files",
+    "read_text": "moot.core.files",
+    "replay_report": "moot.core.files",
+    "slugify": "moot.core.files",
+    "unreadable": "moot.core.files",
+    # the digest chain
+    "ChainMark": "moot.core.chain",
+    "inspect_chain": "moot.core.chain",
+    "marks_of": "moot.core.chain",
+    "record_chain": "moot.core.chain",
+    "split_mark": "moot.core.chain",
+    "with_mark": "moot.core.chain",
+    # the driver
+    "Candidate": "moot.engine.driver",
+    "Driver": "moot.engine.driver",
+    "PlannedCall": "moot.engine.driver",
     "reply_format_violation": "moot.engine.driver",
+    "taking_turns": "moot.engine.driver",
+    # the run command
+    "AgentOpt": "moot.cli.run",
+    "AgentsOpt": "moot.cli.run",
+    "JsonOpt": "moot.cli.run",
+    "RootOpt": "moot.cli.run",
+    "RunFlags": "moot.cli.run",
+    "execute": "moot.cli.run",
+    "now_minutes": "moot.cli.run",
+    "run_options": "moot.cli.run",
+    "start_record": "moot.cli.run",
+    # agent tools
+    "BadInput": "moot.tools.errors",
+    "Refused": "moot.tools.errors",
+    "ToolError": "moot.tools.errors",
+    "Unavailable": "moot.tools.errors",
+    "refused_by": "moot.tools.errors",
+    "tool": "moot.tools.errors",
+    "Workspace": "moot.tools.workspace",
 }
+
+# The viewer's drawing helpers, given as modules: their names (el, text, axis, order, …) are too generic to stand
+# alone beside the contract's.
+_MODULES = {"plots": "moot.web.plots", "svg": "moot.web.svg"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name])
+    elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 __all__ = [
+    "FILE_RULES",
     "GROUNDED",
     "SEALED",
+    "AgentOpt",
     "AgentRequest",
+    "AgentsOpt",
     "Analysis",
+    "BadInput",
     "Candidate",
+    "ChainMark",
     "CheckReport",
     "Decision",
     "DeliberationProtocol",
     "Driver",
     "Held",
     "HostFiles",
+    "JsonOpt",
     "Outcome",
     "Panel",
     "PlannedCall",
@@ -463,22 +535,48 @@ __all__ = [
     "RecordExists",
     "RecordFormat",
     "Ref",
+    "Refused",
     "Replay",
     "Review",
     "Reviewed",
     "Reviewing",
+    "RootOpt",
     "Rule",
     "RuleBook",
     "RunCommand",
+    "RunFlags",
     "Seat",
     "Severity",
     "Sharing",
     "Stated",
     "Summary",
     "Tool",
+    "ToolError",
     "ToolSet",
+    "Unavailable",
     "Verdict",
     "View",
     "Violation",
+    "Workspace",
+    "atomic_write_text",
+    "execute",
+    "folder_lock",
+    "inspect_chain",
+    "marks_of",
+    "now_minutes",
+    "plots",
+    "read_text",
+    "record_chain",
+    "refused_by",
+    "replay_report",
     "reply_format_violation",
+    "run_options",
+    "slugify",
+    "split_mark",
+    "start_record",
+    "svg",
+    "taking_turns",
+    "tool",
+    "unreadable",
+    "with_mark",
 ]

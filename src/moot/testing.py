@@ -281,7 +281,7 @@ def _damage_problems(protocol: str, played: Played, root: Path, known: set[str])
     if turn_file is None:
         return [
             "the record carries no chain mark, so an edited turn cannot be told from a written one "
-            "(moot.core.chain: docs/plugins.md)"
+            "(the digest chain in moot.plugin: docs/plugins.md)"
         ]
     text = turn_file.read_text(encoding="utf-8")
     relative = turn_file.relative_to(played.record) if played.record.is_dir() else None

@@ -112,5 +112,5 @@ def test_a_plugin_protocol_uses_the_kit_from_its_own_tests(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [
         "the record carries no chain mark, so an edited turn cannot be told from a written one "
-        "(moot.core.chain: docs/plugins.md)"
+        "(the digest chain in moot.plugin: docs/plugins.md)"
     ]

@@ -143,3 +143,26 @@ def latest(turns: Sequence[T], title: str, first: bool = False) -> tuple[Sequenc
     which = "first" if first else "latest"
     shown = turns[:PLOT_TURNS] if first else turns[-PLOT_TURNS:]
     return shown, f"{title} (the {which} {PLOT_TURNS} of {len(turns):,} turns)"
+
+
+__all__ = [
+    "FONT",
+    "GAP",
+    "LABEL_ROOM",
+    "LEFT",
+    "LINE",
+    "PLOT_TURNS",
+    "ROW",
+    "STEP",
+    "TOP",
+    "axis",
+    "fit",
+    "flow",
+    "key",
+    "lanes",
+    "latest",
+    "legend",
+    "legend_lines",
+    "order",
+    "text_width",
+]

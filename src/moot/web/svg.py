@@ -54,3 +54,6 @@ def figure(width: float, height: float, label: str, parts: Iterable[Markup]) -> 
         el("title", None, label),
         *parts,
     )
+
+
+__all__ = ["colour", "el", "figure", "line", "text"]

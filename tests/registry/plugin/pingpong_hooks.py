@@ -1,7 +1,7 @@
 """Ping-pong with the optional hooks a plugin may add: conformity positions and a viewer panel.
 
 A player's position is a number: 1 while it returns the ball, 0 once it misses. The panel draws each return
-with moot's drawing helpers (:mod:`moot.web.plots`, :mod:`moot.web.svg`). Its entry point is
+with moot's drawing helpers (``moot.plugin.plots`` and ``svg``). Its entry point is
 ``pingpong = pingpong_hooks:PLUGIN``, the bare plugin with ``analysis`` and ``view`` set.
 """
 
@@ -15,10 +15,7 @@ from pingpong import PLUGIN as BARE
 from pingpong.protocol import MISS
 from pingpong.record import parse
 
-from moot.core.files import read_text
-from moot.plugin import Analysis, Panel, Positions, Ref, Stated
-from moot.web.plots import LEFT, ROW, STEP, TOP, axis, legend, order
-from moot.web.svg import colour, el, figure
+from moot.plugin import Analysis, Panel, Positions, Ref, Stated, plots, read_text, svg
 
 
 def positions(path: Path) -> list[Positions]:
@@ -34,14 +31,16 @@ def panels(path: Path, document: str) -> list[Panel]:
     config, volleys, _ = parse(document)
     if config is None or not volleys:
         return []
-    players = order(v.player for v in volleys)
+    players = plots.order(v.player for v in volleys)
+    bottom = plots.TOP + plots.ROW * len(players)
     parts: list[Markup] = []
     for i, v in enumerate(volleys):
         row = players.index(v.player)
-        parts.append(el("circle", {"cx": LEFT + STEP * i, "cy": TOP + ROW * row, "r": 6, "fill": colour(row)}))
-    parts += axis(range(1, len(volleys) + 1), TOP + ROW * len(players))
-    parts += legend(players, TOP + ROW * len(players) + 24)
-    return [Panel("Rally", figure(LEFT + STEP * len(volleys), TOP + ROW * len(players) + 30, "the rally", parts))]
+        dot = {"cx": plots.LEFT + plots.STEP * i, "cy": plots.TOP + plots.ROW * row, "r": 6, "fill": svg.colour(row)}
+        parts.append(svg.el("circle", dot))
+    parts += plots.axis(range(1, len(volleys) + 1), bottom)
+    parts += plots.legend(players, bottom + 24)
+    return [Panel("Rally", svg.figure(plots.LEFT + plots.STEP * len(volleys), bottom + 30, "the rally", parts))]
 
 
 ANALYSIS = Analysis(positions=positions)

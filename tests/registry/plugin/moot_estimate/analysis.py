@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from moot.core.files import read_text
-from moot.plugin import Analysis, Held, Positions, Stated
+from moot.plugin import Analysis, Held, Positions, Stated, read_text
 from moot_estimate.protocol import final, number
 from moot_estimate.record import Parsed, parse
 

@@ -10,8 +10,6 @@ from typing import Annotated, Any
 import typer
 
 from moot import UserError
-from moot.cli.run import RunFlags, execute, run_options, start_record
-from moot.core.files import read_text
 from moot.plugin import (
     AgentRequest,
     Candidate,
@@ -19,8 +17,13 @@ from moot.plugin import (
     Outcome,
     PlannedCall,
     RecordExists,
+    RunFlags,
     Summary,
+    execute,
+    read_text,
     reply_format_violation,
+    run_options,
+    start_record,
 )
 from moot_estimate import record
 from moot_estimate.protocol import Config, Estimate, EstimateProtocol, number

@@ -1,5 +1,5 @@
 """Estimate's record: ``.estimates/<slug>.md``, a header, then one line per estimate, each followed by the hash
-chain's mark (moot.core.chain), so that ``moot check`` finds an edited, removed or added estimate.
+chain's mark (moot.plugin.ChainMark), so that ``moot check`` finds an edited, removed or added estimate.
 
 # Estimate: "How many piano tuners work in Chicago?"
 Estimators: ada, bo
@@ -16,9 +16,22 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from moot.core.chain import ChainMark, inspect_chain, marks_of, record_chain
-from moot.core.files import FILE_RULES, atomic_write_text, read_text, replay_report, slugify, unreadable
-from moot.plugin import CheckReport, RecordFormat, Rule, RuleBook
+from moot.plugin import (
+    FILE_RULES,
+    ChainMark,
+    CheckReport,
+    RecordFormat,
+    Rule,
+    RuleBook,
+    atomic_write_text,
+    inspect_chain,
+    marks_of,
+    read_text,
+    record_chain,
+    replay_report,
+    slugify,
+    unreadable,
+)
 from moot_estimate.protocol import Config, Estimate, EstimateProtocol, number
 
 FORMAT_RULES = RuleBook([Rule("ESTIMATE_LINE", "Each estimate is one line '- NAME (round N): NUMBER — REASON'.")])

@@ -14,10 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.core.files import folder_lock, read_text
-from moot.plugin import Seat, Tool, ToolSet
-from moot.tools import BadInput, Workspace
-from moot.tools.errors import refused_by, tool
+from moot.plugin import BadInput, Seat, Tool, ToolSet, Workspace, folder_lock, read_text, refused_by, tool
 from moot_estimate import record as estimates
 from moot_estimate.protocol import Estimate, EstimateProtocol, number
 

@@ -9,12 +9,24 @@ from typing import Annotated, Any
 
 import typer
 
-from moot.agents.base import AgentRequest
-from moot.cli.run import AgentOpt, AgentsOpt, JsonOpt, RootOpt, RunFlags, execute, now_minutes
-from moot.core.files import read_text
-from moot.core.machine import Outcome, Summary
-from moot.engine.driver import Candidate, Driver, reply_format_violation, taking_turns
-from moot.errors import UserError
+from moot import UserError
+from moot.plugin import (
+    AgentOpt,
+    AgentRequest,
+    AgentsOpt,
+    Candidate,
+    Driver,
+    JsonOpt,
+    Outcome,
+    RootOpt,
+    RunFlags,
+    Summary,
+    execute,
+    now_minutes,
+    read_text,
+    reply_format_violation,
+    taking_turns,
+)
 from pingpong import record
 from pingpong.protocol import MISS, PLAYERS, PingPong, RallyConfig, Volley
 

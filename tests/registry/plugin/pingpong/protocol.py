@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Summary, Violation
+from moot.plugin import DeliberationProtocol, Outcome, Rule, RuleBook, Summary, Violation
 
 PLAYERS = ("ping", "pong")
 MISS = "miss"

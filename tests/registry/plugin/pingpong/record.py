@@ -12,17 +12,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from moot.core.files import (
+from moot.plugin import (
     FILE_RULES,
     CheckReport,
+    RecordFormat,
+    Rule,
+    RuleBook,
     atomic_write_text,
     read_text,
     replay_report,
     slugify,
     unreadable,
 )
-from moot.core.machine import Rule, RuleBook
-from moot.plugin import RecordFormat
 from pingpong.protocol import PingPong, RallyConfig, Volley
 
 FORMAT_RULES = RuleBook([Rule("PINGPONG_LINE", "Each return is one line '- PLAYER: WORD'.")])
