@@ -4,6 +4,9 @@ on the live-update streams open at once, and a long record shown a page at a tim
 from __future__ import annotations
 
 import re
+import signal
+import subprocess
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from html import unescape
@@ -11,8 +14,10 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import pytest
 from web_helpers import TESTS, place_examples, serving
 
+from forked_moot import MOOT
 from moot.web.app import MAX_STREAMS
 from moot.web.isolated import CHECKED_BYTES
 from moot.web.transcript import LINE_CHARS
@@ -161,6 +166,46 @@ def test_a_record_too_large_to_check_is_still_shown_a_page_at_a_time_with_the_co
         pages = int(re.search(r"Page 1 of ([\d,]+)", shown).group(1).replace(",", ""))  # type: ignore[union-attr]
         last = unescape(client.get(f"{base}{url}?page={pages}").text)
         assert f"## Turn {written} — " in last and f"Page {pages} of {pages}" in last
+
+
+def children_of(pid: int) -> set[int]:
+    return {int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()}
+
+
+def running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")  # a zombie has ended; only its parent's reaping is left
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_the_viewers_child_process_ends_with_the_viewer_however_it_is_stopped(
+    work_root: Path, stop: signal.Signals
+) -> None:
+    record, _ = repeated_duel(work_root, CHECKED_BYTES - 256 * 1024)  # checked in the viewer's child
+    viewer = subprocess.Popen(
+        [*MOOT, "serve", "--root", str(work_root), "--port", "0", "--token", TOKEN],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert viewer.stdout is not None
+        base = viewer.stdout.readline().split("http://", 1)[1].split()[0].split("?")[0]
+        with httpx2.Client(cookies=COOKIES, timeout=300) as client:
+            assert client.get(f"http://{base}r/debates/{record.name}").status_code == 200
+        children = children_of(viewer.pid)
+        assert children, "the viewer checked the record in no child process"
+    finally:
+        viewer.send_signal(stop)
+        viewer.wait(timeout=30)
+    deadline = time.monotonic() + 15
+    while any(running(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ") for pid in children if running(pid)]
+    assert not left, f"still running after the viewer was stopped: {left}"
 
 
 def test_an_enormous_line_is_cut_and_says_how_much_is_left_out(work_root: Path) -> None:

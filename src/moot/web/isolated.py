@@ -10,6 +10,8 @@ and only the small result (a row of the index, one page) comes back.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -37,9 +39,26 @@ def _executor() -> ProcessPoolExecutor:
         if _pool is None:
             # One worker, and a fresh one for each task ("spawn": nothing of the server's threads is copied).
             _pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=1
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                max_tasks_per_child=1,
+                initializer=_end_with_the_server,
             )
         return _pool
+
+
+def _end_with_the_server() -> None:
+    """In the child: end as soon as the server has ended, however it ended. A server stopped by a signal never
+    shuts its pool down, and the child, waiting for work that cannot come, would outlive it for good."""
+    server = multiprocessing.parent_process()
+    if server is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([server.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="moot-server-watch", daemon=True).start()
 
 
 def run(work: Callable[Concatenate[Path, P], R], record: Path, *args: P.args, **kwargs: P.kwargs) -> R:
