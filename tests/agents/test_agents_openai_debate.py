@@ -51,5 +51,5 @@ def test_moot_run_debates_on_a_server_that_keeps_its_connections_open(llama_serv
     )
     result = json.loads(done.stdout)
     assert "Event loop is closed" not in result["reason"], result["reason"]
-    assert result["turns"] >= 1 and result["completion_tokens"] > 0, result
+    assert result["turns"] >= 1 and result["completion_tokens"] > 0, (result["outcome"], result["reason"], done.stderr)
     assert check_path(tmp_path / result["artifact"]).exit_code == 0
