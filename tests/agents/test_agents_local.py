@@ -44,8 +44,7 @@ def test_schema_constrained_reply_parses_as_the_turn(smollm_path: Path) -> None:
 
 
 def test_the_grammar_holds_where_the_model_would_write_something_else(smollm_path: Path) -> None:
-    # The token the model draws is tested against the grammar after the draw; these values are ones it never
-    # writes on its own, so every reply below needed the grammar to overrule its first choice.
+    # Values the model never writes on its own: every reply below needed the grammar to overrule its first choice.
     schema = {
         "type": "object",
         "properties": {

@@ -151,9 +151,6 @@ def _load(path: Path, n_ctx: int, n_threads: int, seed: int) -> _LoadedModel:
                 raise AgentUnavailable(
                     f"llama.cpp cannot load {path}: check that it is a complete GGUF model file"
                 ) from exc
-            from moot.agents.grammar_sampling import sample_grammar_last
-
-            sample_grammar_last(llama)
             _models[key] = _LoadedModel(llama, threading.Lock())
         return _models[key]
 
