@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
@@ -15,9 +14,8 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from web_helpers import TESTS, place_examples, serving
+from web_helpers import TESTS, place_examples, serving, viewer_process
 
-from forked_moot import MOOT
 from moot.web.app import MAX_STREAMS
 from moot.web.isolated import CHECKED_BYTES
 from moot.web.transcript import LINE_CHARS
@@ -185,22 +183,13 @@ def test_the_viewers_child_process_ends_with_the_viewer_however_it_is_stopped(
     work_root: Path, stop: signal.Signals
 ) -> None:
     record, _ = repeated_duel(work_root, CHECKED_BYTES - 256 * 1024)  # checked in the viewer's child
-    viewer = subprocess.Popen(
-        [*MOOT, "serve", "--root", str(work_root), "--port", "0", "--token", TOKEN],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert viewer.stdout is not None
-        base = viewer.stdout.readline().split("http://", 1)[1].split()[0].split("?")[0]
-        with httpx2.Client(cookies=COOKIES, timeout=300) as client:
-            assert client.get(f"http://{base}r/debates/{record.name}").status_code == 200
+    with (
+        viewer_process(work_root, "--token", TOKEN, stop=stop) as (viewer, url),
+        httpx2.Client(cookies=COOKIES, timeout=300) as client,
+    ):
+        assert client.get(f"{url.split('?')[0]}r/debates/{record.name}").status_code == 200
         children = children_of(viewer.pid)
         assert children, "the viewer checked the record in no child process"
-    finally:
-        viewer.send_signal(stop)
-        viewer.wait(timeout=30)
     deadline = time.monotonic() + 15
     while any(running(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -98,6 +99,16 @@ def serving(root: Path, *extra: str) -> Iterator[str]:
 @contextmanager
 def serving_printed(root: Path, *extra: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """``moot serve --root ROOT --port 0`` as a real process; yields the URL it prints (with its token)."""
+    with viewer_process(root, *extra, env=env) as (_, url):
+        yield url
+
+
+@contextmanager
+def viewer_process(
+    root: Path, *extra: str, env: dict[str, str] | None = None, stop: signal.Signals = signal.SIGTERM
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``moot serve --root ROOT --port 0`` as a real process; yields it and the URL it prints (with its token), and
+    stops it with ``stop`` on leaving the block."""
     proc = subprocess.Popen(
         [*MOOT, "serve", "--root", str(root), "--port", "0", *extra],
         stdout=subprocess.PIPE,
@@ -109,9 +120,9 @@ def serving_printed(root: Path, *extra: str, env: dict[str, str] | None = None) 
         assert proc.stdout is not None
         first = proc.stdout.readline()
         assert "http://" in first, f"moot serve printed {first!r}; stderr: {proc.stderr.read() if proc.stderr else ''}"
-        yield first[first.index("http://") :].split()[0]
+        yield proc, first[first.index("http://") :].split()[0]
     finally:
-        proc.terminate()
+        proc.send_signal(stop)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
