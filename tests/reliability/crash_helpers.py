@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forked_moot import MOOT
 from moot import registry
 from moot.detect import check_path
 from moot.protocols.roundtable.machine import MINUTES_FILE
 
-MOOT = [sys.executable, "-m", "moot"]
 AGENT_SCRIPT = Path(__file__).with_name("protocol_agent.py")
 SCRIPTED_AGENT = f"cmd:{sys.executable} {AGENT_SCRIPT}"
 

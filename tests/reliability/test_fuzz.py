@@ -12,7 +12,6 @@ import contextlib
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from reliability_helpers import LONG, record_result, scale
 from tools_helpers import _PRIVATE_ENV as PRIVATE_ENV
 from tools_helpers import ALICE, BOB, TOPIC, Result, example_turns, write_source
 
+from forked_moot import MOOT
 from moot.agents.base import AgentError
 from moot.agents.script import ScriptAgent, parse_script
 from moot.config import load_settings
@@ -660,8 +660,6 @@ def test_mcp_tools_answer_tool_errors(tmp_path: Path) -> None:
 
 
 # --- a sample through the real console script ----------------------------------------------------
-
-MOOT = [sys.executable, "-m", "moot"]
 
 
 def moot(*args: str | bytes, cwd: Path) -> Result:
