@@ -32,8 +32,9 @@ def test_a_critique_dialogue_runs_on_an_openai_compatible_server(llama_server: s
 def test_moot_run_debates_on_a_server_that_keeps_its_connections_open(llama_server: str, tmp_path: Path) -> None:
     # As a user runs it: `moot run` first checks that the server is there, then debates. The server (uvicorn)
     # keeps the probe's connection alive; the debate's requests must not try to reuse it from another event loop.
-    # At the server's temperature the 135M model now and then gives three invalid turns running (a CI run ended
-    # RUN_HALTED: "proposer gave no valid turn in 3 attempts"); more repairs keep this a test of the connections.
+    # At the server's temperature (0.8) the 135M model can give invalid turns all the way (CI runs ended RUN_HALTED
+    # "proposer gave no valid turn in 3 attempts", and in 7): that is the model's doing. What the connections
+    # decide is that every request came back with an answer, so a halt may only be for the replies' form.
     done = subprocess.run(
         [
             *MOOT_RUN,
@@ -42,8 +43,6 @@ def test_moot_run_debates_on_a_server_that_keeps_its_connections_open(llama_serv
             "Adopt a monorepo",
             "--max-rounds",
             "1",
-            "--repairs",
-            "6",
             "--json",
             "--agents",
             f"openai:smollm2@{llama_server}",
@@ -55,5 +54,7 @@ def test_moot_run_debates_on_a_server_that_keeps_its_connections_open(llama_serv
     )
     result = json.loads(done.stdout)
     assert "Event loop is closed" not in result["reason"], result["reason"]
-    assert result["turns"] >= 1 and result["completion_tokens"] > 0, (result["outcome"], result["reason"], done.stderr)
+    assert result["completion_tokens"] > 0, (result["outcome"], result["reason"], done.stderr)
+    halted = result["run_halted"]
+    assert result["turns"] >= 1 or (halted and halted["cause"] == "repairs_exhausted"), (result, done.stderr)
     assert check_path(tmp_path / result["artifact"]).exit_code == 0
