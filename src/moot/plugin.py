@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         FILE_RULES,
         CheckReport,
         atomic_write_text,
+        create_record,
         folder_lock,
         read_text,
         replay_report,
@@ -66,8 +67,10 @@ if TYPE_CHECKING:
         Summary,
         Violation,
     )
+    from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord
     from moot.engine.driver import Candidate, Driver, PlannedCall, reply_format_violation, taking_turns
     from moot.engine.loop import RunResult
+    from moot.engine.sealed import SealedPhase, SealedPhases
     from moot.metrics import Stated
     from moot.review import Change
     from moot.tools.errors import BadInput, Refused, ToolError, Unavailable, refused_by, tool
@@ -452,6 +455,7 @@ _LAZY = {
     "CheckReport": "moot.core.files",
     "FILE_RULES": "moot.core.files",
     "atomic_write_text": "moot.core.files",
+    "create_record": "moot.core.files",
     "folder_lock": "moot.core.files",
     "read_text": "moot.core.files",
     "replay_report": "moot.core.files",
@@ -464,6 +468,14 @@ _LAZY = {
     "record_chain": "moot.core.chain",
     "split_mark": "moot.core.chain",
     "with_mark": "moot.core.chain",
+    # Markdown turn records
+    "Entry": "moot.core.turn_record",
+    "Inspection": "moot.core.turn_record",
+    "Reading": "moot.core.turn_record",
+    "TurnRecord": "moot.core.turn_record",
+    # sealed phases
+    "SealedPhase": "moot.engine.sealed",
+    "SealedPhases": "moot.engine.sealed",
     # the driver
     "Candidate": "moot.engine.driver",
     "Driver": "moot.engine.driver",
@@ -521,8 +533,10 @@ __all__ = [
     "Decision",
     "DeliberationProtocol",
     "Driver",
+    "Entry",
     "Held",
     "HostFiles",
+    "Inspection",
     "JsonOpt",
     "Outcome",
     "Panel",
@@ -532,6 +546,7 @@ __all__ = [
     "Positions",
     "Protocol",
     "ProtocolViolationError",
+    "Reading",
     "RecordExists",
     "RecordFormat",
     "Ref",
@@ -545,6 +560,8 @@ __all__ = [
     "RuleBook",
     "RunCommand",
     "RunFlags",
+    "SealedPhase",
+    "SealedPhases",
     "Seat",
     "Severity",
     "Sharing",
@@ -553,12 +570,14 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolSet",
+    "TurnRecord",
     "Unavailable",
     "Verdict",
     "View",
     "Violation",
     "Workspace",
     "atomic_write_text",
+    "create_record",
     "execute",
     "folder_lock",
     "inspect_chain",

@@ -158,7 +158,8 @@ def test_resume_continues_a_halted_one_and_its_receipt_verifies_until_an_edit(
     checked = moot("check", RECORD, "--json", cwd=tmp_path, env=estimate_env)
     assert checked.returncode == 1
     (edited,) = json.loads(checked.stdout)["violations"]
-    assert (edited["rule"], edited["line"], edited["turn"]) == ("PRIOR_TURN_MODIFIED", 13, 5)
+    line = next(n for n, row in enumerate(record.read_text().splitlines(), 1) if "(round 2): 24 — bo" in row)
+    assert (edited["rule"], edited["line"], edited["turn"]) == ("PRIOR_TURN_MODIFIED", line, 5)
 
 
 @contextmanager

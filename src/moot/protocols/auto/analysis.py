@@ -70,7 +70,7 @@ def rounds(path: Path) -> list[dict[str, Held]]:
             reviewed[review.reviewer] = Held(texts.get(ranked[0]) if ranked else None, among=among)
         result.append(reviewed)
     if state.synthesis is not None:
-        result.append({checked.protocol.config.chairman: Held(state.synthesis.answer)})
+        result.append({checked.config.chairman: Held(state.synthesis.answer)})
     return result
 
 
@@ -89,7 +89,7 @@ def positions(path: Path) -> list[Positions]:
     checked = _checked(path)
     if checked is None or checked.state is None or checked.protocol is None or not checked.state.answers:
         return []
-    state, chairman = checked.state, checked.protocol.config.chairman
+    state, chairman = checked.state, checked.config.chairman
     by_member = {a.member: a for a in state.answers}
     held = {a.member: _short(a) for a in state.answers}
     firsts = {r.reviewer: _short(by_member.get(next(iter(r.ranked_members()), ""))) for r in state.reviews if r.valid}
@@ -106,14 +106,14 @@ def decision(path: Path) -> Decision | None:
     state = checked.state
     ended = checked.protocol.outcome(state)
     name = ended.name if ended is not None else None
-    turns = {id(entry.turn): number for number, entry in enumerate(checked.record.turns, start=1)}
+    turns = {id(entry.turn): number for number, entry in enumerate(checked.reading.turns, start=1)}
     vote = state.vote
     if vote is not None and vote.decision == VOTED:
         return _voted(state, vote, name, turns)
     synthesis = state.synthesis
     if synthesis is None:
         return Decision(outcome=name)
-    turn = next((n for n, e in enumerate(checked.record.turns, start=1) if isinstance(e.turn, Synthesis)), None)
+    turn = next((n for n, e in enumerate(checked.reading.turns, start=1) if isinstance(e.turn, Synthesis)), None)
     return Decision(
         outcome=name,
         decided=Point(synthesis.answer, turn, synthesis.chairman),
@@ -137,7 +137,7 @@ def _voted(state: AutoState, vote: Vote, name: str | None, turns: dict[int, int]
 def panel(path: Path) -> list[str] | None:
     """The members in their listed order (the first chairs when there is no separate chairman)."""
     checked = _checked(path)
-    return None if checked is None or checked.protocol is None else list(checked.protocol.config.names)
+    return None if checked is None or checked.protocol is None else list(checked.config.names)
 
 
 ANALYSIS = Analysis(positions=positions, answer=answer, rounds=rounds, pose=pose, decision=decision, panel=panel)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
-from moot.core.files import CheckReport, FileStamp, RecordChangedError, create_record, read_text, slugify, unreadable
-from moot.core.machine import Outcome, ProtocolViolationError, Violation, sealed_digest
+from moot.core.chain import ChainMark
+from moot.core.files import create_record, slugify
+from moot.core.machine import DeliberationProtocol
+from moot.core.turn_record import Inspection
 from moot.plugin import RecordFormat
 from moot.protocols.auto import PLUGIN as AUTO
 from moot.protocols.auto.machine import (
@@ -31,8 +31,7 @@ from moot.protocols.auto.machine import (
     Vote,
 )
 from moot.protocols.council import record as council
-from moot.protocols.council.machine import FAILED, CouncilConfig
-from moot.protocols.council.machine import RULES as COUNCIL_RULES
+from moot.protocols.council.machine import CouncilConfig
 
 AUTO_DIR = AUTO.folder
 TITLE = str(AUTO.title)
@@ -78,22 +77,8 @@ def render_turn(turn: AutoTurn) -> str:
 # --- parsing -----------------------------------------------------------------------------------
 
 
-@dataclass
-class Entry:
-    turn: AutoTurn
-    line: int  # 1-based line of its heading
-    text: str  # the section's exact text, which the digest chain covers
-    sealed_text: str | None = None
-    confidence_line: int | None = None
-
-
-@dataclass
-class AutoRecord:
-    config: AutoConfig | None
-    turns: list[Entry] = field(default_factory=list)
-    outcome: tuple[str, str, int] | None = None
-    violations: list[Violation] = field(default_factory=list)
-    marks: list[ChainMark] = field(default_factory=list)
+Entry = council.Stage[AutoTurn]
+AutoRecord = council.StageReading[AutoConfig, AutoTurn]
 
 
 def _fields(body: Sequence[str]) -> dict[str, str]:
@@ -188,76 +173,39 @@ def _parse_vote(record: AutoRecord, body: list[str], line: int, file: str | None
 # --- checking ----------------------------------------------------------------------------------
 
 
-@dataclass
-class Checked:
-    record: AutoRecord
-    protocol: AutoProtocol | None
-    state: AutoState | None
-    violations: list[Violation]
-    chain: ChainCheck = field(default_factory=ChainCheck)
+class AutoTurns(council.StageTurns[AutoConfig, AutoTurn, AutoState]):
+    """The Auto record: the council's stages, and the vote between stage 1 and stage 2."""
+
+    protocol_name = NAME
+    format_rule = RULES.violation(
+        "AUTO_FORMAT", "the stage would not read back as written; remove control characters from its text."
+    )
+    rules = RULES
+    outcome_rule = "AUTO_OUTCOME"
+    ended = "the run"
+    decided_by = "the vote and the stages"
+
+    def read(self, text: str, file: str) -> AutoRecord:
+        return parse(text, file)
+
+    def protocol(self, config: AutoConfig) -> AutoProtocol:
+        return AutoProtocol(config)
+
+    def render_turn(self, turn: AutoTurn) -> str:
+        return render_turn(turn)
+
+    def failed(self, protocol: DeliberationProtocol[AutoTurn, AutoState], state: AutoState, reason: str) -> AutoState:
+        assert isinstance(protocol, AutoProtocol)
+        return protocol.failed(state, reason)
+
+
+RECORD = AutoTurns()
+Checked = Inspection[AutoConfig, AutoTurn, AutoState, Entry]
 
 
 def check_text(text: str, path: Path) -> Checked:
-    file = str(path)
-    record = parse(text, file)
-    if record.config is None:
-        return Checked(record, None, None, record.violations)
-    protocol = AutoProtocol(record.config)
-    replay = protocol.replay([entry.turn for entry in record.turns])
-    found = list(record.violations)
-    for violation in replay.violations:
-        entry = record.turns[violation.turn - 1] if violation.turn else None
-        line = council.violation_line(entry.line, entry.confidence_line, violation) if entry else None
-        found.append(violation.at(file=file, line=line))
-    for number, entry in enumerate(record.turns, start=1):
-        digest = getattr(entry.turn, "digest", None)
-        if entry.sealed_text is not None and digest != sealed_digest(entry.sealed_text):
-            found.append(
-                COUNCIL_RULES.violation(
-                    "COUNCIL_SEALED", "the text differs from the digest committed when it was sealed.", turn=number
-                ).at(file=file, line=entry.line)
-            )
-    problem, state = _outcome(protocol, replay.state, record)
-    if problem is not None:
-        found.append(problem.at(file=file))
-    chain = inspect_chain(path, [e.text for e in record.turns], [e.line for e in record.turns], record.marks)
-    found.extend(chain.violations)
-    return Checked(record, protocol, state, found, chain)
-
-
-def _outcome(protocol: AutoProtocol, state: AutoState, record: AutoRecord) -> tuple[Violation | None, AutoState]:
-    computed = protocol.outcome(state)
-    if record.outcome is None:
-        if computed is None:
-            return None, state
-        line = record.turns[-1].line if record.turns else 1
-        message = f"the run ended in {computed.name} but has no outcome section."
-        return RULES.violation("AUTO_OUTCOME", message).at(line=line), state
-    result, reason, line = record.outcome
-    if computed is None and result == FAILED:
-        return None, protocol.failed(state, reason)
-    if computed is None or result != computed.name:
-        expected = "still open (or FAILED)" if computed is None else computed.name
-        message = f"the outcome says {result}, but the vote and the stages say {expected}."
-        return RULES.violation("AUTO_OUTCOME", message).at(line=line), state
-    return None, state
-
-
-def check(path: Path) -> CheckReport:
-    """Replay an auto record: format, the AUTO_ and COUNCIL_ rules, its outcome and digest chain. Never raises."""
-    text, problems = read_text(path)
-    if text is None:
-        return unreadable(path, problems, protocol=NAME)
-    checked = check_text(text, path)
-    if checked.protocol is None or checked.state is None:
-        return unreadable(path, checked.violations, protocol=NAME)
-    return CheckReport(
-        path=str(path),
-        protocol=NAME,
-        violations=checked.violations,
-        summary=checked.protocol.summary(checked.state),
-        repairable=checked.chain.repairs_all(checked.violations),
-    )
+    """The record read, replayed and held against its chain."""
+    return RECORD.inspect(text, path)
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -273,27 +221,10 @@ def create(path: Path, config: AutoConfig) -> None:
 
 
 def load(path: Path) -> tuple[AutoProtocol, AutoState, str]:
-    """The protocol, replayed state and text of a record that can take a turn; raises on any error. A chain a
-    crash left short is completed first."""
-    text, problems = read_text(path)
-    if text is None:
-        raise ProtocolViolationError(problems)
-    checked = check_text(text, path)
-    errors = checked.chain.blocking_in(checked.violations)
-    if checked.protocol is None or checked.state is None or errors:
-        raise ProtocolViolationError(errors)
-    if checked.chain.repairable:
-        repair_chain(path, [entry.text for entry in checked.record.turns], checked.record.marks)
-    return checked.protocol, checked.state, text
-
-
-def repair(path: Path) -> bool:
-    """Complete the chain of a record a crash left one append short; True when it wrote."""
-    text, _ = read_text(path)
-    record = parse(text, str(path)) if text is not None else None
-    if record is None or record.config is None or any(v.is_error for v in record.violations):
-        return False
-    return repair_chain(path, [entry.text for entry in record.turns], record.marks)
+    """The protocol, replayed state and text of a record that can take a turn (:meth:`TurnRecord.load`)."""
+    protocol, state, text = RECORD.load(path)
+    assert isinstance(protocol, AutoProtocol)
+    return protocol, state, text
 
 
 def append_turns(path: Path, turns: Sequence[AutoTurn], failure: str | None = None) -> AutoState:
@@ -302,37 +233,9 @@ def append_turns(path: Path, turns: Sequence[AutoTurn], failure: str | None = No
     Stage 1 and the vote are revealed this way together. ``failure`` ends an open run as FAILED with that
     reason. Raises :class:`ProtocolViolationError` on any broken rule.
     """
-    try:
-        return _append_turns(path, turns, failure)
-    except RecordChangedError:  # written by someone else between the read and the append: check it again
-        return _append_turns(path, turns, failure)
+    return RECORD.append(path, turns, failure)
 
 
-def _append_turns(path: Path, turns: Sequence[AutoTurn], failure: str | None) -> AutoState:
-    stamp = FileStamp.of(path)  # before the read: a write in between shows as a changed stamp
-    protocol, state, text = load(path)
-    for turn in turns:
-        state, _ = protocol.step(state, turn)
-    if failure is not None and protocol.outcome(state) is None:
-        state = protocol.failed(state, failure)
-    outcome: Outcome | None = protocol.outcome(state)
-    ending = [council.render_outcome(outcome.name, outcome.reason)] if outcome is not None else []
-    gap = "\n" * max(0, 2 - (len(text) - len(text.rstrip("\n"))))
-    staged = parse(text + gap + "\n".join([*(render_turn(turn) for turn in turns), *ending]), str(path))
-    mark = [f"{ChainMark.of([entry.text for entry in staged.turns]).line()}\n"] if turns else []
-    added = gap + "\n".join([*(render_turn(turn) for turn in turns), *mark, *ending])
-    written = parse(text + added, str(path))
-    if (
-        [entry.turn for entry in written.turns[-len(turns) :] if turns] != list(turns)
-        or written.violations
-        or [entry.text for entry in written.turns] != [entry.text for entry in staged.turns]
-    ):
-        message = "the stage would not read back as written; remove control characters from its text."
-        raise ProtocolViolationError([RULES.violation("AUTO_FORMAT", message)])
-    before = len(written.turns) - len(turns)
-    appender = RecordAppender(path, stamp, [entry.text for entry in written.turns[:before]])
-    appender.append(added.encode("utf-8"), [entry.text for entry in written.turns[before:]])
-    return state
-
-
+check = RECORD.check
+repair = RECORD.repair
 FORMAT = RecordFormat(check=check, turn_heading="## ")

@@ -49,7 +49,7 @@ def _state(path: Path) -> tuple[str, CouncilState] | None:
     checked = _checked(path)
     if checked is None or checked.protocol is None or checked.state is None:
         return None
-    return checked.protocol.config.chairman, checked.state
+    return checked.config.chairman, checked.state
 
 
 def answer(path: Path) -> str | None:
@@ -124,13 +124,13 @@ def decision(path: Path) -> Decision | None:
         return None
     ended = checked.protocol.outcome(checked.state)
     synthesis = checked.state.synthesis
-    turn = next((n for n, s in enumerate(checked.record.turns, start=1) if isinstance(s.turn, Synthesis)), None)
+    turn = next((n for n, s in enumerate(checked.reading.turns, start=1) if isinstance(s.turn, Synthesis)), None)
     if synthesis is None:
         return Decision(outcome=ended.name if ended is not None else None)
     return Decision(
         outcome=ended.name if ended is not None else None,
         decided=Point(synthesis.answer, turn, synthesis.chairman),
-        open=tuple(Point(text, turn) for text in limits(checked.protocol.config, checked.state)),
+        open=tuple(Point(text, turn) for text in limits(checked.config, checked.state)),
         dissent=tuple(
             Point(f"{d.position} (not adopted: {d.why_not_adopted})", turn, d.member) for d in synthesis.dissent
         ),
@@ -140,7 +140,7 @@ def decision(path: Path) -> Decision | None:
 def panel(path: Path) -> list[str] | None:
     """The council's members in their listed order (the first chairs when there is no separate chairman)."""
     checked = _checked(path)
-    return None if checked is None or checked.protocol is None else list(checked.protocol.config.names)
+    return None if checked is None or checked.protocol is None else list(checked.config.names)
 
 
 def specs(path: Path) -> dict[str, str] | None:
@@ -148,7 +148,7 @@ def specs(path: Path) -> dict[str, str] | None:
     checked = _checked(path)
     if checked is None or checked.protocol is None:
         return None
-    config = checked.protocol.config
+    config = checked.config
     named = {member.name: member.model for member in config.members}
     return {**named, CHAIRMAN: config.chairman_model} if config.chairman_model is not None else named
 

@@ -14,22 +14,25 @@ comment line outside every section's text. See docs/formats.md for a complete ex
 from __future__ import annotations
 
 import re
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
+from moot.core.chain import ChainMark
 from moot.core.confidence import confidence_text, read_confidence
-from moot.core.files import (
-    CheckReport,
-    FileStamp,
-    RecordChangedError,
-    create_record,
-    read_text,
-    slugify,
-    unreadable,
+from moot.core.files import create_record, slugify
+from moot.core.machine import (
+    TURNS_PAST_THE_END,
+    DeliberationProtocol,
+    Outcome,
+    RuleBook,
+    StateT,
+    TurnT,
+    Violation,
+    sealed_digest,
 )
-from moot.core.machine import TURNS_PAST_THE_END, ProtocolViolationError, Violation, sealed_digest
+from moot.core.turn_record import ConfigT, Entry, Inspection, Reading, TurnRecord
 from moot.plugin import RecordFormat
 from moot.protocols.council import PLUGIN as COUNCIL
 from moot.protocols.council.machine import (
@@ -196,23 +199,29 @@ def render_outcome(name: str, reason: str) -> str:
 
 
 @dataclass
-class TurnSource:
-    turn: CouncilTurn
-    line: int  # 1-based line of its heading
-    text: str  # the section's exact text, which the digest chain covers
+class Stage(Entry[TurnT]):
+    """A stage entry (its line is its heading's); the Auto record's entries are these too."""
+
     sealed_text: str | None = None  # what the section's Sealed digest must cover
     confidence_line: int | None = None  # the line of its '- **Confidence:**' field, where COUNCIL_CONFIDENCE points
 
 
+TurnSource = Stage[CouncilTurn]
+
+
 @dataclass
-class CouncilRecord:
-    config: CouncilConfig | None
-    turns: list[TurnSource] = field(default_factory=list)
+class StageReading(Reading[ConfigT, Stage[TurnT]]):
+    """A record of stages read; ``marks`` are the chain heads moot wrote after stages."""
+
     outcome: tuple[str, str, int] | None = None  # (result, reason, line)
-    violations: list[Violation] = field(default_factory=list)
-    marks: list[ChainMark] = field(default_factory=list)  # the chain heads moot wrote after stages
     # Sections past the most a council can hold and TURNS_PAST_THE_END more: (line, text), kept for the chain only.
     unread: list[tuple[int, str]] = field(default_factory=list)
+
+    def chained(self) -> list[tuple[str, int]]:
+        return [*super().chained(), *((text, line) for line, text in self.unread)]
+
+
+CouncilRecord = StageReading[CouncilConfig, CouncilTurn]
 
 
 def _problem(record: CouncilRecord, rule: str, message: str, line: int, file: str | None) -> None:
@@ -488,52 +497,111 @@ def _parse_synthesis(who, at, body, line, text, bad) -> TurnSource | None:  # ty
 # --- checking ----------------------------------------------------------------------------------
 
 
-@dataclass
-class Checked:
-    record: CouncilRecord
-    protocol: CouncilProtocol | None
-    state: CouncilState | None
-    violations: list[Violation]
-    chain: ChainCheck = field(default_factory=ChainCheck)
+class StageTurns(TurnRecord[ConfigT, TurnT, StateT, Stage[TurnT]]):
+    """A record of stages (the council's, and the Auto record that holds one) as a
+    :class:`~moot.core.turn_record.TurnRecord`: each stage entry is a turn, a sealed stage is appended whole."""
+
+    rules: RuleBook
+    outcome_rule: str
+    ended: str  # "… ended in SYNTHESIZED but has no outcome section"
+    decided_by: str  # "the outcome says X, but … say Y"
+
+    @abstractmethod
+    def failed(self, protocol: DeliberationProtocol[TurnT, StateT], state: StateT, reason: str) -> StateT: ...
+
+    def render_outcome(self, outcome: Outcome) -> str:
+        return render_outcome(outcome.name, outcome.reason)
+
+    def line_of(self, entry: Stage[TurnT], violation: Violation) -> int:
+        """The confidence's own line for COUNCIL_CONFIDENCE (where the turn states one), else the turn's heading."""
+        if violation.rule == "COUNCIL_CONFIDENCE" and entry.confidence_line is not None:
+            return entry.confidence_line
+        return entry.line
+
+    def settle(
+        self,
+        reading: Reading[ConfigT, Stage[TurnT]],
+        protocol: DeliberationProtocol[TurnT, StateT],
+        state: StateT,
+        file: str,
+    ) -> tuple[list[Violation], StateT]:
+        """Each sealed text against its digest, the outcome section against the stages, and sections past the end."""
+        assert isinstance(reading, StageReading)
+        found: list[Violation] = []
+        for number, source in enumerate(reading.turns, start=1):
+            digest = getattr(source.turn, "digest", None)
+            if source.sealed_text is not None and digest != sealed_digest(source.sealed_text):
+                found.append(
+                    RULES.violation(
+                        "COUNCIL_SEALED", "the text differs from the digest committed when it was sealed.", turn=number
+                    ).at(file=file, line=source.line)
+                )
+        outcome_problem, state = self._outcome(protocol, state, reading)
+        if outcome_problem is not None:
+            found.append(outcome_problem.at(file=file))
+        if reading.unread:
+            assert isinstance(reading.config, CouncilConfig)
+            message = (
+                f"{len(reading.unread):,} more sections, from this line on, also come after the last one a council "
+                f"of {len(reading.config.members)} members can hold; remove them."
+            )
+            found.append(RULES.violation("COUNCIL_STAGE_ORDER", message).at(file=file, line=reading.unread[0][0]))
+        return found, state
+
+    def _outcome(
+        self, protocol: DeliberationProtocol[TurnT, StateT], state: StateT, reading: StageReading[ConfigT, TurnT]
+    ) -> tuple[Violation | None, StateT]:
+        computed = protocol.outcome(state)
+        written = reading.outcome
+        if written is None:
+            if computed is None:
+                return None, state
+            line = reading.turns[-1].line if reading.turns else 1
+            message = f"{self.ended} ended in {computed.name} but has no outcome section."
+            return self.rules.violation(self.outcome_rule, message).at(line=line), state
+        result, reason, line = written
+        if computed is None and result == FAILED:
+            return None, self.failed(protocol, state, reason)
+        if computed is None or result != computed.name:
+            expected = "still open (or FAILED)" if computed is None else computed.name
+            message = f"the outcome says {result}, but {self.decided_by} say {expected}."
+            return self.rules.violation(self.outcome_rule, message).at(line=line), state
+        return None, state
+
+
+class CouncilTurns(StageTurns[CouncilConfig, CouncilTurn, CouncilState]):
+    protocol_name = NAME
+    format_rule = RULES.violation(
+        "COUNCIL_FORMAT", "the stage would not read back as written; remove control characters from its text."
+    )
+    rules = RULES
+    outcome_rule = "COUNCIL_OUTCOME"
+    ended = "the council"
+    decided_by = "the stages"
+
+    def read(self, text: str, file: str) -> CouncilRecord:
+        return parse(text, file)
+
+    def protocol(self, config: CouncilConfig) -> CouncilProtocol:
+        return CouncilProtocol(config)
+
+    def render_turn(self, turn: CouncilTurn) -> str:
+        return render_turn(turn)
+
+    def failed(
+        self, protocol: DeliberationProtocol[CouncilTurn, CouncilState], state: CouncilState, reason: str
+    ) -> CouncilState:
+        assert isinstance(protocol, CouncilProtocol)
+        return protocol.failed(state, reason)
+
+
+RECORD = CouncilTurns()
+Checked = Inspection[CouncilConfig, CouncilTurn, CouncilState, TurnSource]
 
 
 def check_text(text: str, path: Path) -> Checked:
-    file = str(path)
-    record = parse(text, file)
-    if record.config is None:
-        return Checked(record, None, None, record.violations)
-    protocol = CouncilProtocol(record.config)
-    replay = protocol.replay([source.turn for source in record.turns])
-    found = list(record.violations)
-    for violation in replay.violations:
-        source = record.turns[violation.turn - 1] if violation.turn else None
-        found.append(
-            violation.at(
-                file=file, line=violation_line(source.line, source.confidence_line, violation) if source else None
-            )
-        )
-    for number, source in enumerate(record.turns, start=1):
-        digest = getattr(source.turn, "digest", None)
-        if source.sealed_text is not None and digest != sealed_digest(source.sealed_text):
-            found.append(
-                RULES.violation(
-                    "COUNCIL_SEALED", "the text differs from the digest committed when it was sealed.", turn=number
-                ).at(file=file, line=source.line)
-            )
-    state = replay.state
-    outcome_problem, state = _outcome(protocol, state, record)
-    if outcome_problem is not None:
-        found.append(outcome_problem.at(file=file))
-    if record.unread:
-        message = (
-            f"{len(record.unread):,} more sections, from this line on, also come after the last one a council of "
-            f"{len(record.config.members)} members can hold; remove them."
-        )
-        found.append(RULES.violation("COUNCIL_STAGE_ORDER", message).at(file=file, line=record.unread[0][0]))
-    texts = [(s.text, s.line) for s in record.turns] + [(text, line) for line, text in record.unread]
-    chain = inspect_chain(path, [text for text, _ in texts], [line for _, line in texts], record.marks)
-    found.extend(chain.violations)
-    return Checked(record, protocol, state, found, chain)
+    """The record read, replayed and held against its chain."""
+    return RECORD.inspect(text, path)
 
 
 def violation_line(heading: int, confidence_line: int | None, violation: Violation) -> int:
@@ -542,45 +610,6 @@ def violation_line(heading: int, confidence_line: int | None, violation: Violati
     if violation.rule == "COUNCIL_CONFIDENCE" and confidence_line is not None:
         return confidence_line
     return heading
-
-
-def _outcome(
-    protocol: CouncilProtocol, state: CouncilState, record: CouncilRecord
-) -> tuple[Violation | None, CouncilState]:
-    computed = protocol.outcome(state)
-    if record.outcome is None:
-        if computed is None:
-            return None, state
-        line = record.turns[-1].line if record.turns else 1
-        return RULES.violation(
-            "COUNCIL_OUTCOME", f"the council ended in {computed.name} but has no outcome section."
-        ).at(line=line), state
-    result, reason, line = record.outcome
-    if computed is None and result == FAILED:
-        return None, protocol.failed(state, reason)
-    if computed is None or result != computed.name:
-        expected = "still open (or FAILED)" if computed is None else computed.name
-        return RULES.violation("COUNCIL_OUTCOME", f"the outcome says {result}, but the stages say {expected}.").at(
-            line=line
-        ), state
-    return None, state
-
-
-def check(path: Path) -> CheckReport:
-    """Replay a council record: format, the COUNCIL_ rules, its outcome and digest chain. Never raises."""
-    text, problems = read_text(path)
-    if text is None:
-        return unreadable(path, problems, protocol=NAME)
-    checked = check_text(text, path)
-    if checked.protocol is None or checked.state is None:
-        return unreadable(path, checked.violations, protocol=NAME)
-    return CheckReport(
-        path=str(path),
-        protocol=NAME,
-        violations=checked.violations,
-        summary=checked.protocol.summary(checked.state),
-        repairable=checked.chain.repairs_all(checked.violations),
-    )
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -596,28 +625,10 @@ def create(path: Path, config: CouncilConfig) -> None:
 
 
 def load(path: Path) -> tuple[CouncilProtocol, CouncilState, str]:
-    """The protocol, replayed state and text of a record that can take a stage; raises on any error. A chain
-    a crash left short is completed first."""
-    text, problems = read_text(path)
-    if text is None:
-        raise ProtocolViolationError(problems)
-    checked = check_text(text, path)
-    errors = checked.chain.blocking_in(checked.violations)
-    if checked.protocol is None or checked.state is None or errors:
-        raise ProtocolViolationError(errors)
-    if checked.chain.repairable:
-        repair_chain(path, [source.text for source in checked.record.turns], checked.record.marks)
-    return checked.protocol, checked.state, text
-
-
-def repair(path: Path) -> bool:
-    """Complete the chain of a council a crash left one append short (what ``moot resume`` does on opening it);
-    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
-    text, _ = read_text(path)
-    record = parse(text, str(path)) if text is not None else None
-    if record is None or record.config is None or any(v.is_error for v in record.violations):
-        return False
-    return repair_chain(path, [source.text for source in record.turns], record.marks)
+    """The protocol, replayed state and text of a record that can take a stage (:meth:`TurnRecord.load`)."""
+    protocol, state, text = RECORD.load(path)
+    assert isinstance(protocol, CouncilProtocol)
+    return protocol, state, text
 
 
 def append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None = None) -> CouncilState:
@@ -626,39 +637,7 @@ def append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None =
     A sealed stage is revealed this way: all its entries appear together or none do. ``failure`` ends an
     open council as FAILED with that reason. Raises :class:`ProtocolViolationError` on any broken rule.
     """
-    try:
-        return _append_turns(path, turns, failure)
-    except RecordChangedError:  # written by someone else between the read and the append: check it again
-        return _append_turns(path, turns, failure)
-
-
-def _append_turns(path: Path, turns: Sequence[CouncilTurn], failure: str | None) -> CouncilState:
-    stamp = FileStamp.of(path)  # before the read: a write in between shows as a changed stamp
-    protocol, state, text = load(path)
-    for turn in turns:
-        state, _ = protocol.step(state, turn)
-    if failure is not None and protocol.outcome(state) is None:
-        state = protocol.failed(state, failure)
-    outcome = protocol.outcome(state)
-    ending = [render_outcome(outcome.name, outcome.reason)] if outcome is not None else []
-    # One blank line before the new entries, after whatever line breaks end the record.
-    gap = "\n" * max(0, 2 - (len(text) - len(text.rstrip("\n"))))
-    staged = parse(text + gap + "\n".join([*(render_turn(turn) for turn in turns), *ending]), str(path))
-    mark = [f"{ChainMark.of([source.text for source in staged.turns]).line()}\n"] if turns else []
-    added = gap + "\n".join([*(render_turn(turn) for turn in turns), *mark, *ending])
-    written = parse(text + added, str(path))
-    if (
-        [source.turn for source in written.turns[-len(turns) :] if turns] != list(turns)
-        or written.violations
-        or [source.text for source in written.turns] != [source.text for source in staged.turns]
-    ):
-        message = "the stage would not read back as written; remove control characters from its text."
-        raise ProtocolViolationError([RULES.violation("COUNCIL_FORMAT", message)])
-    # The whole record was checked above (a council holds a few stages); the write is one append + fsync.
-    before = len(written.turns) - len(turns)
-    appender = RecordAppender(path, stamp, [source.text for source in written.turns[:before]])
-    appender.append(added.encode("utf-8"), [source.text for source in written.turns[before:]])
-    return state
+    return RECORD.append(path, turns, failure)
 
 
 def agreement_text(value: float | None) -> str:
@@ -666,4 +645,6 @@ def agreement_text(value: float | None) -> str:
     return NOT_MEASURABLE if rounded is None else f"{rounded:.3f}"
 
 
+check = RECORD.check
+repair = RECORD.repair
 FORMAT = RecordFormat(check=check, turn_heading="## Stage ")

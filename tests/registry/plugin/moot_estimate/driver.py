@@ -51,7 +51,7 @@ class EstimateDriver(Driver):
         self.record_path = path
         text, _ = read_text(path)
         parsed = record.parse(text or "")
-        if parsed.config is None or parsed.problems:
+        if parsed.config is None or parsed.violations:
             raise UserError(f"{path} is not a clean estimate record; run `moot check` on it.")
         self.config, self.machine = parsed.config, EstimateProtocol(parsed.config)
         self.failure: Outcome | None = None
@@ -63,8 +63,7 @@ class EstimateDriver(Driver):
         if path.exists():
             raise RecordExists(path, f"{path} already exists; resume it with `moot resume {path}`.")
         config = Config(question=options.question, estimators=options.estimators, rounds=options.rounds)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        record.write(path, config, ())
+        record.create(path, config)
         return cls(path)
 
     def roles(self) -> list[str]:
@@ -101,9 +100,7 @@ class EstimateDriver(Driver):
         return Candidate(turn, self.machine.validate(self.state, turn))
 
     def commit(self, turn: Any) -> None:
-        state = self.machine.step(self.state, turn)[0]
-        record.write(self.record_path, self.config, state.estimates)
-        self.state = state
+        self.state = record.RECORD.append(self.record_path, [turn])
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
         self.failure = Outcome(name="NO_ESTIMATE", reason=reason)

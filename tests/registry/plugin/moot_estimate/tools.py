@@ -51,7 +51,7 @@ def _open(ws: Workspace, record: str) -> tuple[Path, estimates.Parsed, EstimateP
     path = ws.inside(FOLDER, record)
     text, _ = read_text(path)
     parsed = estimates.parse(text) if text is not None else None
-    if parsed is None or parsed.config is None or parsed.problems:
+    if parsed is None or parsed.config is None or parsed.violations:
         raise BadInput(f"{record} is not a clean estimate record; run `moot check` on it.", rule="TOOLS_BAD_INPUT")
     return path, parsed, EstimateProtocol(parsed.config)
 
@@ -97,8 +97,7 @@ def submit(
         violations = machine.validate(state, turn)
         if any(v.is_error for v in violations):
             raise refused_by(violations)
-        state = machine.apply(state, turn)
-        estimates.write(path, parsed.config, state.estimates)
+        state = estimates.RECORD.append(path, [turn])
     ended = machine.outcome(state)
     return Submitted(
         record=record,

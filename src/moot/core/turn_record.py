@@ -1,0 +1,209 @@
+"""Markdown turn records: a header, then turns, each turn's text digested into the record's chain.
+
+A protocol whose record is kept this way subclasses :class:`TurnRecord` and writes only what is its own: how
+the record reads (:meth:`TurnRecord.read`, with line numbers), how a turn renders, which protocol replays the
+turns and what else its rules say of a record. The base gives it the rest, the same way for every protocol:
+
+- ``check``: format, rules and the digest chain, every violation at its file and line;
+- ``load``: the replayed state of a record that can take turns, its chain completed if a crash left it short;
+- ``repair``: that completion alone (what ``moot resume`` does on opening a record);
+- ``append``: validate turns against the record on disk, then write them (and the outcome, when they reach
+  one) in one append + fsync with the chain's mark after them. A write that would not read back as the
+  turns given is refused, and a record someone else wrote in between is read and checked again first.
+  Several turns appended together appear together or not at all: how a sealed phase is revealed.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
+from moot.core.files import CheckReport, FileStamp, RecordChangedError, read_text, unreadable
+from moot.core.machine import DeliberationProtocol, Outcome, ProtocolViolationError, StateT, TurnT, Violation
+
+ConfigT = TypeVar("ConfigT")
+
+
+@dataclass
+class Entry(Generic[TurnT]):
+    """One turn as the record holds it."""
+
+    turn: TurnT
+    line: int  # 1-based line where the turn starts
+    text: str  # the turn's exact text, which the digest chain covers
+
+
+EntryT = TypeVar("EntryT", bound=Entry[Any])  # a format's entries may say more of a turn (where its parts are)
+
+
+@dataclass
+class Reading(Generic[ConfigT, EntryT]):
+    """What :meth:`TurnRecord.read` found. Reading never raises: problems are located ``violations``."""
+
+    config: ConfigT | None  # None: the header could not be read, so nothing is replayed
+    turns: list[EntryT] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    marks: list[ChainMark] = field(default_factory=list)  # the chain marks found after appends
+
+    def chained(self) -> list[tuple[str, int]]:
+        """(text, line) of everything the chain covers: the turns read; a format that keeps turns it cannot read
+        (past the end of a protocol, say) adds them so that the chain still finds them edited or removed."""
+        return [(entry.text, entry.line) for entry in self.turns]
+
+
+@dataclass
+class Inspection(Generic[ConfigT, TurnT, StateT, EntryT]):
+    """A record read, replayed and held against its chain; ``protocol`` and ``state`` are None when unreadable."""
+
+    reading: Reading[ConfigT, EntryT]
+    protocol: DeliberationProtocol[TurnT, StateT] | None
+    state: StateT | None
+    violations: list[Violation]
+    chain: ChainCheck = field(default_factory=ChainCheck)
+
+    @property
+    def config(self) -> ConfigT:
+        """The header's configuration, for an inspection that replayed (``protocol`` is not None)."""
+        assert self.reading.config is not None
+        return self.reading.config
+
+
+class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
+    """The record of one protocol; see the module docstring for what it gives. ``EntryT`` is ``Entry[TurnT]`` or a
+    subclass of it."""
+
+    protocol_name: str  # as reports name it
+    format_rule: Violation  # what a refused write says: the turn's text would not read back as written
+
+    @abstractmethod
+    def read(self, text: str, file: str) -> Reading[ConfigT, EntryT]:
+        """The record's header and turns. Never raises."""
+
+    @abstractmethod
+    def protocol(self, config: ConfigT) -> DeliberationProtocol[TurnT, StateT]:
+        """The rules the turns are replayed against."""
+
+    @abstractmethod
+    def render_turn(self, turn: TurnT) -> str:
+        """A turn's text as :meth:`read` must read it back."""
+
+    def render_outcome(self, outcome: Outcome) -> str:
+        """The section that closes a record when its turns reach an outcome; none unless overridden."""
+        return ""
+
+    def line_of(self, entry: EntryT, violation: Violation) -> int:
+        """Where a rule's violation of ``entry`` points: its first line unless the format knows better."""
+        return entry.line
+
+    def settle(
+        self, reading: Reading[ConfigT, EntryT], protocol: DeliberationProtocol[TurnT, StateT], state: StateT, file: str
+    ) -> tuple[list[Violation], StateT]:
+        """What else the rules say of a replayed record (its outcome section, say), and the state it leaves."""
+        return [], state
+
+    def failed(self, protocol: DeliberationProtocol[TurnT, StateT], state: StateT, reason: str) -> StateT:
+        """The state after a run that could not go on, for a record that keeps such failures."""
+        raise NotImplementedError(f"a {self.protocol_name} record keeps no failure")
+
+    # --- given ---------------------------------------------------------------------------------
+
+    def inspect(self, text: str, path: Path) -> Inspection[ConfigT, TurnT, StateT, EntryT]:
+        file = str(path)
+        reading = self.read(text, file)
+        if reading.config is None:
+            return Inspection(reading, None, None, list(reading.violations))
+        protocol = self.protocol(reading.config)
+        replay = protocol.replay([entry.turn for entry in reading.turns])
+        found = list(reading.violations)
+        for violation in replay.violations:
+            entry = reading.turns[violation.turn - 1] if violation.turn else None
+            found.append(violation.at(file=file, line=self.line_of(entry, violation) if entry else None))
+        more, state = self.settle(reading, protocol, replay.state, file)
+        found += more
+        chained = reading.chained()
+        chain = inspect_chain(path, [text for text, _ in chained], [line for _, line in chained], reading.marks)
+        return Inspection(reading, protocol, state, [*found, *chain.violations], chain)
+
+    def check(self, path: Path) -> CheckReport:
+        """Replay the record: format, rules, outcome and digest chain. Never raises."""
+        text, problems = read_text(path)
+        if text is None:
+            return unreadable(path, problems, protocol=self.protocol_name)
+        inspection = self.inspect(text, path)
+        if inspection.protocol is None or inspection.state is None:
+            return unreadable(path, inspection.violations, protocol=self.protocol_name)
+        return CheckReport(
+            path=str(path),
+            protocol=self.protocol_name,
+            violations=inspection.violations,
+            summary=inspection.protocol.summary(inspection.state),
+            repairable=inspection.chain.repairs_all(inspection.violations),
+        )
+
+    def load(self, path: Path) -> tuple[DeliberationProtocol[TurnT, StateT], StateT, str]:
+        """The protocol, replayed state and text of a record that can take turns; raises
+        :class:`ProtocolViolationError` on any error. A chain a crash left short is completed first."""
+        text, problems = read_text(path)
+        if text is None:
+            raise ProtocolViolationError(problems)
+        inspection = self.inspect(text, path)
+        errors = inspection.chain.blocking_in(inspection.violations)
+        if inspection.protocol is None or inspection.state is None or errors:
+            raise ProtocolViolationError(errors)
+        if inspection.chain.repairable:
+            repair_chain(path, [entry.text for entry in inspection.reading.turns], inspection.reading.marks)
+        return inspection.protocol, inspection.state, text
+
+    def repair(self, path: Path) -> bool:
+        """Complete the chain of a record a crash left one append short; True when it wrote. Anything else is
+        left for ``moot check`` and the next writer to report."""
+        text, _ = read_text(path)
+        reading = self.read(text, str(path)) if text is not None else None
+        if reading is None or reading.config is None or any(v.is_error for v in reading.violations):
+            return False
+        return repair_chain(path, [entry.text for entry in reading.turns], reading.marks)
+
+    def append(self, path: Path, turns: Sequence[TurnT], failure: str | None = None) -> StateT:
+        """Validate ``turns`` against the record, then append them (and the outcome, if reached) in one write.
+
+        ``failure`` ends an open record with that reason (:meth:`failed`). Raises :class:`ProtocolViolationError`
+        on any broken rule, and on turns that would not read back as given; the record is then left as it was.
+        """
+        try:
+            return self._append(path, turns, failure)
+        except RecordChangedError:  # written by someone else between the read and the append: check it again
+            return self._append(path, turns, failure)
+
+    def _append(self, path: Path, turns: Sequence[TurnT], failure: str | None) -> StateT:
+        file = str(path)
+        stamp = FileStamp.of(path)  # before the read: a write in between shows as a changed stamp
+        protocol, state, text = self.load(path)
+        for turn in turns:
+            state, _ = protocol.step(state, turn)
+        if failure is not None and protocol.outcome(state) is None:
+            state = self.failed(protocol, state, failure)
+        outcome = protocol.outcome(state)
+        ending = [self.render_outcome(outcome)] if outcome is not None else []
+        ending = [piece for piece in ending if piece]
+        rendered = [self.render_turn(turn) for turn in turns]
+        # One blank line before the new turns, after whatever line breaks end the record.
+        gap = "\n" * max(0, 2 - (len(text) - len(text.rstrip("\n"))))
+        staged = self.read(text + gap + "\n".join([*rendered, *ending]), file)
+        mark = [f"{ChainMark.of([entry.text for entry in staged.turns]).line()}\n"] if turns else []
+        added = gap + "\n".join([*rendered, *mark, *ending])
+        written = self.read(text + added, file)
+        texts = [entry.text for entry in written.turns]
+        if (
+            [entry.turn for entry in written.turns[len(written.turns) - len(turns) :]] != list(turns)
+            or written.violations
+            or texts != [entry.text for entry in staged.turns]
+        ):
+            raise ProtocolViolationError([self.format_rule.at(file=file)])
+        # The whole record was checked above; the write is one append + fsync, then the chain's rows.
+        before = len(texts) - len(turns)
+        RecordAppender(path, stamp, texts[:before]).append(added.encode("utf-8"), texts[before:])
+        return state
