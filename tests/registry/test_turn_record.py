@@ -1,0 +1,77 @@
+"""moot.plugin.TurnRecord as a protocol author uses it: the estimate example's record is one, written only with its
+own read, protocol and render_turn."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from test_registry_plugin import PLUGIN_DIR
+
+from moot.core.chain import chain_path
+from moot.plugin import ProtocolViolationError
+
+sys.path.insert(0, str(PLUGIN_DIR))
+from moot_estimate import record  # the example package, importable from its folder
+from moot_estimate.protocol import Config, Estimate
+
+CONFIG = Config(question="How many moons has Mars?", estimators=("ada", "bo", "cy"), rounds=2)
+
+
+def estimate(who: str, value: float, reason: str = "it is what I remember") -> Estimate:
+    return Estimate(estimator=who, round=1, value=value, reason=reason)
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    path = record.path_for(tmp_path, CONFIG.question)
+    record.create(path, CONFIG)
+    return path
+
+
+def test_a_round_appended_at_once_is_checked_and_chained(path: Path) -> None:
+    state = record.RECORD.append(path, [estimate("ada", 2), estimate("bo", 2), estimate("cy", 3)])
+    assert len(state.estimates) == 3
+    text = path.read_text(encoding="utf-8")
+    assert text.count("<!-- moot-chain") == 1 and text.rstrip().endswith("-->")  # one mark after the round
+    report = record.RECORD.check(path)
+    assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 3
+
+
+def test_a_turn_that_breaks_a_rule_or_would_not_read_back_leaves_the_record_as_it_was(path: Path) -> None:
+    record.RECORD.append(path, [estimate("ada", 2)])
+    before = (path.read_bytes(), chain_path(path).read_bytes())
+    with pytest.raises(ProtocolViolationError) as out_of_turn:
+        record.RECORD.append(path, [estimate("cy", 3)])  # bo's estimate is next
+    assert [v.rule for v in out_of_turn.value.violations] == ["ESTIMATE_ORDER"]
+    with pytest.raises(ProtocolViolationError) as two_lines:
+        record.RECORD.append(path, [estimate("bo", 2, "first line\nsecond line")])
+    assert [v.rule for v in two_lines.value.violations] == ["ESTIMATE_LINE"]
+    assert (path.read_bytes(), chain_path(path).read_bytes()) == before
+
+
+def test_an_edited_estimate_is_found_at_its_line(path: Path) -> None:
+    record.RECORD.append(path, [estimate("ada", 2), estimate("bo", 2)])
+    path.write_text(path.read_text(encoding="utf-8").replace("- bo (round 1): 2", "- bo (round 1): 5"), "utf-8")
+    (edited,) = record.RECORD.check(path).errors
+    line = path.read_text(encoding="utf-8").splitlines().index("- bo (round 1): 5 — it is what I remember") + 1
+    assert (edited.rule, edited.line, edited.turn) == ("PRIOR_TURN_MODIFIED", line, 2)
+    with pytest.raises(ProtocolViolationError):
+        record.RECORD.append(path, [estimate("cy", 3)])
+
+
+def test_a_chain_a_crash_left_short_is_completed_on_the_next_write(path: Path) -> None:
+    record.RECORD.append(path, [estimate("ada", 2)])
+    chain = chain_path(path)
+    rows = chain.read_text(encoding="utf-8").splitlines(keepends=True)
+    record.RECORD.append(path, [estimate("bo", 2)])
+    chain.write_text("".join(rows), encoding="utf-8")  # killed between the record's append and its chain's
+    report = record.RECORD.check(path)
+    assert [v.rule for v in report.errors] == ["CHAIN_SHORT"] and report.repairable
+    assert record.RECORD.repair(path) is True
+    assert record.RECORD.check(path).exit_code == 0
+    chain.write_text("".join(rows), encoding="utf-8")
+    record.RECORD.append(path, [estimate("cy", 3)])  # a writer completes it first
+    report = record.RECORD.check(path)
+    assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 3
