@@ -43,7 +43,7 @@ def test_a_turn_that_breaks_a_rule_or_would_not_read_back_leaves_the_record_as_i
     record.RECORD.append(path, [estimate("ada", 2)])
     before = (path.read_bytes(), chain_path(path).read_bytes())
     with pytest.raises(ProtocolViolationError) as out_of_turn:
-        record.RECORD.append(path, [estimate("cy", 3)])  # bo's estimate is next
+        record.RECORD.append(path, [estimate("ada", 3)])  # ada's estimate of round 1 is in
     assert [v.rule for v in out_of_turn.value.violations] == ["ESTIMATE_ORDER"]
     with pytest.raises(ProtocolViolationError) as two_lines:
         record.RECORD.append(path, [estimate("bo", 2, "first line\nsecond line")])

@@ -1,12 +1,12 @@
 """Estimate: a protocol outside moot whose positions are numbers, plugged in through the ``moot.protocols`` entry point.
 
-N estimators each give a number and a reason, round after round; a round's estimates are made without seeing
-each other (each prompt shows the finished rounds only). The answer is the median of the last round. Its package
+N estimators each give a number and a reason, round after round; a round is sealed: moot asks its estimators at
+once, and each prompt shows the finished rounds only. The answer is the median of the last round. Its package
 metadata declares ``estimate = moot_estimate:PLUGIN`` (the tests write that entry point to a temporary
 ``dist-info``).
 """
 
-from moot.plugin import Protocol, Ref
+from moot.plugin import SEALED, Protocol, Ref
 
 PLUGIN = Protocol(
     name="estimate",
@@ -21,4 +21,5 @@ PLUGIN = Protocol(
     analysis=Ref("moot_estimate.analysis:ANALYSIS"),
     view=Ref("moot_estimate.view:panels"),
     tools=Ref("moot_estimate.tools:TOOLS"),
+    capabilities=frozenset({SEALED}),
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,6 +19,8 @@ from moot.plugin import (
     PlannedCall,
     RecordExists,
     RunFlags,
+    SealedPhase,
+    SealedPhases,
     Summary,
     execute,
     read_text,
@@ -43,7 +46,10 @@ class EstimateOptions:
     rounds: int = 2
 
 
-class EstimateDriver(Driver):
+class EstimateDriver(Driver, SealedPhases):
+    """Each round is a sealed phase: moot asks the estimators at once, none seeing another's estimate of the round,
+    commits each by its digest, then :meth:`reveal` writes the round in one append."""
+
     protocol = "estimate"
     options_type = EstimateOptions
 
@@ -69,8 +75,25 @@ class EstimateDriver(Driver):
     def roles(self) -> list[str]:
         return list(self.config.estimators)
 
+    def sealed_phase(self) -> SealedPhase | None:
+        if self.failure is not None or self.machine.outcome(self.state) is not None:
+            return None
+        waiting, round_ = self.machine.pending(self.state)
+        # An estimator that failed is asked again on a resume; the others' committed estimates stand.
+        return SealedPhase(f"round-{round_}", waiting, retry_failures=True)
+
     def next_speaker(self) -> str | None:
-        return None if self.failure is not None else self.machine.next_speaker(self.state)
+        return None  # every estimate is asked in a sealed round
+
+    def sealed_text(self, turn: Any) -> str:
+        return record.turn_text(turn)
+
+    def reveal(self, phase: SealedPhase, answers: Mapping[str, Any], failures: Mapping[str, str], now: str) -> None:
+        turns = [answers[role] for role in phase.roles if role in answers]
+        if turns:
+            self.state = record.RECORD.append(self.record_path, turns)
+        if failures:
+            self.failure = Outcome(name="NO_ESTIMATE", reason=next(iter(failures.values())))
 
     def request_for(self, role: str) -> AgentRequest:
         round_ = self.machine.expected(self.state)[1]

@@ -11,7 +11,9 @@ from moot.plugin import DeliberationProtocol, Outcome, Rule, RuleBook, Summary, 
 
 RULES = RuleBook(
     [
-        Rule("ESTIMATE_ORDER", "The estimators speak in their order, once a round."),
+        Rule(
+            "ESTIMATE_ORDER", "Each estimator gives one estimate a round, and a round starts when the one before ends."
+        ),
         Rule("ESTIMATE_NUMBER", "An estimate is a finite number with a reason."),
         Rule("ESTIMATE_AFTER_END", "No estimate after the last round."),
     ]
@@ -61,10 +63,17 @@ class EstimateProtocol(DeliberationProtocol[Estimate, Board]):
     def __init__(self, config: Config) -> None:
         self.config = config
 
+    def pending(self, state: Board) -> tuple[tuple[str, ...], int]:
+        """The estimators whose estimate the current round still waits for, and the round."""
+        names = self.config.estimators
+        round_ = len(state.estimates) // len(names) + 1
+        given = {e.estimator for e in state.estimates[(round_ - 1) * len(names) :]}
+        return tuple(name for name in names if name not in given), round_
+
     def expected(self, state: Board) -> tuple[str, int]:
-        """Who speaks next and in which round."""
-        done, size = len(state.estimates), len(self.config.estimators)
-        return self.config.estimators[done % size], done // size + 1
+        """Who speaks next (the first estimator the round waits for) and in which round."""
+        waiting, round_ = self.pending(state)
+        return waiting[0], round_
 
     def initial_state(self) -> Board:
         return Board()
@@ -76,9 +85,10 @@ class EstimateProtocol(DeliberationProtocol[Estimate, Board]):
         if self.outcome(state) is not None:
             return [RULES.violation("ESTIMATE_AFTER_END", "the last round has ended; start a new estimate.")]
         found = []
-        who, round_ = self.expected(state)
-        if (turn.estimator, turn.round) != (who, round_):
-            found.append(RULES.violation("ESTIMATE_ORDER", f"it is {who}'s estimate of round {round_}."))
+        waiting, round_ = self.pending(state)
+        if turn.estimator not in waiting or turn.round != round_:
+            whose = f"{waiting[0]}'s estimate" if len(waiting) == 1 else f"the estimates of {', '.join(waiting)}"
+            found.append(RULES.violation("ESTIMATE_ORDER", f"round {round_} waits for {whose}."))
         if not math.isfinite(turn.value) or not turn.reason.strip():
             found.append(RULES.violation("ESTIMATE_NUMBER", "give a finite number and a reason."))
         return found
