@@ -40,16 +40,14 @@ if TYPE_CHECKING:
         RootOpt,
         RunFlags,
         execute,
-        now_minutes,
         run_options,
         start_record,
     )
-    from moot.core.chain import ChainMark, inspect_chain, marks_of, record_chain, split_mark, with_mark
+    from moot.core.chain import ChainMark, create_record, inspect_chain, marks_of, record_chain, split_mark, with_mark
     from moot.core.files import (
         FILE_RULES,
         CheckReport,
         atomic_write_text,
-        create_record,
         folder_lock,
         read_text,
         replay_report,
@@ -69,7 +67,7 @@ if TYPE_CHECKING:
     )
     from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord
     from moot.engine.driver import Candidate, Driver, PlannedCall, reply_format_violation, taking_turns
-    from moot.engine.loop import RunResult
+    from moot.engine.loop import RunResult, now_minutes
     from moot.engine.sealed import SealedPhase, SealedPhases
     from moot.metrics import Stated
     from moot.review import Change
@@ -455,7 +453,7 @@ _LAZY = {
     "CheckReport": "moot.core.files",
     "FILE_RULES": "moot.core.files",
     "atomic_write_text": "moot.core.files",
-    "create_record": "moot.core.files",
+    "create_record": "moot.core.chain",
     "folder_lock": "moot.core.files",
     "read_text": "moot.core.files",
     "replay_report": "moot.core.files",
@@ -489,7 +487,7 @@ _LAZY = {
     "RootOpt": "moot.cli.run",
     "RunFlags": "moot.cli.run",
     "execute": "moot.cli.run",
-    "now_minutes": "moot.cli.run",
+    "now_minutes": "moot.engine.loop",
     "run_options": "moot.cli.run",
     "start_record": "moot.cli.run",
     # agent tools

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from fault_helpers import fill, remount
 
+from moot.core.chain import create_record
 from moot.core.files import (
     FileStamp,
     append_log_line,
     append_raw,
     append_record,
     atomic_write_text,
-    create_record,
 )
 from moot.errors import DiskFault
 

@@ -43,6 +43,7 @@ from moot.core.files import (
     RecordChangedError,
     append_record,
     atomic_write_text,
+    create_pair,
     refuse_symlink,
 )
 from moot.core.machine import Violation
@@ -129,6 +130,24 @@ def split_mark(content: str) -> tuple[str, ChainMark | None]:
 def record_chain(artifact: Path, turn_texts: Sequence[str]) -> None:
     """Write the chain for every accepted turn (atomically, after the record itself was written)."""
     atomic_write_text(chain_path(artifact), _chain_lines(build_chain(turn_texts)))
+
+
+def create_record(path: Path, header: str, exists: str) -> None:
+    """Start a record: refuse an existing path (``exists`` says what to do instead), then write its empty
+    digest chain and its header, two renames made durable by one fsync of the directory.
+
+    The empty chain needs no fsync of its own: losing it to a power cut leaves a record without a chain,
+    which its first writer starts anew. A stale chain from an earlier record at this path is emptied
+    first, durably, so that it can never come back beside the new record.
+    """
+    if path.exists() or path.is_symlink():
+        raise FileExistsError(f"{path} already exists; {exists}")
+    chain = chain_path(path)
+    if chain.exists() or chain.is_symlink():
+        record_chain(path, [])
+        atomic_write_text(path, header)
+        return
+    create_pair(path, header, chain)
 
 
 def extend_chain(artifact: Path, turn_texts: Sequence[str], new_texts: Sequence[str]) -> None:

@@ -217,26 +217,12 @@ def refuse_symlink(path: Path) -> None:
         raise FileExistsError(f"{path} is a symbolic link; moot writes records only to real files.")
 
 
-def create_record(path: Path, header: str, exists: str) -> None:
-    """Start a record: refuse an existing path (``exists`` says what to do instead), then write its empty
-    digest chain and its header, two renames made durable by one fsync of the directory.
-
-    The empty chain needs no fsync of its own: losing it to a power cut leaves a record without a chain,
-    which its first writer starts anew. A stale chain from an earlier record at this path is emptied
-    first, durably, so that it can never come back beside the new record.
-    """
-    from moot.core.chain import chain_path, record_chain  # chain builds on this module's writes
-
-    if path.exists() or path.is_symlink():
-        raise FileExistsError(f"{path} already exists; {exists}")
-    chain = chain_path(path)
-    if chain.exists() or chain.is_symlink():
-        record_chain(path, [])
-        atomic_write_text(path, header)
-        return
-    data = _checked_bytes(path, header)
-    with disk_faults(path, kept=True):  # nothing is left behind: the temp files are removed
-        _create_pair(path, data, chain)
+def create_pair(path: Path, text: str, sidecar: Path) -> None:
+    """Write ``text`` to ``path`` and an empty ``sidecar`` beside it: two renames made durable by one fsync of the
+    directory. A failure leaves neither (the temp files are removed)."""
+    data = _checked_bytes(path, text)
+    with disk_faults(path, kept=True):
+        _create_pair(path, data, sidecar)
 
 
 def _create_pair(path: Path, data: bytes, chain: Path) -> None:

@@ -47,12 +47,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
-from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
+from moot.core.chain import ChainCheck, ChainMark, RecordAppender, create_record, inspect_chain, repair_chain
 from moot.core.files import (
     CheckReport,
     FileStamp,
     RecordChangedError,
-    create_record,
     read_text,
     unreadable,
 )

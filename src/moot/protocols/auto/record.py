@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from moot.core.chain import ChainMark
-from moot.core.files import create_record, slugify
+from moot.core.chain import ChainMark, create_record
+from moot.core.files import slugify
 from moot.core.machine import DeliberationProtocol
 from moot.core.turn_record import Inspection
 from moot.plugin import RecordFormat

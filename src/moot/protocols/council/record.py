@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from moot.core.chain import ChainMark
+from moot.core.chain import ChainMark, create_record
 from moot.core.confidence import confidence_text, read_confidence
-from moot.core.files import create_record, slugify
+from moot.core.files import slugify
 from moot.core.machine import (
     TURNS_PAST_THE_END,
     DeliberationProtocol,

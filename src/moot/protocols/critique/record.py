@@ -27,13 +27,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
+from moot.core.chain import ChainCheck, ChainMark, RecordAppender, create_record, inspect_chain, repair_chain
 from moot.core.files import (
     CheckReport,
     FileStamp,
     RecordChangedError,
     atomic_write_text,
-    create_record,
     read_text,
     unreadable,
 )
