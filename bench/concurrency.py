@@ -79,7 +79,7 @@ async def gather_server_debates(root: Path, count: int, port: int) -> tuple[floa
     """Wall seconds, CPU seconds (all threads) and turns of ``count`` critiques at once, every turn asked of the
     loopback server."""
     from moot.agents.openai_compat import OpenAIAgent
-    from moot.engine.loop import Engine, Limits, local_timestamp
+    from moot.engine.loop import Engine, Limits, now_minutes
     from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
     # One agent for every debate, with its own HTTP client (no pool limit: every debate's request is in flight).
@@ -88,7 +88,7 @@ async def gather_server_debates(root: Path, count: int, port: int) -> tuple[floa
     async def debate(index: int) -> int:
         options = CritiqueOptions(topic=f"Adopt a monorepo {index}", max_rounds=SERVER_ROUNDS)
         # Creating a record fsyncs it; a host running many debates does that off its event loop too.
-        driver = await asyncio.to_thread(CritiqueDriver.start, root, options, local_timestamp())
+        driver = await asyncio.to_thread(CritiqueDriver.start, root, options, now_minutes())
         result = await Engine(driver, {"proposer": agent, "critic": agent}, Limits()).run()
         if result.outcome is None or result.outcome.name != "MAX_ROUNDS":
             raise RuntimeError(f"a debate against the server ended {result.outcome!r}")

@@ -31,7 +31,7 @@ from bench.scripts import DUEL_SOURCE
 from moot.agents import Agent, AgentReply, AgentRequest, OpenAIAgent
 from moot.agents.base import TurnBounds
 from moot.agents.llama_server import embedded_model_missing, llama_server
-from moot.engine.loop import Limits, local_timestamp
+from moot.engine.loop import Limits, now_minutes
 from moot.engine.session import run_driver
 from moot.engine.specs import build_driver
 
@@ -182,7 +182,7 @@ async def debate(base_url: str, setup: dict[str, Any], root: Path, direct: Direc
     agent = PairingAgent(base_url, direct)
     spent_before = direct.spent_s
     started = time.perf_counter()
-    driver = build_driver({**setup, "topic": TOPIC}, root, local_timestamp())
+    driver = build_driver({**setup, "topic": TOPIC}, root, now_minutes())
     await run_driver(driver, {role: agent for role in driver.roles()}, Limits(turn_timeout_s=TURN_TIMEOUT_S))
     wall_s = time.perf_counter() - started - (direct.spent_s - spent_before)
     if not agent.pairs:

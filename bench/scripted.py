@@ -15,7 +15,7 @@ from pathlib import Path
 
 from moot.agents import Agent, ScriptAgent
 from moot.core.run_state import remove_record
-from moot.engine.loop import Event, Limits, RunResult, local_timestamp
+from moot.engine.loop import Event, Limits, RunResult, now_minutes
 from moot.engine.session import run_driver
 from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
@@ -50,7 +50,7 @@ def moot_agents() -> dict[str, Agent]:
 async def run_moot_debate(root: Path, index: int) -> RunResult:
     """Start the critique under ``root`` (a fresh driver and record, as ``moot run`` does) and run it to DONE."""
     options = CritiqueOptions(topic=f"{TOPIC} {index}", max_rounds=MAX_ROUNDS)
-    driver = CritiqueDriver.start(root, options, local_timestamp())
+    driver = CritiqueDriver.start(root, options, now_minutes())
     return await run_driver(driver, moot_agents(), Limits())
 
 
@@ -65,7 +65,7 @@ async def run_long_moot_debate(root: Path, index: int, turns: int) -> list[float
         message = f"Point {number}: {TURNS[(number - 1) % 4][1]}"
         agent.enqueue(json.dumps({"message": message, "status": status, "summary": summary}), role=role)
     options = CritiqueOptions(topic=f"{TOPIC} long {index}", max_rounds=turns // 2)
-    driver = CritiqueDriver.start(root, options, local_timestamp())
+    driver = CritiqueDriver.start(root, options, now_minutes())
     marks = [time.perf_counter()]
 
     def on_event(event: Event) -> None:

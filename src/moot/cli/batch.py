@@ -32,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as BatchBar
 
 from moot.cli.shared_batch import LEASE_S, SharedBatch, open_shared, progress, run_shared, summary
+from moot.engine.loop import now_minutes
 from moot.engine.runner import prepare
 from moot.engine.session import run_driver
 from moot.engine.specs import caller_keys
@@ -134,8 +135,6 @@ def read_batch(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[dict[
 def run_batch(
     path: Path, concurrency: int, workers: int = 1, ledger: str | None = None, lease_s: float | None = None
 ) -> int:
-    from moot.cli.run import now_minutes
-
     specs, errors = read_batch(path)
     shared = None
     if ledger is not None:

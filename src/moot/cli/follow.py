@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from moot.cli.run import RunFlags, _work_root, detected, execute, now_minutes, run_options, start_root
+from moot.cli.run import RunFlags, _work_root, detected, execute, run_options, start_root
+from moot.engine.loop import now_minutes
 from moot.engine.session import parse_agent_options
 from moot.engine.specs import build_driver
 from moot.errors import RecordExists, UserError

@@ -24,10 +24,10 @@ from moot.cli.run import (
     MaxTokensOpt,
     RepairsOpt,
     TurnTimeoutOpt,
-    now_minutes,
 )
 from moot.config import Settings, load_settings
 from moot.core.files import atomic_write_text
+from moot.engine.loop import now_minutes
 from moot.engine.session import (
     AgentChoice,
     limits_from,

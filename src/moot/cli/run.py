@@ -17,7 +17,6 @@ import sys
 import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, get_type_hints
 
@@ -33,7 +32,7 @@ from moot.cli.progress import Progress, print_outcome
 from moot.config import Settings, load_settings
 from moot.core.run_state import SetAside, remove_record, resume_text, stored_agents
 from moot.engine.driver import Driver
-from moot.engine.loop import INTERRUPTED, Limits, RunResult, rounded_usd
+from moot.engine.loop import INTERRUPTED, Limits, RunResult, now_minutes, rounded_usd
 from moot.engine.session import (
     AgentChoice,
     limits_from,
@@ -225,10 +224,6 @@ def run_options(*, without: Collection[str] = ()) -> Callable[[Callable[..., Non
         return with_options
 
     return add
-
-
-def now_minutes() -> str:
-    return datetime.now().strftime("%Y-%m-%d %H:%M")
 
 
 def interactive() -> bool:

@@ -175,7 +175,8 @@ INTERRUPTED = "the person stopped the run"  # the reason of a Ctrl-C halt
 NOT_WRITTEN = "the run stopped before this turn was written to the record; a later run asked for it again"
 
 
-def local_timestamp() -> str:
+def now_minutes() -> str:
+    """The local time as records write it, to the minute: the engine's clock unless a run gives its own."""
     return datetime.now().strftime("%Y-%m-%d %H:%M")
 
 
@@ -188,7 +189,7 @@ class Engine:
         agents: Mapping[str, Agent],
         limits: Limits | None = None,
         subscribers: tuple[Subscriber, ...] = (),
-        clock: Callable[[], str] = local_timestamp,
+        clock: Callable[[], str] = now_minutes,
         specs: Mapping[str, str] | None = None,
     ) -> None:
         missing = [role for role in driver.roles() if role not in agents]

@@ -30,7 +30,7 @@ from moot.agents.registry import admit
 from moot.config import Settings, load_settings
 from moot.core.run_state import SetAside, remove_record, stored_agents
 from moot.engine.driver import Driver
-from moot.engine.loop import Event, Limits, RunResult, local_timestamp
+from moot.engine.loop import Event, Limits, RunResult, now_minutes
 from moot.engine.session import (
     AgentChoice,
     limits_from,
@@ -314,7 +314,7 @@ class Runner:
             protocol=driver.protocol,
             record_path=driver.record_path,
             driver=driver,
-            started_at=local_timestamp(),
+            started_at=now_minutes(),
             session=session,
         )
         self._runs[run.id] = run
@@ -345,7 +345,7 @@ class Runner:
             root.mkdir(parents=True)
             try:
                 return await prepare(
-                    spec, root, local_timestamp(), policy=self.policy, settings_root=self.root, budgets=budgets
+                    spec, root, now_minutes(), policy=self.policy, settings_root=self.root, budgets=budgets
                 )
             except BaseException:
                 remove_record(root, stop_at=self.root)
@@ -376,7 +376,7 @@ class Runner:
     ) -> tuple[Prepared, SetAside | None]:
         """The new record, and the old one a forced start set aside for it; called holding ``_creating``."""
         try:
-            return await create(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets), None
+            return await create(spec, self.root, now_minutes(), policy=self.policy, budgets=budgets), None
         except RecordExists as exists:
             running = self.get(self.id_of(exists.path))
             if running is not None and running.active:
@@ -391,7 +391,7 @@ class Runner:
                 raise RecordExists(exists.path, f"{exists} To start it afresh, pass force: true.") from None
             aside = await asyncio.to_thread(SetAside, exists.path)
             try:
-                prepared = await create(spec, self.root, local_timestamp(), policy=self.policy, budgets=budgets)
+                prepared = await create(spec, self.root, now_minutes(), policy=self.policy, budgets=budgets)
             except BaseException as exc:
                 await asyncio.to_thread(aside.restore, exc)
                 raise

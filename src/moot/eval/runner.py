@@ -28,7 +28,7 @@ from typing import Any
 from moot import registry
 from moot.agents import Agent, AgentError, AgentReply, AgentRequest, AgentTimeout, AgentUnavailable
 from moot.agents.base import prompt_as_text
-from moot.engine.loop import Limits, local_timestamp
+from moot.engine.loop import Limits, now_minutes
 from moot.engine.session import run_driver
 from moot.engine.specs import build_driver
 from moot.errors import MootError, UserError
@@ -318,7 +318,7 @@ class Runner:
             spec["seed"] = self.seed(strategy.name, task.id, replicate, attempt)
         agent_of = dict(panel)
         root = self.work / _slug(strategy.name) / f"{_slug(task.id)}-r{replicate}-a{attempt}"
-        driver = build_driver(spec, root, local_timestamp(), lambda role: self.specs[agent_of.get(role, self.names[0])])
+        driver = build_driver(spec, root, now_minutes(), lambda role: self.specs[agent_of.get(role, self.names[0])])
         self.store.append(
             {
                 "kind": "run",

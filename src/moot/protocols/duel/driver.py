@@ -43,6 +43,7 @@ from moot.engine.driver import (
     taking_turns,
 )
 from moot.engine.grounding import Grounding, offered_items
+from moot.engine.loop import now_minutes
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, UserError
 from moot.limits import require_subject
@@ -312,7 +313,7 @@ class DuelDriver(Driver):
             # The turns reached an outcome: after an append, or after a crash that came between the
             # turn and its conclusion. Either way the conclusion is written now.
             conclusion = draft_conclusion(
-                self.config, self.state.turns, closed_at=self._now or _local_now(), source=self.cited
+                self.config, self.state.turns, closed_at=self._now or now_minutes(), source=self.cited
             )
             record.write_conclusion(self.record_path, conclusion)
             self._load()
@@ -708,7 +709,3 @@ def _day(started: str) -> dt.date:
         return dt.date.fromisoformat(started[:10])
     except ValueError:
         return dt.date.today()
-
-
-def _local_now() -> str:
-    return dt.datetime.now().strftime("%Y-%m-%d %H:%M")
