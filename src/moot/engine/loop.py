@@ -21,7 +21,7 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -43,6 +43,14 @@ from moot.core.machine import Outcome, ProtocolViolationError, Summary
 from moot.core.run_state import RUN_HALTED, read_run_state, resume_text, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, no_valid_reply, reply_format_violation
 from moot.engine.sealed import open_phase, read_commitments, run_phase
+
+
+@dataclass(frozen=True)
+class Attempted:
+    """How asking a role for one turn ended (:meth:`Engine.attempt`)."""
+
+    cause: str  # accepted, moved_on, turn_timeout, agent_failed or repairs_exhausted
+    failure: str = ""  # why the role gave no valid turn (agent_failed, repairs_exhausted, turn_timeout)
 
 
 @dataclass(frozen=True)
@@ -382,38 +390,66 @@ class Engine:
         return request.model_copy(update={"timeout_s": deadline, "cache_key": key})
 
     async def _take_turn(self, role: str, result: RunResult) -> bool:
-        """Ask ``role`` for a turn, repairing up to ``limits.repairs`` times. False when the run ended."""
+        """Ask ``role`` for a turn and write it. False when the run ended."""
+        number = self.driver.summary().turns + 1
+
+        async def accept(reply: AgentReply, attempt: int) -> Candidate:
+            return await self._accept(result, number, role, reply, attempt)
+
+        # Someone else wrote the record meanwhile: the loop asks who is next.
+        done = await self.attempt(role, number, result, accept, moved_on=lambda: self.driver.next_speaker() != role)
+        if done.cause in ("accepted", "moved_on"):
+            return True
+        if done.cause == "turn_timeout":  # moot's own limit, not the debate's: a longer one may finish it
+            self.note_halt("turn_timeout", role, self.timeout_reason(role))
+            return False
+        return self._substitute_or_halt(done.cause, role, done.failure)
+
+    async def attempt(
+        self,
+        role: str,
+        number: int,
+        result: RunResult,
+        accept: Callable[[AgentReply, int], Awaitable[Candidate]],
+        *,
+        moved_on: Callable[[], bool] | None = None,
+        what: str = "turn",
+        **event: Any,
+    ) -> Attempted:
+        """Ask ``role`` for turn ``number`` until ``accept`` takes a reply, repairing up to ``limits.repairs`` times:
+        the one attempt path of ordinary turns and sealed answers.
+
+        ``accept(reply, attempt)`` reads the reply, logs it and writes it when legal; its candidate's errors say why
+        not. ``moved_on()`` tells when the record went past ``role`` meanwhile, which ends the asking. ``event`` goes
+        with the turn_started and turn_accepted events (a sealed answer's phase).
+        """
         # The agent's deadline for the whole turn matches the engine's; inside it, the agent gives each
         # request a shorter one, so that a hung request is retried within the turn.
         request = self.timed(self.driver.request_for(role))
-        number = self.driver.summary().turns + 1
-        self.emit("turn_started", role, turn=number)
+        self.emit("turn_started", role, turn=number, **event)
+        rules: list[str] = []
         for attempt in range(1, self.limits.repairs + 2):
             asked = time.monotonic()
             try:
                 reply, request = await self.ask(role, request)
             except Exception as exc:
                 reason = self.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
-                if isinstance(exc, TimeoutError):  # moot's own limit, not the debate's: a longer one may finish it
-                    self.note_halt("turn_timeout", role, self.timeout_reason(role))
-                    return False
-                return self._substitute_or_halt("agent_failed", role, reason)
+                return Attempted("turn_timeout" if isinstance(exc, TimeoutError) else "agent_failed", reason)
             result.spend(reply, *self.agents[role].reply_cost(reply))
-            candidate = await self._accept(result, number, role, reply, attempt)
+            candidate = await accept(reply, attempt)
             if not candidate.errors:
                 result.turns += 1
                 tokens = reply.prompt_tokens + reply.completion_tokens
-                self.emit("turn_accepted", role, turn=number, attempt=attempt, tokens=tokens)
-                return True
+                self.emit("turn_accepted", role, turn=number, attempt=attempt, tokens=tokens, **event)
+                return Attempted("accepted")
             rules = [v.rule for v in candidate.errors]
-            moved_on = self.driver.next_speaker() != role  # someone else wrote the record meanwhile: ask who is next
-            repairing = not moved_on and attempt <= self.limits.repairs
+            gone = moved_on is not None and moved_on()
+            repairing = not gone and attempt <= self.limits.repairs
             self.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules, repairing=repairing)
-            if moved_on:
-                return True
+            if gone:
+                return Attempted("moved_on")
             request = self.timed(self.driver.repair_prompt(request, reply.text, candidate.errors))
-        reason = no_valid_reply(role, "turn", self.limits.repairs + 1, rules)
-        return self._substitute_or_halt("repairs_exhausted", role, reason)
+        return Attempted("repairs_exhausted", no_valid_reply(role, what, self.limits.repairs + 1, rules))
 
     def _substitute_or_halt(self, cause: str, role: str, reason: str) -> bool:
         """After ``role`` failed: True when the protocol goes on without it (:meth:`Driver.substitute`), else the
@@ -430,16 +466,16 @@ class Engine:
         candidate = self.driver.read_reply(role, reply.text, self.clock())
         if candidate.turn is None and not candidate.errors:
             candidate = Candidate(None, [reply_format_violation("the reply held no turn.")])
-        row = self._reply_row(number, role, reply, attempt, candidate, result)
+        row = self.reply_row(number, role, reply, attempt, candidate, result)
         if candidate.errors:
-            self._log_attempt(result, row)
+            self.log_attempt(result, row)
             return candidate
         self._write_row(row)  # before the turn: once the turn is in the record, its row is in the log
         try:
             await self._commit(candidate.turn)
         except ProtocolViolationError as exc:  # the record changed between reading and writing: nothing written
             candidate = Candidate(None, exc.violations)
-            row = self._reply_row(number, role, reply, attempt, candidate, result)
+            row = self.reply_row(number, role, reply, attempt, candidate, result)
             self._correct_last_row(row)
         self._announce_row(result, row)
         return candidate
@@ -471,7 +507,7 @@ class Engine:
             latency_s=latency_s,
             agent_attempts=getattr(exc, "attempts", 1),
         )
-        self._log_attempt(result, row)
+        self.log_attempt(result, row)
         self.emit("turn_rejected", role, turn=number, attempt=attempt, reason=reason, repairing=False)
         return reason
 
@@ -485,7 +521,7 @@ class Engine:
             **fields,
         }
 
-    def _reply_row(
+    def reply_row(
         self, number: int, role: str, reply: AgentReply, attempt: int, candidate: Candidate, result: RunResult
     ) -> dict[str, Any]:
         """The log row of a reply whose price ``result`` counted last."""
@@ -507,7 +543,8 @@ class Engine:
         )
         return row
 
-    def _log_attempt(self, result: RunResult, row: dict[str, Any]) -> None:
+    def log_attempt(self, result: RunResult, row: dict[str, Any]) -> None:
+        """Write an attempt's row to the usage log and tell subscribers."""
         self._write_row(row)
         self._announce_row(result, row)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 from moot.core.files import append_log_line
 from moot.core.machine import ProtocolViolationError, sealed_digest
 from moot.core.run_state import RUN_HALTED
-from moot.engine.driver import Candidate, no_valid_reply, reply_format_violation
+from moot.engine.driver import Candidate, reply_format_violation
 
 if TYPE_CHECKING:
+    from moot.agents.base import AgentReply
     from moot.engine.loop import Engine, RunResult
 
 
@@ -179,41 +179,25 @@ async def _ask(engine: Engine, phase: SealedPhase, role: str, result: RunResult)
     driver = engine.driver
     assert isinstance(driver, SealedPhases)
     record = engine.driver.record_path
-    request = engine.timed(engine.driver.request_for(role))
     # The answer's place once revealed: the phase is written in the order of its roles.
     number = engine.driver.summary().turns + 1 + phase.roles.index(role)
-    engine.emit("turn_started", role, turn=number, phase=phase.name)
-    rules: list[str] = []
-    for attempt in range(1, engine.limits.repairs + 2):
-        asked = time.monotonic()
-        try:
-            reply, request = await engine.ask(role, request)
-        except Exception as exc:
-            reason = engine.log_failed_attempt(result, number, role, attempt, exc, time.monotonic() - asked)
-            if isinstance(exc, TimeoutError):  # moot's own limit, not the role's failure: a longer one may finish it
-                return role
-            await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
-            return None
-        result.spend(reply, *engine.agents[role].reply_cost(reply))
+
+    async def accept(reply: AgentReply, attempt: int) -> Candidate:
         now = engine.clock()
         candidate = _read(engine, role, reply.text, now)
-        accepted = not candidate.errors and candidate.turn is not None
         # The phase names the row: it stands while the sidecar holds the answer (see Engine.settle_log).
-        row = {**engine._reply_row(number, role, reply, attempt, candidate, result), "phase": phase.name}
-        engine._log_attempt(result, row)
-        if accepted:
+        row = {**engine.reply_row(number, role, reply, attempt, candidate, result), "phase": phase.name}
+        engine.log_attempt(result, row)
+        if not candidate.errors and candidate.turn is not None:
             digest = sealed_digest(driver.sealed_text(candidate.turn))
             await _commit(record, Commitment(phase.name, role, now, reply=reply.text, digest=digest))
-            result.turns += 1
-            tokens = reply.prompt_tokens + reply.completion_tokens
-            engine.emit("turn_accepted", role, turn=number, attempt=attempt, tokens=tokens, phase=phase.name)
-            return None
-        rules = [v.rule for v in candidate.errors]
-        repairing = attempt <= engine.limits.repairs
-        engine.emit("turn_rejected", role, turn=number, attempt=attempt, rules=rules, repairing=repairing)
-        request = engine.timed(engine.driver.repair_prompt(request, reply.text, candidate.errors))
-    reason = no_valid_reply(role, "answer", engine.limits.repairs + 1, rules)
-    await _commit(record, Commitment(phase.name, role, engine.clock(), failure=reason))
+        return candidate
+
+    done = await engine.attempt(role, number, result, accept, what="answer", phase=phase.name)
+    if done.cause == "turn_timeout":  # moot's own limit, not the role's failure: a longer one may finish it
+        return role
+    if done.cause != "accepted":
+        await _commit(record, Commitment(phase.name, role, engine.clock(), failure=done.failure))
     return None
 
 
