@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         Summary,
         Violation,
     )
+    from moot.core.run_state import RUN_HALTED
     from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord
     from moot.engine.driver import Candidate, Driver, PlannedCall, reply_format_violation, taking_turns
     from moot.engine.loop import RunResult, now_minutes
@@ -449,6 +450,7 @@ _LAZY = {
     "Summary": "moot.core.machine",
     "Violation": "moot.core.machine",
     "Stated": "moot.metrics",
+    "RUN_HALTED": "moot.core.run_state",
     # records and files
     "CheckReport": "moot.core.files",
     "FILE_RULES": "moot.core.files",
@@ -519,6 +521,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "FILE_RULES",
     "GROUNDED",
+    "RUN_HALTED",
     "SEALED",
     "AgentOpt",
     "AgentRequest",

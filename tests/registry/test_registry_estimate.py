@@ -144,7 +144,7 @@ def test_resume_continues_a_halted_one_and_its_receipt_verifies_until_an_edit(
     agents = ["--agent", f"ada={AGENT}", "--agent", f"bo={FAILING}", "--agent", f"cy={AGENT}"]
     halted = moot("run", "estimate", "--question", QUESTION, *NAMES, *agents, cwd=tmp_path, env=estimate_env)
     # a round is sealed: ada's and cy's estimates of round 1 are written, bo's agent failed
-    assert halted.returncode == 1 and "NO_ESTIMATE" in halted.stdout
+    assert halted.returncode == 1 and "RUN_HALTED" in halted.stdout and "`moot resume` asks bo again" in halted.stdout
     sidecar = tmp_path / ".estimates" / f".{Path(RECORD).name}.sealed.jsonl"  # each answer committed by its digest
     committed = {row["role"]: row for row in map(json.loads, sidecar.read_text(encoding="utf-8").splitlines())}
     assert committed["ada"]["digest"] and committed["cy"]["digest"] and "failure" in committed["bo"]

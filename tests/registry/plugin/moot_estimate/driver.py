@@ -12,6 +12,7 @@ import typer
 
 from moot import UserError
 from moot.plugin import (
+    RUN_HALTED,
     AgentRequest,
     Candidate,
     Driver,
@@ -92,8 +93,9 @@ class EstimateDriver(Driver, SealedPhases):
         turns = [answers[role] for role in phase.roles if role in answers]
         if turns:
             self.state = record.RECORD.append(self.record_path, turns)
-        if failures:
-            self.failure = Outcome(name="NO_ESTIMATE", reason=next(iter(failures.values())))
+        if failures:  # the run halts, resumably: the record keeps the round open for the estimators that failed
+            role, reason = next(iter(failures.items()))
+            self.failure = Outcome(name=RUN_HALTED, reason=f"{reason}; `moot resume` asks {role} again")
 
     def request_for(self, role: str) -> AgentRequest:
         round_ = self.machine.expected(self.state)[1]
@@ -126,7 +128,7 @@ class EstimateDriver(Driver, SealedPhases):
         self.state = record.RECORD.append(self.record_path, [turn])
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:
-        self.failure = Outcome(name="NO_ESTIMATE", reason=reason)
+        self.failure = Outcome(name=RUN_HALTED, reason=f"{reason}; `moot resume` asks {role} again")
         return self.failure
 
     def summary(self) -> Summary:
@@ -136,14 +138,17 @@ class EstimateDriver(Driver, SealedPhases):
         return summary
 
     def call_plan(self) -> list[str]:
-        names, done = self.config.estimators, len(self.state.estimates)
-        return [names[i % len(names)] for i in range(done, len(names) * self.config.rounds)]
+        """The estimators the open round still waits for, then every estimator in each round after it."""
+        if self.machine.outcome(self.state) is not None:
+            return []
+        waiting, round_ = self.machine.pending(self.state)
+        return [*waiting, *(name for _ in range(round_, self.config.rounds) for name in self.config.estimators)]
 
     def planned_calls(self) -> list[PlannedCall]:
         """A round's prompt shows the rounds before it, never its own: the calls of the earlier rounds only."""
-        size, done = len(self.config.estimators), len(self.state.estimates)
+        size, open_calls = len(self.config.estimators), len(self.machine.pending(self.state)[0])
         return [
-            PlannedCall(role, reads=tuple(range((done + i) // size * size - done)))
+            PlannedCall(role, reads=tuple(range(0 if i < open_calls else open_calls + (i - open_calls) // size * size)))
             for i, role in enumerate(self.call_plan())
         ]
 
