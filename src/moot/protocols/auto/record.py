@@ -119,7 +119,8 @@ def parse(text: str, file: str | None = None) -> AutoRecord:
         masked[start:end] = [""] * (end - start)  # the council's parser reads every other section as it is
     read = council.parse("\n".join(masked), file)
     record.violations += read.violations
-    record.marks, record.outcome = read.marks, read.outcome
+    # Sections past the most a council can hold stay in the chain, and COUNCIL_STAGE_ORDER names them.
+    record.marks, record.outcome, record.unread = read.marks, read.outcome, read.unread
     entries = [
         Entry(source.turn, source.line, source.text, source.sealed_text, source.confidence_line)
         for source in read.turns
