@@ -202,7 +202,7 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
             or written.violations
             or texts != [entry.text for entry in staged.turns]
         ):
-            raise ProtocolViolationError([self.format_rule.at(file=file)])
+            raise ProtocolViolationError([self.format_rule])
         # The whole record was checked above; the write is one append + fsync, then the chain's rows.
         before = len(texts) - len(turns)
         RecordAppender(path, stamp, texts[:before]).append(added.encode("utf-8"), texts[before:])

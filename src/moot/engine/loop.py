@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from moot.agents.base import (
     Agent,
@@ -49,8 +49,8 @@ from moot.engine.sealed import open_phase, read_commitments, run_phase
 class Attempted:
     """How asking a role for one turn ended (:meth:`Engine.attempt`)."""
 
-    cause: str  # accepted, moved_on, turn_timeout, agent_failed or repairs_exhausted
-    failure: str = ""  # why the role gave no valid turn (agent_failed, repairs_exhausted, turn_timeout)
+    cause: Literal["accepted", "moved_on", "turn_timeout", "agent_failed", "repairs_exhausted"]
+    failure: str = ""  # why the role gave no valid turn (agent_failed, repairs_exhausted)
 
 
 @dataclass(frozen=True)

@@ -604,14 +604,6 @@ def check_text(text: str, path: Path) -> Checked:
     return RECORD.inspect(text, path)
 
 
-def violation_line(heading: int, confidence_line: int | None, violation: Violation) -> int:
-    """Where a replayed violation of a turn points: the confidence's own line for COUNCIL_CONFIDENCE (where the turn
-    states one), else the turn's heading."""
-    if violation.rule == "COUNCIL_CONFIDENCE" and confidence_line is not None:
-        return confidence_line
-    return heading
-
-
 # --- writing -----------------------------------------------------------------------------------
 
 
