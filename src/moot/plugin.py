@@ -66,7 +66,7 @@ if TYPE_CHECKING:
         Violation,
     )
     from moot.core.run_state import RUN_HALTED
-    from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord
+    from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord, TurnWriter, Written
     from moot.engine.driver import Candidate, Driver, PlannedCall, reply_format_violation, taking_turns
     from moot.engine.loop import RunResult, now_minutes
     from moot.engine.sealed import SealedPhase, SealedPhases
@@ -473,6 +473,8 @@ _LAZY = {
     "Inspection": "moot.core.turn_record",
     "Reading": "moot.core.turn_record",
     "TurnRecord": "moot.core.turn_record",
+    "TurnWriter": "moot.core.turn_record",
+    "Written": "moot.core.turn_record",
     # sealed phases
     "SealedPhase": "moot.engine.sealed",
     "SealedPhases": "moot.engine.sealed",
@@ -572,11 +574,13 @@ __all__ = [
     "ToolError",
     "ToolSet",
     "TurnRecord",
+    "TurnWriter",
     "Unavailable",
     "Verdict",
     "View",
     "Violation",
     "Workspace",
+    "Written",
     "atomic_write_text",
     "create_record",
     "execute",

@@ -75,3 +75,47 @@ def test_a_chain_a_crash_left_short_is_completed_on_the_next_write(path: Path) -
     record.RECORD.append(path, [estimate("cy", 3)])  # a writer completes it first
     report = record.RECORD.check(path)
     assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 3
+
+
+class CountingReads(record.EstimateRecord):
+    """The example's record, counting how often the whole record is read."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def read(self, text: str, file: str) -> record.Parsed:
+        self.reads += 1
+        return super().read(text, file)
+
+
+def test_a_writer_reads_the_record_once_then_only_what_it_appends(tmp_path: Path) -> None:
+    names = tuple(f"e{n}" for n in range(8))
+    many = Config(question="How many moons has Mars?", estimators=names, rounds=5)
+    path = record.path_for(tmp_path, many.question)
+    record.create(path, many)
+    counting = CountingReads()
+    writer = counting.writer(path)
+    assert counting.reads == 1
+    for round_ in range(1, 6):
+        for who in names:
+            writer.append([Estimate(estimator=who, round=round_, value=round_, reason=f"{who} in round {round_}")])
+    assert counting.reads == 1  # 40 appends, each read back alone
+    report = record.RECORD.check(path)
+    assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 40
+    assert report.summary.outcome is not None and report.summary.outcome.name == "ESTIMATED"
+    assert path.read_text(encoding="utf-8").count("<!-- moot-chain") == 40
+
+
+def test_a_writer_reads_again_what_another_wrote_in_between(path: Path) -> None:
+    writer = record.RECORD.writer(path)
+    writer.append([estimate("ada", 2)])
+    record.RECORD.append(path, [estimate("bo", 2)])  # another process's write
+    with pytest.raises(ProtocolViolationError):
+        writer.append([estimate("bo", 3)])  # against the record on disk, bo has estimated this round
+    before = path.read_bytes(), chain_path(path).read_bytes()
+    with pytest.raises(ProtocolViolationError):
+        writer.append([estimate("cy", 3, "first line\nsecond line")])  # would not read back: nothing written
+    assert (path.read_bytes(), chain_path(path).read_bytes()) == before
+    written = writer.append([estimate("cy", 3)])
+    assert len(written.state.estimates) == 3 and written.state == record.RECORD.load(path)[1]
+    assert record.RECORD.check(path).exit_code == 0

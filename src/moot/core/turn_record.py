@@ -11,6 +11,9 @@ turns and what else its rules say of a record. The base gives it the rest, the s
   one) in one append + fsync with the chain's mark after them. A write that would not read back as the
   turns given is refused, and a record someone else wrote in between is read and checked again first.
   Several turns appended together appear together or not at all: how a sealed phase is revealed.
+- ``writer``: the same appends for a run that writes many: the record is read, checked and replayed once,
+  then each append is validated in memory, and only its new text is read back where the format can read a
+  piece alone (:meth:`TurnRecord.read_piece`), so a turn costs the same at turn 600 as at turn 6.
 """
 
 from __future__ import annotations
@@ -95,6 +98,12 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
         """The section that closes a record when its turns reach an outcome; none unless overridden."""
         return ""
 
+    def read_piece(self, piece: str, file: str) -> Reading[ConfigT, EntryT] | None:
+        """The turns (and chain marks) in ``piece``, text about to be appended after a record's last turn, for a
+        format whose turns read the same alone as in their record; ``None`` (the default) reads the whole record
+        again instead. The reading's ``config`` is not used, and its lines count from the piece's start."""
+        return None
+
     def line_of(self, entry: EntryT, violation: Violation) -> int:
         """Where a rule's violation of ``entry`` points: its first line unless the format knows better."""
         return entry.line
@@ -147,6 +156,11 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
     def load(self, path: Path) -> tuple[DeliberationProtocol[TurnT, StateT], StateT, str]:
         """The protocol, replayed state and text of a record that can take turns; raises
         :class:`ProtocolViolationError` on any error. A chain a crash left short is completed first."""
+        inspection, text = self._writable(path)
+        assert inspection.protocol is not None and inspection.state is not None
+        return inspection.protocol, inspection.state, text
+
+    def _writable(self, path: Path) -> tuple[Inspection[ConfigT, TurnT, StateT, EntryT], str]:
         text, problems = read_text(path)
         if text is None:
             raise ProtocolViolationError(problems)
@@ -156,7 +170,7 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
             raise ProtocolViolationError(errors)
         if inspection.chain.repairable:
             repair_chain(path, [entry.text for entry in inspection.reading.turns], inspection.reading.marks)
-        return inspection.protocol, inspection.state, text
+        return inspection, text
 
     def repair(self, path: Path) -> bool:
         """Complete the chain of a record a crash left one append short; True when it wrote. Anything else is
@@ -173,37 +187,81 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
         ``failure`` ends an open record with that reason (:meth:`failed`). Raises :class:`ProtocolViolationError`
         on any broken rule, and on turns that would not read back as given; the record is then left as it was.
         """
-        try:
-            return self._append(path, turns, failure)
-        except RecordChangedError:  # written by someone else between the read and the append: check it again
-            return self._append(path, turns, failure)
+        return self.writer(path).append(turns, failure).state
 
-    def _append(self, path: Path, turns: Sequence[TurnT], failure: str | None) -> StateT:
-        file = str(path)
-        stamp = FileStamp.of(path)  # before the read: a write in between shows as a changed stamp
-        protocol, state, text = self.load(path)
+    def writer(self, path: Path) -> TurnWriter[ConfigT, TurnT, StateT, EntryT]:
+        """The record open for a run's appends (see :class:`TurnWriter`); raises :class:`ProtocolViolationError`
+        when it cannot take turns."""
+        return TurnWriter(self, path)
+
+
+@dataclass(frozen=True)
+class Written(Generic[StateT]):
+    """What :meth:`TurnWriter.append` wrote: the state after it, and the warnings its turns drew."""
+
+    state: StateT
+    warnings: list[Violation]
+
+
+class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
+    """A record open for appends: read, checked and replayed once, then each append validated against the state
+    in memory and written with one append + fsync. When someone else wrote the record in between, it is read and
+    checked in full again before the turns are validated against it."""
+
+    def __init__(self, record: TurnRecord[ConfigT, TurnT, StateT, EntryT], path: Path) -> None:
+        self.record, self.path = record, path
+        self._open()
+
+    def _open(self) -> None:
+        stamp = FileStamp.of(self.path)  # before the read: a write in between shows as a changed stamp
+        inspection, self.text = self.record._writable(self.path)
+        assert inspection.protocol is not None and inspection.state is not None
+        self.protocol, self.state = inspection.protocol, inspection.state
+        self.appender = RecordAppender(self.path, stamp, [entry.text for entry in inspection.reading.turns])
+
+    def append(self, turns: Sequence[TurnT], failure: str | None = None) -> Written[StateT]:
+        """Validate ``turns``, then append them (and the outcome, if reached) in one write; ``failure`` ends an
+        open record with that reason. Raises :class:`ProtocolViolationError` on any broken rule, and on turns that
+        would not read back as given; the record is then left as it was."""
+        try:
+            return self._append(turns, failure)
+        except RecordChangedError:
+            self._open()
+            return self._append(turns, failure)
+
+    def _append(self, turns: Sequence[TurnT], failure: str | None) -> Written[StateT]:
+        record, protocol, state = self.record, self.protocol, self.state
+        warnings: list[Violation] = []
         for turn in turns:
-            state, _ = protocol.step(state, turn)
+            state, more = protocol.step(state, turn)
+            warnings += more
         if failure is not None and protocol.outcome(state) is None:
-            state = self.failed(protocol, state, failure)
+            state = record.failed(protocol, state, failure)
         outcome = protocol.outcome(state)
-        ending = [self.render_outcome(outcome)] if outcome is not None else []
-        ending = [piece for piece in ending if piece]
-        rendered = [self.render_turn(turn) for turn in turns]
+        ending = [piece for piece in ([record.render_outcome(outcome)] if outcome is not None else []) if piece]
+        rendered = [record.render_turn(turn) for turn in turns]
         # One blank line before the new turns, after whatever line breaks end the record.
-        gap = "\n" * max(0, 2 - (len(text) - len(text.rstrip("\n"))))
-        staged = self.read(text + gap + "\n".join([*rendered, *ending]), file)
-        mark = [f"{ChainMark.of([entry.text for entry in staged.turns]).line()}\n"] if turns else []
+        gap = "\n" * max(0, 2 - (len(self.text) - len(self.text.rstrip("\n"))))
+        texts = self._texts(gap + "\n".join([*rendered, *ending]), len(turns))
+        mark = [f"{self.appender.mark_after(texts).line()}\n"] if turns and texts is not None else []
         added = gap + "\n".join([*rendered, *mark, *ending])
-        written = self.read(text + added, file)
-        texts = [entry.text for entry in written.turns]
-        if (
-            [entry.turn for entry in written.turns[len(written.turns) - len(turns) :]] != list(turns)
-            or written.violations
-            or texts != [entry.text for entry in staged.turns]
-        ):
-            raise ProtocolViolationError([self.format_rule])
-        # The whole record was checked above; the write is one append + fsync, then the chain's rows.
-        before = len(texts) - len(turns)
-        RecordAppender(path, stamp, texts[:before]).append(added.encode("utf-8"), texts[before:])
-        return state
+        if texts is None or self._read_back(added, len(turns)) != (list(turns), texts):
+            raise ProtocolViolationError([record.format_rule])
+        self.appender.append(added.encode("utf-8"), texts)
+        self.text, self.state = self.text + added, state
+        return Written(state, warnings)
+
+    def _texts(self, added: str, count: int) -> list[str] | None:
+        """The chained texts of the last ``count`` turns once ``added`` is appended; None when it reads wrong."""
+        found = self._read_back(added, count)
+        return found[1] if found is not None else None
+
+    def _read_back(self, added: str, count: int) -> tuple[list[TurnT], list[str]] | None:
+        """The last ``count`` turns and their texts as the record reads with ``added``; None on any problem."""
+        file = str(self.path)
+        piece = self.record.read_piece(added, file)
+        reading = piece if piece is not None else self.record.read(self.text + added, file)
+        entries = reading.turns[len(reading.turns) - count :] if count else []
+        if reading.violations or len(entries) != count or (piece is not None and len(piece.turns) != count):
+            return None
+        return [entry.turn for entry in entries], [entry.text for entry in entries]

@@ -66,9 +66,13 @@ def parse(text: str, file: str = "<string>") -> Parsed:
         config = Config(question=json.loads(found["question"]), estimators=names, rounds=int(found["rounds"]))
     except (TypeError, ValueError):
         return Parsed(None, violations=[_line_problem(file, 1, "the record must start with its header")])
-    parsed = Parsed(config)
-    first = text[: found.end()].count("\n") + 1 if found else 1
-    for number_, line in enumerate(text[found.end() if found else 0 :].splitlines(), start=first):
+    end = found.end() if found else 0
+    return _lines(Parsed(config), text[end:], text[:end].count("\n") + 1, file)
+
+
+def _lines(parsed: Parsed, text: str, first: int, file: str) -> Parsed:
+    """``parsed`` with the estimates and chain marks of ``text``, whose first line is line ``first``."""
+    for number_, line in enumerate(text.splitlines(), start=first):
         mark, turn = ChainMark.parse(line), _TURN.match(line)
         if mark is not None:
             parsed.marks.append(mark)
@@ -96,6 +100,9 @@ class EstimateRecord(TurnRecord[Config, Estimate, Board, Entry[Estimate]]):
 
     def read(self, text: str, file: str) -> Parsed:
         return parse(text, file)
+
+    def read_piece(self, piece: str, file: str) -> Parsed:
+        return _lines(Parsed(None), piece, 1, file)  # an estimate is one line: it reads the same alone
 
     def protocol(self, config: Config) -> EstimateProtocol:
         return EstimateProtocol(config)
