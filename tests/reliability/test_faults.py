@@ -46,7 +46,7 @@ pytestmark = pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-pyt
 # that takes 5 s on an idle machine took over 120 s under a load average of 20. Only a hang waits it out.
 TURN_TIMEOUT_S = 300
 # A hung request waits half of this before it is retried; the retry has the other half.
-HANG_TURN_TIMEOUT_S = 120
+HANG_TURN_TIMEOUT_S = 60
 # The random run meets a hang in about every third debate; each costs the turn timeout less a minute.
 RANDOM_TURN_TIMEOUT_S = 180
 FAULT_RATE = 0.3
