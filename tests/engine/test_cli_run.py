@@ -329,8 +329,8 @@ def test_each_protocol_names_bad_input_in_one_sentence(tmp_path: Path, args: lis
 @pytest.mark.parametrize(
     "command",
     [
-        ["roundtable", "--topic", "Cache design", "--speakers", "architect,reviewer", "--max-rounds", "2"],
-        ["agora", "--topic", "Tabs or spaces", "--max-turns", "6"],
+        ["roundtable", "--topic", "Cache design", "--speakers", "architect,reviewer", "--max-rounds", "1"],
+        ["agora", "--topic", "Tabs or spaces", "--max-turns", "4"],
     ],
 )
 def test_sigkill_and_resume_on_the_embedded_model(tmp_path: Path, command: list[str]) -> None:
