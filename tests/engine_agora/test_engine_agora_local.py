@@ -64,10 +64,10 @@ def test_the_longest_allowed_reply_fits_the_seeds_100_tokens(weights: Path) -> N
 
 @pytest.mark.slow
 def test_a_debate_between_embedded_models_ends_and_its_record_checks(tmp_path: Path, weights: Path) -> None:
-    driver = start(tmp_path, topic="Should our services share one repository", max_turns=6)
+    driver = start(tmp_path, topic="Should our services share one repository", max_turns=4)
     result = run(driver, every_role(driver, resolve_agent("local")))
     assert result.outcome is not None and result.outcome.name in {"CONSENSUS", "TIMEOUT"}, result.outcome
-    assert 3 <= result.summary.turns <= 6
+    assert 3 <= result.summary.turns <= 4
     checks_clean(driver.record_path)
     rows = [json.loads(line) for line in usage_path(driver.record_path).read_text(encoding="utf-8").splitlines()]
     assert rows and all(0 < row["completion_tokens"] <= REPLY_MAX_TOKENS for row in rows)
