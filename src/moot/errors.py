@@ -10,15 +10,62 @@ MootError
 │   └── ToolError                 an agent tool refused (moot.tools.errors: Refused, BadInput)
 ├── LedgerUnavailableError        the ledger's database cannot be reached (moot.ledger.errors)
 ├── PluginError                   a protocol plugin is malformed or one of its parts cannot be imported
-├── ProtocolViolationError        a turn broke the protocol's rules, with their ids (moot.core.machine)
-├── RecordChangedError            the record changed under a writer (moot.core.files)
+├── ProtocolViolationError        a turn broke the protocol's rules: its Violations
+├── RecordChangedError            the record changed under a writer
 └── AgentError                    an agent failed to answer (moot.agents.base)
+
+A :class:`Violation` is one broken rule, by its id (the rules themselves are in each protocol's RuleBook,
+moot.core.machine); a refusal carries them. This module imports nothing of moot, so every layer can raise.
 """
 
 from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Violation(BaseModel):
+    """One broken rule, located as precisely as the caller knows (turn, file, line)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    message: str
+    severity: Severity = Severity.ERROR
+    turn: int | None = None
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def at(self, *, file: str | None = None, line: int | None = None, turn: int | None = None) -> Violation:
+        """A copy with the location filled in where it was still unknown (itself when nothing is new: a check
+        locates each of thousands of violations several times)."""
+        update: dict[str, str | int] = {}
+        if self.file is None and file is not None:
+            update["file"] = file
+        if self.line is None and line is not None:
+            update["line"] = line
+        if self.turn is None and turn is not None:
+            update["turn"] = turn
+        return self.model_copy(update=update) if update else self
+
+    def __str__(self) -> str:
+        where = ":".join(str(p) for p in (self.file, self.line) if p is not None)
+        turn = f" (turn {self.turn})" if self.turn is not None else ""
+        prefix = f"{where}: " if where else ""
+        return f"{prefix}{self.severity.value} {self.rule}{turn}: {self.message}"
 
 
 class MootError(Exception):
@@ -43,6 +90,18 @@ class RecordExists(UserError):
 
 class PluginError(MootError):
     """A protocol plugin is malformed or one of its parts cannot be imported; the message names which."""
+
+
+class ProtocolViolationError(MootError):
+    """Raised by ``step`` when a candidate turn breaks at least one rule."""
+
+    def __init__(self, violations: Sequence[Violation]) -> None:
+        self.violations = list(violations)
+        super().__init__("; ".join(str(v) for v in self.violations))
+
+
+class RecordChangedError(MootError):
+    """The record is not as its writer last left it: someone else wrote it. Nothing was appended."""
 
 
 # What the user sees for each errno that a person, not moot, must fix: (the problem, the fix).

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from moot.errors import PluginError, RecordExists
+from moot.errors import PluginError, ProtocolViolationError, RecordExists, Severity, Violation
 
 if TYPE_CHECKING:
     from mcp_types import Tool as McpTool
@@ -54,17 +54,7 @@ if TYPE_CHECKING:
         slugify,
         unreadable,
     )
-    from moot.core.machine import (
-        DeliberationProtocol,
-        Outcome,
-        ProtocolViolationError,
-        Replay,
-        Rule,
-        RuleBook,
-        Severity,
-        Summary,
-        Violation,
-    )
+    from moot.core.machine import DeliberationProtocol, Outcome, Replay, Rule, RuleBook, Summary
     from moot.core.run_state import RUN_HALTED
     from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord
     from moot.engine.driver import Candidate, Driver, PlannedCall, reply_format_violation, taking_turns
@@ -442,13 +432,10 @@ _LAZY = {
     "AgentRequest": "moot.agents.base",
     "DeliberationProtocol": "moot.core.machine",
     "Outcome": "moot.core.machine",
-    "ProtocolViolationError": "moot.core.machine",
     "Replay": "moot.core.machine",
     "Rule": "moot.core.machine",
     "RuleBook": "moot.core.machine",
-    "Severity": "moot.core.machine",
     "Summary": "moot.core.machine",
-    "Violation": "moot.core.machine",
     "Stated": "moot.metrics",
     "RUN_HALTED": "moot.core.run_state",
     # records and files

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
 from moot.core.files import FILE_RULES
-from moot.core.machine import ProtocolViolationError, Rule, RuleBook, Violation
-from moot.errors import DiskFault, UserError
+from moot.core.machine import Rule, RuleBook
+from moot.errors import DiskFault, ProtocolViolationError, UserError, Violation
 from moot.ledger.errors import (
     ConflictError,
     DebateClosedError,

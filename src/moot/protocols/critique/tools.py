@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.core.chain import ChainMark
 from moot.core.files import MAX_ARTIFACT_BYTES, read_text, too_large
-from moot.core.machine import ProtocolViolationError, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
+from moot.errors import ProtocolViolationError, Violation
 from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, Refusal
 from moot.ledger import Participant as LedgerParticipant
 from moot.plugin import Seat, Sharing, Tool, ToolSet

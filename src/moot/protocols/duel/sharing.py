@@ -20,7 +20,7 @@ from pathlib import Path
 
 from moot.core.chain import ChainMark, read_chain, record_chain, turn_digest
 from moot.core.files import MAX_ARTIFACT_BYTES, atomic_write_text, folder_lock, read_text, too_large
-from moot.core.machine import ProtocolViolationError
+from moot.errors import ProtocolViolationError
 from moot.ledger import DebateRecord
 from moot.protocols.duel import record
 from moot.protocols.duel.machine import DuelConclusion, DuelConfig, DuelTurn, Participant

@@ -10,7 +10,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from moot.core.machine import Violation
+from moot.errors import Violation
 from moot.ledger import Debate
 from moot.ledger import Participant as LedgerParticipant
 from moot.protocols.duel.machine import DuelConfig, DuelTurn, Participant, Stance

@@ -21,8 +21,8 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from moot.core.files import read_text
-from moot.core.machine import ProtocolViolationError, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
+from moot.errors import ProtocolViolationError, Violation
 from moot.ledger import (
     DEFAULT_RETRY_AFTER_SECONDS,
     DEFAULT_TTL_SECONDS,

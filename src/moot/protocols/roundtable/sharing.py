@@ -27,7 +27,7 @@ from pathlib import Path
 
 from moot.core.chain import marks_of, read_chain, record_chain, split_mark, turn_digest, with_mark
 from moot.core.files import atomic_write_text, folder_lock, fsync_directory, read_text
-from moot.core.machine import Violation
+from moot.errors import Violation
 from moot.ledger import DebateRecord
 from moot.protocols.roundtable import record as meeting
 from moot.protocols.roundtable.guide import GUIDE_TEXT

@@ -26,8 +26,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.core.machine import ProtocolViolationError
 from moot.core.participant_defaults import UNKNOWN_MODEL
+from moot.errors import ProtocolViolationError
 from moot.ledger import (
     DEFAULT_TTL_SECONDS,
     Debate,
