@@ -12,9 +12,9 @@ from pathlib import Path
 
 from moot import registry
 from moot.core.files import FILE_RULES, MAX_ARTIFACT_BYTES, CheckReport, first_line, read_text, unreadable
-from moot.core.machine import Violation
 from moot.core.run_state import current_halt
 from moot.core.torn import torn_append
+from moot.errors import Violation
 from moot.plugin import Protocol
 
 # Files a record directory holds (a roundtable meeting's speeches and turn.json); others are not checked.

@@ -12,7 +12,7 @@ and every record folder moot writes to or lists (``.dialogues/``, ``debates/``, 
   reached through such a link (a repository's ``docs/latest -> v2``); a record folder, or anything moot writes,
   may not be a link at all.
 
-A refusal is :class:`PathRefused`: one sentence that names the fix, raised before anything is read or written.
+A refusal is :class:`moot.errors.PathRefused`: one sentence that names the fix, raised before anything is read or written.
 """
 
 from __future__ import annotations
@@ -20,19 +20,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from moot.errors import UserError
+from moot.errors import PathRefused
 
 # The fix a refusal names, by who gave the path.
 CLI_FIX = 'run moot from a directory that contains it, or pass --root (a batch line\'s "root") with one'
 CLIENT_FIX = "name a file inside the work root, by its path relative to the root"
-
-
-class PathRefused(UserError):
-    """A named path that leaves the work root; ``link`` is the symbolic link it was refused at, if any."""
-
-    def __init__(self, message: str, link: Path | None = None) -> None:
-        super().__init__(message)
-        self.link = link
 
 
 def real_root(root: str | os.PathLike[str]) -> Path:

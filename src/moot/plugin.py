@@ -12,10 +12,11 @@ when first used, so loading the entry point imports nothing else of the protocol
 fast. docs/plugins.md is the reference of every field and hook: its signature, when moot calls it, and what
 it must return.
 
-This module is what a protocol author imports from. The names below the contract (rules, violations, the
-engine's driver base, record and chain helpers, the run command's options, the agent tools' errors, …) are
-re-exported from where they live and imported on first use; the viewer's drawing helpers, whose names are
-generic, come as the modules :data:`svg` and :data:`plots` (``svg.el``, ``plots.axis``).
+This module is what a protocol author imports from. The names below the contract (rules, the engine's driver
+base, record and chain helpers, the run command's options, …) are re-exported from where they live and imported
+on first use; violations and the errors come from moot.errors, which this module imports anyway. The viewer's
+drawing helpers, whose names are generic, come as the modules :data:`svg` and :data:`plots` (``svg.el``,
+``plots.axis``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from moot.errors import PluginError, RecordExists
+from moot.errors import (
+    BadInput,
+    PluginError,
+    ProtocolViolationError,
+    RecordExists,
+    Refused,
+    Severity,
+    ToolError,
+    Unavailable,
+    Violation,
+)
 
 if TYPE_CHECKING:
     from mcp_types import Tool as McpTool
@@ -54,17 +65,7 @@ if TYPE_CHECKING:
         slugify,
         unreadable,
     )
-    from moot.core.machine import (
-        DeliberationProtocol,
-        Outcome,
-        ProtocolViolationError,
-        Replay,
-        Rule,
-        RuleBook,
-        Severity,
-        Summary,
-        Violation,
-    )
+    from moot.core.machine import DeliberationProtocol, Outcome, Replay, Rule, RuleBook, Summary
     from moot.core.run_state import RUN_HALTED
     from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord, TurnWriter, Written
     from moot.engine.driver import Candidate, Driver, PlannedCall, reply_format_violation, taking_turns
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
     from moot.engine.sealed import SealedPhase, SealedPhases
     from moot.metrics import Stated
     from moot.review import Change
-    from moot.tools.errors import BadInput, Refused, ToolError, Unavailable, refused_by, tool
+    from moot.tools.errors import refused_by, tool
     from moot.tools.workspace import Workspace
     from moot.web import plots, svg
 
@@ -286,7 +287,7 @@ class Tool:
 
     - ``name``: the command's name, kebab-case.
     - ``function(workspace, **arguments) -> result model``: does the work and raises only
-      ``moot.tools.ToolError``; its docstring is the tool's description. Its arguments are its keyword
+      ``moot.errors.ToolError``; its docstring is the tool's description. Its arguments are its keyword
       parameters annotated ``Annotated[T, Field(description=...)]`` (more metadata from ``moot.tools.declare``
       says how one reads on the command line); the argument model is built once from them (:attr:`arguments`).
     - ``read_only``: the call changes nothing (MCP's read-only hint).
@@ -442,13 +443,10 @@ _LAZY = {
     "AgentRequest": "moot.agents.base",
     "DeliberationProtocol": "moot.core.machine",
     "Outcome": "moot.core.machine",
-    "ProtocolViolationError": "moot.core.machine",
     "Replay": "moot.core.machine",
     "Rule": "moot.core.machine",
     "RuleBook": "moot.core.machine",
-    "Severity": "moot.core.machine",
     "Summary": "moot.core.machine",
-    "Violation": "moot.core.machine",
     "Stated": "moot.metrics",
     "RUN_HALTED": "moot.core.run_state",
     # records and files
@@ -495,10 +493,6 @@ _LAZY = {
     "run_options": "moot.cli.run",
     "start_record": "moot.cli.run",
     # agent tools
-    "BadInput": "moot.tools.errors",
-    "Refused": "moot.tools.errors",
-    "ToolError": "moot.tools.errors",
-    "Unavailable": "moot.tools.errors",
     "refused_by": "moot.tools.errors",
     "tool": "moot.tools.errors",
     "Workspace": "moot.tools.workspace",

@@ -16,8 +16,8 @@ from moot.core.files import first_line
 from moot.core.run_state import run_state_path
 from moot.detect import check_path, detect
 from moot.engine.loop import usage_path
-from moot.errors import UserError
-from moot.paths import PathRefused, record_place
+from moot.errors import PathRefused, UserError
+from moot.paths import record_place
 
 
 def record_root(record: Path) -> Path:

@@ -43,12 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from moot import registry
-from moot.agents import Agent, AgentError, AgentRequest, FunctionAgent
+from moot.agents import Agent, AgentRequest, FunctionAgent
 from moot.core.files import CheckReport
 from moot.detect import check_path
 from moot.engine.driver import Driver
 from moot.engine.loop import Engine, Limits, RunResult
 from moot.engine.specs import build_driver, rooted_paths
+from moot.errors import AgentError
 
 __all__ = ["Played", "Scenario", "assert_conforms", "conformance", "play", "resume"]
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import forked_moot
 from forked_moot import MOOT
-from moot.agents import AcpAgent, AgentRequest, AgentTimeout
+from moot.agents import AcpAgent, AgentRequest
 from moot.detect import check_path
+from moot.errors import AgentTimeout
 
 AGENT = Path(__file__).with_name("acp_test_agent.py")
 

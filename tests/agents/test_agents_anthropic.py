@@ -14,7 +14,8 @@ pytest.importorskip("anthropic", reason="the anthropic SDK is not installed (pip
 import httpx2
 from agents_helpers import VERDICT_SCHEMA
 
-from moot.agents import AgentBadReply, AgentRequest, AgentUnavailable, AnthropicAgent, RetryPolicy
+from moot.agents import AgentRequest, AnthropicAgent, RetryPolicy
+from moot.errors import AgentBadReply, AgentUnavailable
 
 MODEL = "claude-sonnet-4-6"
 

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from moot.agents import AgentError, AgentRequest, AgentTimeout, RetryPolicy, call_with_retries
+from moot.agents import AgentRequest, RetryPolicy, call_with_retries
+from moot.errors import AgentError, AgentTimeout
 
 
 def test_backoff_grows_exponentially_with_bounded_jitter() -> None:

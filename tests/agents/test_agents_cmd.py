@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from agents_helpers import VERDICT_SCHEMA
 
-from moot.agents import AgentBadReply, AgentError, AgentRequest, AgentTimeout, AgentUnavailable, CommandAgent
+from moot.agents import AgentRequest, CommandAgent
+from moot.errors import AgentBadReply, AgentError, AgentTimeout, AgentUnavailable
 
 
 def python_command(code: str) -> str:

@@ -25,11 +25,12 @@ pytest.importorskip("openai", reason="the openai SDK is not installed (pip insta
 
 from agents_helpers import VERDICT_SCHEMA, chat_completion, scripted_http_server
 
-from moot.agents import AgentError, AgentRequest, OpenAIAgent, RetryPolicy
+from moot.agents import AgentRequest, OpenAIAgent, RetryPolicy
 from moot.agents._http import RequestDeadline
 from moot.agents.base import DEFAULT_TURN_TOKENS
 from moot.agents.server_memory import MEMORY_NAME
 from moot.engine.loop import usage_path
+from moot.errors import AgentError
 
 ANSWER = '{"verdict": "agree", "reason": "fine"}'
 

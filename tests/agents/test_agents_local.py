@@ -14,7 +14,8 @@ from agents_helpers import VERDICT_SCHEMA
 from pydantic import BaseModel, Field
 
 import forked_moot
-from moot.agents import AgentError, AgentRequest, AgentTimeout, AgentUnavailable, LocalAgent
+from moot.agents import AgentRequest, LocalAgent
+from moot.errors import AgentError, AgentTimeout, AgentUnavailable
 
 
 class Verdict(BaseModel):

@@ -19,7 +19,8 @@ pytest.importorskip("openai", reason="the openai SDK is not installed (pip insta
 from agents_helpers import VERDICT_SCHEMA, chat_completion, free_port, scripted_http_server
 from pydantic import BaseModel
 
-from moot.agents import AgentError, AgentRequest, AgentUnavailable, OpenAIAgent, RetryPolicy
+from moot.agents import AgentRequest, OpenAIAgent, RetryPolicy
+from moot.errors import AgentError, AgentUnavailable
 
 
 class Verdict(BaseModel):

@@ -19,14 +19,13 @@ import moot.agents
 from moot.agents import (
     ENTRY_POINT_GROUP,
     AgentRequest,
-    AgentUnavailable,
     CommandAgent,
     HumanAgent,
     ScriptAgent,
-    UnknownAgentSpec,
     list_backends,
     resolve_agent,
 )
+from moot.errors import AgentUnavailable, UnknownAgentSpec
 
 BUILTIN_FORMS = [
     "local",

@@ -10,18 +10,9 @@ from pathlib import Path
 import pytest
 from agents_helpers import VERDICT_SCHEMA
 
-from moot.agents import (
-    AgentBadReply,
-    AgentError,
-    AgentReply,
-    AgentRequest,
-    AgentUnavailable,
-    FunctionAgent,
-    HumanAgent,
-    ScriptAgent,
-    resolve_agent,
-)
+from moot.agents import AgentReply, AgentRequest, FunctionAgent, HumanAgent, ScriptAgent, resolve_agent
 from moot.agents.base import Agent
+from moot.errors import AgentBadReply, AgentError, AgentUnavailable
 
 
 def say(agent: Agent, role: str = "", prompt: str = "go") -> str:

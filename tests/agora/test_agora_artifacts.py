@@ -9,8 +9,8 @@ import pytest
 from agora_helpers import EVIDENCE, Debate, config, reply
 
 from moot.core.chain import chain_path
-from moot.core.machine import ProtocolViolationError, Violation
 from moot.detect import check_path
+from moot.errors import ProtocolViolationError, Violation
 from moot.protocols.agora import record as agora
 from moot.protocols.agora.machine import AgoraReply, AgoraTurn, make_turn
 

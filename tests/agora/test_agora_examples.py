@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from moot.cli.check import report_text
-from moot.core.machine import Severity
 from moot.detect import check_path
+from moot.errors import Severity
 from moot.protocols.agora.machine import MEDIATOR, RULES
 
 EXAMPLES = Path(__file__).parent / "examples"

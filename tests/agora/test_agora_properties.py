@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moot.core.files import CheckReport, decode_text
-from moot.core.machine import Outcome, Violation
+from moot.core.machine import Outcome
 from moot.detect import check_path
+from moot.errors import Violation
 from moot.protocols.agora import record as agora
 from moot.protocols.agora.machine import (
     CONSENSUS,

@@ -6,7 +6,7 @@ import pytest
 from agora_helpers import Debate, config, reply
 from pydantic import ValidationError
 
-from moot.core.machine import ProtocolViolationError, Severity
+from moot.errors import ProtocolViolationError, Severity
 from moot.protocols.agora.machine import (
     MEDIATOR,
     RULES,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from moot.paths import CLIENT_FIX, PathRefused, inside_root, record_place
+from moot.errors import PathRefused
+from moot.paths import CLIENT_FIX, inside_root, record_place
 
 
 @pytest.fixture

@@ -170,7 +170,8 @@ def test_sigkill_during_record_appends_cuts_at_most_the_turn_being_written(tmp_p
 
 
 def test_an_append_to_a_record_someone_else_changed_writes_nothing(tmp_path: Path) -> None:
-    from moot.core.files import FileStamp, RecordChangedError, append_record
+    from moot.core.files import FileStamp, append_record
+    from moot.errors import RecordChangedError
 
     record = tmp_path / "record.md"
     record.write_text("# Dialogue: x\n")

@@ -9,8 +9,8 @@ import pytest
 
 from moot.cli.check import report_text
 from moot.core.files import FILE_RULES, ExitCode
-from moot.core.machine import Severity
 from moot.detect import check_path
+from moot.errors import Severity
 from moot.protocols.critique.machine import RULES
 
 EXAMPLES = Path(__file__).parent / "examples"

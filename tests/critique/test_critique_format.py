@@ -9,8 +9,8 @@ import pytest
 
 from moot.core.chain import chain_path, marks_of
 from moot.core.files import ExitCode
-from moot.core.machine import ProtocolViolationError, Violation
 from moot.detect import check_path
+from moot.errors import ProtocolViolationError, Violation
 from moot.protocols.critique.machine import CritiqueConfig, CritiqueTurn, StatusKind
 from moot.protocols.critique.record import (
     CritiqueRecord,

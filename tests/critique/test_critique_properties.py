@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moot.core.files import FILE_RULES, CheckReport, decode_text
-from moot.core.machine import Violation
+from moot.errors import Violation
 from moot.protocols.critique.machine import (
     RULES,
     TEMPLATES,

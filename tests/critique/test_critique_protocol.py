@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from moot.core.machine import ProtocolViolationError
+from moot.errors import ProtocolViolationError
 from moot.protocols.critique.machine import (
     RULES,
     CritiqueConfig,

@@ -10,8 +10,8 @@ import pytest
 from duel_helpers import ALICE, BOB, CLOSED, CONFIG, T1, T2, T3, TURNS
 
 from moot.core.chain import chain_path
-from moot.core.machine import ProtocolViolationError
 from moot.detect import check_path
+from moot.errors import ProtocolViolationError
 from moot.protocols.duel import record as artifact
 from moot.protocols.duel.machine import OutcomeName, Participant, draft_conclusion
 

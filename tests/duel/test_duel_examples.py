@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from moot.core.machine import Severity
 from moot.detect import check_path
+from moot.errors import Severity
 from moot.protocols.duel.machine import RULES
 from moot.protocols.duel.record import FORMAT_RULES
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moot.core.files import FILE_RULES, CheckReport, decode_text
-from moot.core.machine import Violation
 from moot.detect import check_path
+from moot.errors import Violation
 from moot.protocols.duel.machine import (
     MAX_TURNS,
     OUTCOMES,

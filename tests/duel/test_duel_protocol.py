@@ -8,7 +8,7 @@ import pytest
 from duel_helpers import ALICE, BOB, CLOSED, CONFIG, SOURCE, T1, T2, T3, T4, T5, T6, TURNS, simple_turn
 from pydantic import ValidationError
 
-from moot.core.machine import ProtocolViolationError
+from moot.errors import ProtocolViolationError
 from moot.protocols.duel.machine import (
     RULES,
     DuelConclusion,

@@ -167,7 +167,7 @@ def test_moot_ls_leaves_out_a_record_folder_that_is_a_link_and_says_so(places: t
 
 def test_each_driver_refuses_to_start_in_a_linked_record_folder(places: tuple[Path, Path]) -> None:
     """Also for starts that come from neither moot run nor a spec (moot review starts its drivers itself)."""
-    from moot.paths import PathRefused
+    from moot.errors import PathRefused
     from moot.protocols.agora.driver import AgoraDriver, AgoraOptions
     from moot.protocols.council.driver import CouncilDriver, CouncilOptions
     from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions

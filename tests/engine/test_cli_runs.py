@@ -138,8 +138,8 @@ class _Models(BaseHTTPRequestHandler):
 def test_the_probe_passes_a_reachable_server_and_refuses_a_rejected_key(tmp_path: Path) -> None:
     import asyncio
 
-    from moot.agents import AgentError
     from moot.agents.openai_compat import OpenAIAgent
+    from moot.errors import AgentError
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Models)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -391,8 +391,8 @@ def test_batch_shows_a_progress_bar_on_a_terminal_and_keeps_json_lines(tmp_path:
 def test_the_anthropic_probe_names_an_unreachable_server() -> None:
     import asyncio
 
-    from moot.agents import AgentUnavailable
     from moot.agents.anthropic_agent import AnthropicAgent
+    from moot.errors import AgentUnavailable
 
     agent = AnthropicAgent("claude-x", api_key="k", base_url="http://127.0.0.1:9")
     with pytest.raises(AgentUnavailable, match=r"cannot reach http://127\.0\.0\.1:9"):

@@ -12,10 +12,10 @@ from engine_helpers import reply
 
 from moot.agents import ScriptAgent
 from moot.core.chain import chain_path
-from moot.core.machine import ProtocolViolationError
 from moot.core.run_state import run_state_path, stored_agents
 from moot.detect import check_path
 from moot.engine.loop import Engine, Event
+from moot.errors import ProtocolViolationError
 from moot.protocols.critique import record as critique_record
 from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 

@@ -9,12 +9,13 @@ from pathlib import Path
 
 from engine_helpers import reply
 
-from moot.agents import AgentRequest, AgentUnavailable, FunctionAgent, ScriptAgent
+from moot.agents import AgentRequest, FunctionAgent, ScriptAgent
 from moot.agents.base import TurnBounds
 from moot.cli.check import report_text
 from moot.core.run_state import RUN_HALTED
 from moot.detect import check_path
 from moot.engine.loop import Engine, Limits, usage_path
+from moot.errors import AgentUnavailable
 from moot.protocols.critique.driver import CritiqueDriver, CritiqueOptions
 
 STARTED = "2026-11-22 09:00"

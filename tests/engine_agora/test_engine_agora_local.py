@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from engine_agora_helpers import checks_clean, every_role, run, start
 
-from moot.agents import AgentUnavailable, resolve_agent
+from moot.agents import resolve_agent
 from moot.core.confidence import CONFIDENCES
 from moot.engine.loop import usage_path
+from moot.errors import AgentUnavailable
 from moot.protocols.agora.driver import (
     EVIDENCE_CONTENT_CHARS,
     EVIDENCE_SOURCE_CHARS,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from engine_agora_helpers import checks_clean, drone, every_role, run, start
 
-from moot.agents import AgentError, AgentRequest, FunctionAgent
-from moot.errors import UserError
+from moot.agents import AgentRequest, FunctionAgent
+from moot.errors import AgentError, UserError
 from moot.protocols.agora.driver import FAILED, RESEARCHER, AgoraDriver, research_path
 
 NOTES = (

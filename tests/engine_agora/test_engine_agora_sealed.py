@@ -9,8 +9,9 @@ from pathlib import Path
 
 from engine_agora_helpers import checks_clean, choosing, drone, every_role, run, start
 
-from moot.agents import AgentError, AgentRequest, FunctionAgent
+from moot.agents import AgentRequest, FunctionAgent
 from moot.engine.sealed import read_commitments
+from moot.errors import AgentError
 from moot.protocols.agora.driver import AgoraDriver
 
 POSITIONS = (("advocate", "One repository"), ("skeptic", "One per service"), ("ops", "Keep what works"))

@@ -9,17 +9,10 @@ from pathlib import Path
 import pytest
 from council_helpers import ANSWERS, MEMBERS, agents_for, checks_clean, legal, run, stage, start, stated
 
-from moot.agents.base import (
-    DEFAULT_TURN_TOKENS,
-    Agent,
-    AgentContextExceeded,
-    AgentError,
-    AgentReply,
-    AgentRequest,
-    TurnBounds,
-)
+from moot.agents.base import DEFAULT_TURN_TOKENS, Agent, AgentReply, AgentRequest, TurnBounds
 from moot.engine.loop import Engine, Limits
 from moot.engine.sealed import read_commitments, sealed_path
+from moot.errors import AgentContextExceeded, AgentError
 from moot.protocols.council.driver import CouncilDriver
 from moot.protocols.council.machine import identities
 from moot.protocols.council.machine import unmasked as names_in

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from council_helpers import start
 
-from moot.agents import AgentUnavailable, resolve_agent
+from moot.agents import resolve_agent
 from moot.detect import check_path
 from moot.engine.loop import Engine, Limits
 from moot.engine.sealed import read_commitments
+from moot.errors import AgentUnavailable
 from moot.protocols.agora.driver import AgoraDriver, AgoraOptions
 from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from moot.agents import AgentUnavailable, resolve_agent
+from moot.agents import resolve_agent
 from moot.detect import check_path
 from moot.engine.loop import Engine, Limits
+from moot.errors import AgentUnavailable
 from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
 
 

@@ -8,10 +8,11 @@ import json
 import re
 from pathlib import Path
 
-from moot.agents import AgentError, AgentRequest, FunctionAgent
+from moot.agents import AgentRequest, FunctionAgent
 from moot.detect import check_path
 from moot.engine.loop import Engine, Limits, RunResult
 from moot.engine.sealed import read_commitments
+from moot.errors import AgentError
 from moot.protocols.roundtable.driver import RoundtableDriver, RoundtableOptions
 from moot.protocols.roundtable.machine import MODERATOR
 

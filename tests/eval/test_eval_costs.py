@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from moot.agents import AgentReply, FunctionAgent
-from moot.agents.base import AgentBadReply, AgentRequest
+from moot.agents.base import AgentRequest
+from moot.errors import AgentBadReply
 from moot.eval.costs import Cost
 from moot.eval.report import scaling_curve
 from moot.eval.run import fit

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from multiprocessing.synchronize import Barrier
 
-from moot.ledger import DebateStatus, Lease, LeaseError, LeaseWrite, Ledger, Refusal, TurnDigest, open_ledger
+from moot.errors import LeaseError
+from moot.ledger import DebateStatus, Lease, LeaseWrite, Ledger, Refusal, TurnDigest, open_ledger
 
 PROCESSES = 8  # the required minimum, used by the tests
 OPERATIONS = 500  # lease operations per process (claim, refresh, release, guarded write)

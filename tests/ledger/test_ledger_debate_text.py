@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from ledger_helpers import Duel, granted, seated, secret_of
 
-from moot.ledger import InvalidInputError, JoinResult, Ledger, NotFoundError, SourceMismatchError
+from moot.errors import InvalidInputError, NotFoundError, SourceMismatchError
+from moot.ledger import JoinResult, Ledger
 
 
 def digest(text: str) -> str:

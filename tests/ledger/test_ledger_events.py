@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from ledger_helpers import FakeClock, Store
 
-from moot.ledger import EVENT_TYPES, ConflictError, InvalidInputError, Ledger
+from moot.errors import ConflictError, InvalidInputError
+from moot.ledger import EVENT_TYPES, Ledger
 from moot.ledger.models import to_iso
 
 

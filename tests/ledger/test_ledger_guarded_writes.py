@@ -9,7 +9,8 @@ from datetime import timedelta
 import pytest
 from ledger_helpers import Duel, FakeClock, granted, secret_of
 
-from moot.ledger import ConflictError, InvalidInputError, Lease, LeaseError, Ledger
+from moot.errors import ConflictError, InvalidInputError, LeaseError
+from moot.ledger import Lease, Ledger
 from moot.ledger.models import from_iso
 
 

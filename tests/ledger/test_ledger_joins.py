@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from ledger_helpers import Store, join, secret_of
 
-from moot.ledger import DebateFullError, DebateState, InvalidInputError, Lease, Ledger, NotFoundError
+from moot.errors import DebateFullError, InvalidInputError, NotFoundError
+from moot.ledger import DebateState, Lease, Ledger
 
 
 def test_first_join_creates_a_debate_waiting_for_a_peer(ledger: Ledger, tmp_path: Path) -> None:

@@ -10,16 +10,8 @@ from pathlib import Path
 import pytest
 from ledger_helpers import Duel, FakeClock, Store, granted, join, raw_transaction, secret_of
 
-from moot.ledger import (
-    DEFAULT_TTL_SECONDS,
-    ConflictError,
-    DebateClosedError,
-    DebateState,
-    InvalidInputError,
-    LeaseError,
-    Ledger,
-    Refusal,
-)
+from moot.errors import ConflictError, DebateClosedError, InvalidInputError, LeaseError
+from moot.ledger import DEFAULT_TTL_SECONDS, DebateState, Ledger, Refusal
 from moot.ledger.models import to_iso
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from ledger_helpers import Store, raw_transaction
 
-from moot.ledger import LATEST_VERSION, DebateState, LedgerUnavailableError
+from moot.errors import LedgerUnavailableError
+from moot.ledger import LATEST_VERSION, DebateState
 from moot.ledger.migrations import MIGRATIONS, apply_migrations
 
 

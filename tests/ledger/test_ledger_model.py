@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 from ledger_helpers import FakeClock, join, secret_of
 
-from moot.ledger import DebateClosedError, Lease, LeaseError, Ledger, Refusal
+from moot.errors import DebateClosedError, LeaseError
+from moot.ledger import Lease, Ledger, Refusal
 from moot.ledger.models import from_iso
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from ledger_helpers import join
 
-from moot.ledger import InvalidInputError, Ledger, LedgerUnavailableError, ledger_path, open_ledger
+from moot.errors import InvalidInputError, LedgerUnavailableError
+from moot.ledger import Ledger, ledger_path, open_ledger
 from moot.ledger.sqlite import SqliteLedger
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from ledger_helpers import Duel, Store, granted, join, raw_transaction, secret_of
 
-from moot.ledger import DebateState, Lease, Ledger, SeatError
+from moot.errors import SeatError
+from moot.ledger import DebateState, Lease, Ledger
 from moot.ledger.migrations import apply_migrations
 
 

@@ -38,7 +38,6 @@ from tools_helpers import _PRIVATE_ENV as PRIVATE_ENV
 from tools_helpers import ALICE, BOB, TOPIC, Result, example_turns, write_source
 
 from forked_moot import MOOT
-from moot.agents.base import AgentError
 from moot.agents.script import ScriptAgent, parse_script
 from moot.config import load_settings
 from moot.core.chain import chain_path, read_chain
@@ -46,7 +45,7 @@ from moot.core.files import CheckReport, decode_text
 from moot.detect import check_path
 from moot.engine.sealed import open_phase
 from moot.engine.specs import build_driver
-from moot.errors import ConfigError
+from moot.errors import AgentError, ConfigError
 from moot.ledger import EVENT_TYPES
 from moot.mcp.server import build_server
 from moot.protocols.agora import record as agora

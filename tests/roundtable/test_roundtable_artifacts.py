@@ -11,8 +11,8 @@ import pytest
 
 import moot.protocols.roundtable.record as rt
 from moot.core.files import CheckReport, atomic_write_text
-from moot.core.machine import ProtocolViolationError
 from moot.detect import check_path
+from moot.errors import ProtocolViolationError
 from moot.protocols.roundtable.machine import Minutes, RoundtableReply, Speech, advance, compose_speech, opening_state
 
 MINUTES = Minutes(summary="We met.", consensus="Adopt the cache.", unresolved="None.", action_items="- write it up")

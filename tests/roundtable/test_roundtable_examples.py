@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from moot.cli.check import report_text
-from moot.core.machine import Severity
 from moot.detect import check_path
+from moot.errors import Severity
 from moot.protocols.roundtable.machine import RULES
 
 EXAMPLES = Path(__file__).parent / "examples"

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import moot.protocols.roundtable.record as rt
 from moot.core.files import CheckReport, decode_text
-from moot.core.machine import Violation
 from moot.detect import check_path
+from moot.errors import Violation
 from moot.protocols.roundtable.machine import (
     MINUTES_PARTS,
     Language,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from moot.core.machine import ProtocolViolationError
+from moot.errors import ProtocolViolationError
 from moot.protocols.roundtable.machine import (
     MODERATOR,
     RULES,

@@ -20,7 +20,7 @@ from test_registry_plugin import registered
 
 import moot
 from moot.core.files import CheckReport
-from moot.core.machine import Severity
+from moot.errors import Severity
 from moot.testing import Scenario, assert_conforms, conformance
 
 SOURCE = "# Shared cache across tenants\n\n## Goals\nIsolation first.\n\n## Eviction\nOne global LRU list.\n"

@@ -179,7 +179,7 @@ def test_two_agents_following_the_guides_command_line_flow_complete_a_duel(cli: 
 def test_a_process_holds_a_bounded_number_of_waits_and_refuses_one_more_in_one_sentence() -> None:
     import threading
 
-    from moot.tools.errors import Unavailable
+    from moot.errors import Unavailable
     from moot.tools.waiting import MAX_WAITING, wait_for
 
     release = threading.Event()

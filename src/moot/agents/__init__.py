@@ -9,20 +9,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from moot.agents.base import (
-    Agent,
-    AgentBadReply,
-    AgentError,
-    AgentReply,
-    AgentRequest,
-    AgentTimeout,
-    AgentUnavailable,
-    RetryPolicy,
-    UnknownAgentSpec,
-    call_with_retries,
-)
+from moot.agents.base import Agent, AgentReply, AgentRequest, RetryPolicy, call_with_retries
 from moot.agents.registry import ENTRY_POINT_GROUP, BackendStatus, list_backends, resolve_agent, valid_forms
 from moot.agents.script import FunctionAgent, ScriptAgent, ScriptedReply
+from moot.errors import AgentBadReply, AgentError, AgentTimeout, AgentUnavailable, UnknownAgentSpec
 
 if TYPE_CHECKING:
     from moot.agents.acp import AcpAgent

@@ -8,7 +8,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Generic, Protocol, TypeVar
 
-from moot.agents.base import AgentError, AgentRequest, AgentTimeout, AgentUnavailable
+from moot.agents.base import AgentRequest
+from moot.errors import AgentError, AgentTimeout, AgentUnavailable
 
 
 class _Closable(Protocol):

@@ -50,17 +50,8 @@ from acp.schema import (
 from moot import __version__
 from moot.agents._http import one_line
 from moot.agents.acp_catalog import ALLOW_WRITES_ENV
-from moot.agents.base import (
-    Agent,
-    AgentBadReply,
-    AgentError,
-    AgentReply,
-    AgentRequest,
-    AgentTimeout,
-    AgentUnavailable,
-    UnknownAgentSpec,
-    prompt_as_text,
-)
+from moot.agents.base import Agent, AgentReply, AgentRequest, prompt_as_text
+from moot.errors import AgentBadReply, AgentError, AgentTimeout, AgentUnavailable, UnknownAgentSpec
 
 # Tool kinds that only look: allowed without --allow-writes. Every other kind may change something.
 READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})

@@ -25,16 +25,14 @@ from moot.agents._http import LoopClient, RequestDeadline, busy_server, error_fo
 from moot.agents.base import (
     PROBE_TIMEOUT_S,
     Agent,
-    AgentBadReply,
     AgentReply,
     AgentRequest,
-    AgentUnavailable,
     RetryPolicy,
     TurnBounds,
-    UnknownAgentSpec,
     call_with_retries,
 )
 from moot.agents.pricing import table_price_usd
+from moot.errors import AgentBadReply, AgentUnavailable, UnknownAgentSpec
 
 if TYPE_CHECKING:
     import httpx2

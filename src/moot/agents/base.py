@@ -4,17 +4,10 @@ Every backend (local model, OpenAI-compatible server, Anthropic, a command, a pe
 is an :class:`Agent` with a single coroutine, :meth:`Agent.reply`. What a backend can do is told
 by class attributes, so the engine can ask without calling it.
 
-Exceptions::
-
-    AgentError                 a participant could not produce a usable reply
-    ├── AgentUnavailable       it cannot be reached or set up: server down, key or model missing
-    ├── AgentTimeout           no reply within the request's timeout_s
-    ├── AgentBadReply          a reply arrived but is unusable (empty, missing the forced tool call)
-    ├── AgentContextExceeded   the prompt did not fit the model's context, whose size the server reported
-    └── UnknownAgentSpec       the spec string names no backend or is malformed (also a ValueError)
-
-``AgentError.retryable`` marks transient failures (timeouts, connection errors, HTTP 429 and 5xx);
-:func:`call_with_retries` retries exactly those with exponential backoff and jitter.
+Its errors are :class:`moot.errors.AgentError` and the kinds drawn under it there (unavailable, timeout,
+bad reply, context exceeded, unknown spec). ``AgentError.retryable`` marks transient failures (timeouts,
+connection errors, HTTP 429 and 5xx); :func:`call_with_retries` retries exactly those with exponential backoff
+and jitter.
 """
 
 from __future__ import annotations
@@ -32,7 +25,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from moot.agents.pricing import TokenPrice
-from moot.errors import MootError
+from moot.errors import AgentError
 
 T = TypeVar("T")
 
@@ -142,41 +135,6 @@ class AgentReply(BaseModel):
     model: str  # the resolved model id, e.g. "gpt-4o-mini-2024-07-18" or "local:SmolLM2-135M-Instruct.Q4_1"
     attempts: int = 1
     finish_reason: str | None = None  # "stop", "length" (truncated by max_tokens), "tool_use", ...
-
-
-class AgentError(MootError):
-    """A participant could not produce a usable reply; the message is one sentence naming the fix."""
-
-    def __init__(self, message: str, *, retryable: bool = False, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retryable = retryable
-        self.retry_after_s = retry_after_s  # what the server asked for (Retry-After), if anything
-        self.attempts = 1
-
-
-class AgentUnavailable(AgentError):
-    """The participant cannot be reached or set up: unreachable server, missing key, missing model."""
-
-
-class AgentTimeout(AgentError):
-    """No reply within the request's ``timeout_s``."""
-
-
-class AgentBadReply(AgentError):
-    """A reply arrived but cannot be used."""
-
-
-class AgentContextExceeded(AgentError):
-    """The server refused the prompt as longer than the model's context of ``context_tokens``; the agent's
-    :meth:`Agent.bounds` already know it, so a request built to them fits."""
-
-    def __init__(self, message: str, *, context_tokens: int) -> None:
-        super().__init__(message)
-        self.context_tokens = context_tokens
-
-
-class UnknownAgentSpec(AgentError, ValueError):
-    """The agent spec string names no known backend or is malformed."""
 
 
 DEFAULT_TURN_TOKENS = 4096  # completion tokens per turn for a full-size model: several paragraphs, full lists

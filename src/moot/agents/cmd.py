@@ -19,18 +19,9 @@ import time
 from collections.abc import Sequence
 
 from moot.agents._http import one_line
-from moot.agents.base import (
-    Agent,
-    AgentBadReply,
-    AgentError,
-    AgentReply,
-    AgentRequest,
-    AgentTimeout,
-    AgentUnavailable,
-    UnknownAgentSpec,
-    prompt_as_text,
-)
+from moot.agents.base import Agent, AgentReply, AgentRequest, prompt_as_text
 from moot.agents.tokens import typical_tokens
+from moot.errors import AgentBadReply, AgentError, AgentTimeout, AgentUnavailable, UnknownAgentSpec
 
 STDERR_TAIL_CHARS = 300
 

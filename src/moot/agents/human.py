@@ -26,15 +26,9 @@ import tempfile
 import time
 from typing import Any, TextIO
 
-from moot.agents.base import (
-    Agent,
-    AgentBadReply,
-    AgentReply,
-    AgentRequest,
-    AgentUnavailable,
-    UnknownAgentSpec,
-)
+from moot.agents.base import Agent, AgentReply, AgentRequest
 from moot.agents.human_form import HINT, FormError, fixed_value, form_of, read_form, resolve
+from moot.errors import AgentBadReply, AgentUnavailable, UnknownAgentSpec
 
 END_OF_TURN = "."
 OPEN_EDITOR = "e"

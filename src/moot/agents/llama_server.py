@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from moot.agents.base import AgentUnavailable
 from moot.agents.local import default_weights, llama_cpp_available, local_threads
+from moot.errors import AgentUnavailable
 
 
 def free_port() -> int:

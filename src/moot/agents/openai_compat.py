@@ -32,15 +32,10 @@ from moot.agents.base import (
     DEFAULT_CONTEXT_TOKENS,
     PROBE_TIMEOUT_S,
     Agent,
-    AgentBadReply,
-    AgentContextExceeded,
-    AgentError,
     AgentReply,
     AgentRequest,
-    AgentUnavailable,
     RetryPolicy,
     TurnBounds,
-    UnknownAgentSpec,
     call_with_retries,
     chat_messages,
     schema_instruction,
@@ -48,6 +43,7 @@ from moot.agents.base import (
 from moot.agents.ollama import ollama_host
 from moot.agents.policy import NO_KEY, split_model_url
 from moot.agents.pricing import runs_locally, table_price_usd
+from moot.errors import AgentBadReply, AgentContextExceeded, AgentError, AgentUnavailable, UnknownAgentSpec
 
 OPENAI_URL = "https://api.openai.com/v1"
 

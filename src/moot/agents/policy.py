@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from urllib.parse import urlsplit, urlunsplit
 
-from moot.agents.base import AgentError
+from moot.errors import AgentNotAllowed
 
 NO_KEY = "not-needed"  # what a server with no key of the operator's gets: OpenAI's SDK insists on one
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -39,10 +39,6 @@ class Reach(Enum):
     FILE = "reads a file on the server's machine"
     TERMINAL = "takes its turns from the server's terminal"
     PLUGIN = "runs a plugin's own code in the server"
-
-
-class AgentNotAllowed(AgentError):
-    """A spec asks for something the door's operator did not allow; the message names the flag that allows it."""
 
 
 @dataclass(frozen=True)

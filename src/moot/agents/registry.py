@@ -26,9 +26,10 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Protocol, cast
 
 from moot.agents.acp_catalog import ACP_INSTALL, KNOWN_ACP_AGENTS, installed_path
-from moot.agents.base import Agent, AgentError, AgentUnavailable, UnknownAgentSpec
+from moot.agents.base import Agent
 from moot.agents.local import INSTALL_HINT, default_weights
 from moot.agents.policy import Admission, AgentPolicy, Reach, split_model_url
+from moot.errors import AgentError, AgentUnavailable, UnknownAgentSpec
 
 ENTRY_POINT_GROUP = "moot.agents"
 

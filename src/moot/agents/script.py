@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moot.agents.base import Agent, AgentError, AgentReply, AgentRequest, AgentUnavailable, UnknownAgentSpec
+from moot.agents.base import Agent, AgentReply, AgentRequest
+from moot.errors import AgentError, AgentUnavailable, UnknownAgentSpec
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def export_command(
     """Write a record's page as one self-contained HTML file (no network needed), for a pull request or an email."""
     _require_web("moot export")
     from moot.core.files import atomic_write_text
-    from moot.core.machine import ProtocolViolationError
+    from moot.errors import ProtocolViolationError
     from moot.paths import relative_text
     from moot.records import record_root
     from moot.web.page import build, record_html

@@ -27,8 +27,8 @@ from typing import Any
 
 import typer
 
-from moot.errors import UserError
-from moot.ledger import Ledger, LedgerUnavailableError, open_ledger
+from moot.errors import LedgerUnavailableError, UserError
+from moot.ledger import Ledger, open_ledger
 from moot.ledger.batches import BatchProgress
 
 LEASE_S = 60.0  # a line's lease; its heartbeat and a waiting host's looks come every quarter of it

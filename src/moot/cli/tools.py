@@ -56,7 +56,7 @@ def _print_exports(tool: Tool, payload: dict[str, Any], code: int) -> NoReturn:
 def _read(path: str, what: str) -> tuple[str, str]:
     """(text, name) of a file an agent wrote; ``-`` reads stdin. Refused with a located reason."""
     from moot.core.files import decode_text
-    from moot.tools import BadInput
+    from moot.errors import BadInput
 
     if path == "-":
         data, name = sys.stdin.buffer.read(), "<stdin>"
@@ -77,7 +77,7 @@ def _absolute(path: Path) -> Path:
 
 def _folder_root(tool: Tool, folder: str, given: Path, root: Path | None) -> Path:
     """The work root a folder option (``--debate-dir``) names, checked against ``root`` when both are given."""
-    from moot.tools import BadInput
+    from moot.errors import BadInput
 
     given = Path(os.path.abspath(given))
     if given.is_symlink():
@@ -107,7 +107,7 @@ def _call_values(tool: Tool, given: dict[str, Any]) -> tuple[dict[str, Any], dic
     then checked against the tool's argument model (its refusals are ``BadInput``)."""
     from pydantic import ValidationError
 
-    from moot.tools import BadInput
+    from moot.errors import BadInput
     from moot.tools.declare import call_values
 
     values: dict[str, Any] = {}
@@ -136,7 +136,8 @@ def _call_values(tool: Tool, given: dict[str, Any]) -> tuple[dict[str, Any], dic
 def run_tool(folder: str | None, tool: Tool, given: dict[str, Any]) -> NoReturn:
     """Run ``tool`` with the options' values and print its answer: in ``--root``, else (for a tool that names a
     record by id) the root that holds that record (see moot.tools.locate), else the current directory."""
-    from moot.tools import ToolError, invoke, open_workspace
+    from moot.errors import ToolError
+    from moot.tools import invoke, open_workspace
 
     root: Path | None = given.get(ROOT)
     if given.get(FOLDER) is not None and folder is not None:
@@ -237,7 +238,8 @@ def _event_line(event: dict[str, Any]) -> str:
 
 def events(given: dict[str, Any]) -> None:
     """Print stored events in order; --follow keeps polling (and stops at --run-id's close-run event)."""
-    from moot.tools import ToolError, open_workspace
+    from moot.errors import ToolError
+    from moot.tools import open_workspace
     from moot.tools.events import read_events
 
     run_id = given["run_id"]

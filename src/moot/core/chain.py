@@ -37,16 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moot.core.files import (
-    FILE_RULES,
-    FileStamp,
-    RecordChangedError,
-    append_record,
-    atomic_write_text,
-    create_pair,
-    refuse_symlink,
-)
-from moot.core.machine import Violation
+from moot.core.files import FILE_RULES, FileStamp, append_record, atomic_write_text, create_pair, refuse_symlink
+from moot.errors import RecordChangedError, Violation
 
 GENESIS = "0" * 64
 

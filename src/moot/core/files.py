@@ -31,8 +31,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from moot.core.machine import ProtocolViolationError, Replay, Rule, RuleBook, Summary, Violation
-from moot.errors import DiskFault, MootError
+from moot.core.machine import Replay, Rule, RuleBook, Summary
+from moot.errors import DiskFault, ProtocolViolationError, RecordChangedError, Violation
 
 # Larger records are refused before reading: a debate is text written by people and models.
 MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
@@ -448,10 +448,6 @@ class FileStamp:
             return cls.of_fd(fd)
         finally:
             os.close(fd)
-
-
-class RecordChangedError(MootError):
-    """The record is not as its writer last left it: someone else wrote it. Nothing was appended."""
 
 
 def append_record(path: Path, data: bytes, expected: FileStamp) -> FileStamp:

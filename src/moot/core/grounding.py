@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from moot.core.machine import Rule, RuleBook, Severity, Violation
+from moot.core.machine import Rule, RuleBook
+from moot.errors import Severity, Violation
 
 NEAR_LINES = 5  # "at or near the cited line": this many lines before or after it
 

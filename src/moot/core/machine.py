@@ -1,4 +1,6 @@
-"""The shared shape of every protocol: rules with ids, violations, outcomes, and the state machine.
+"""The shared shape of every protocol: rules with ids, outcomes, and the state machine.
+
+A broken rule is a :class:`moot.errors.Violation`; a refused turn, :class:`moot.errors.ProtocolViolationError`.
 
 A protocol is pure: no I/O, no clock, no randomness. Time and ids arrive inside the turns.
 
@@ -17,19 +19,13 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from moot.errors import MootError
-
-
-class Severity(StrEnum):
-    ERROR = "error"
-    WARNING = "warning"
+from moot.errors import ProtocolViolationError, Severity, Violation
 
 
 @dataclass(frozen=True)
@@ -44,41 +40,6 @@ class Rule:
 # Turns a record holds past the last one its protocol allows that a check reads and reports one by one; any
 # further ones (a runaway writer, a record filled to its size cap) are reported together, unread.
 TURNS_PAST_THE_END = 100
-
-
-class Violation(BaseModel):
-    """One broken rule, located as precisely as the caller knows (turn, file, line)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rule: str
-    message: str
-    severity: Severity = Severity.ERROR
-    turn: int | None = None
-    file: str | None = None
-    line: int | None = None
-
-    @property
-    def is_error(self) -> bool:
-        return self.severity is Severity.ERROR
-
-    def at(self, *, file: str | None = None, line: int | None = None, turn: int | None = None) -> Violation:
-        """A copy with the location filled in where it was still unknown (itself when nothing is new: a check
-        locates each of thousands of violations several times)."""
-        update: dict[str, str | int] = {}
-        if self.file is None and file is not None:
-            update["file"] = file
-        if self.line is None and line is not None:
-            update["line"] = line
-        if self.turn is None and turn is not None:
-            update["turn"] = turn
-        return self.model_copy(update=update) if update else self
-
-    def __str__(self) -> str:
-        where = ":".join(str(p) for p in (self.file, self.line) if p is not None)
-        turn = f" (turn {self.turn})" if self.turn is not None else ""
-        prefix = f"{where}: " if where else ""
-        return f"{prefix}{self.severity.value} {self.rule}{turn}: {self.message}"
 
 
 class RuleBook:
@@ -133,14 +94,6 @@ class Summary(BaseModel):
     @property
     def status(self) -> str:
         return self.outcome.name if self.outcome is not None else "open"
-
-
-class ProtocolViolationError(MootError):
-    """Raised by ``step`` when a candidate turn breaks at least one rule."""
-
-    def __init__(self, violations: Sequence[Violation]) -> None:
-        self.violations = list(violations)
-        super().__init__("; ".join(str(v) for v in self.violations))
 
 
 TurnT = TypeVar("TurnT", bound=BaseModel)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from moot.core.chain import ChainMark, read_chain
 from moot.core.files import MAX_ARTIFACT_BYTES, CheckReport, FileStamp, append_raw, refuse_symlink
-from moot.core.machine import Violation
+from moot.errors import Violation
 
 _MARK_LINE = re.compile(
     rb"^[ \t]*<!--[ \t]*moot-chain[ \t]+turns=\d{1,9}[ \t]+head=[0-9a-f]{64}[ \t]*-->[ \t]*\n", re.M

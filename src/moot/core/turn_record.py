@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, repair_chain
-from moot.core.files import CheckReport, FileStamp, RecordChangedError, read_text, unreadable
-from moot.core.machine import DeliberationProtocol, Outcome, ProtocolViolationError, StateT, TurnT, Violation
+from moot.core.files import CheckReport, FileStamp, read_text, unreadable
+from moot.core.machine import DeliberationProtocol, Outcome, StateT, TurnT
+from moot.errors import ProtocolViolationError, RecordChangedError, Violation
 
 ConfigT = TypeVar("ConfigT")
 

@@ -20,7 +20,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from moot.agents.base import AgentRequest, TurnBounds, debate_cache_key
-from moot.core.machine import Outcome, Rule, RuleBook, Summary, Violation
+from moot.core.machine import Outcome, Rule, RuleBook, Summary
+from moot.errors import Violation
 
 ENGINE_RULES = RuleBook(
     [Rule("REPLY_FORMAT", "A participant's reply must be one JSON object that matches the turn schema.")]

@@ -27,22 +27,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from moot.agents.base import (
-    Agent,
-    AgentContextExceeded,
-    AgentError,
-    AgentReply,
-    AgentRequest,
-    TurnBounds,
-    debate_cache_key,
-)
+from moot.agents.base import Agent, AgentReply, AgentRequest, TurnBounds, debate_cache_key
 from moot.agents.pricing import saving_usd, total_usd, usd_text
 from moot.agents.streaming import Progress, listening, within
 from moot.core.files import append_log_line, rewrite_log
-from moot.core.machine import Outcome, ProtocolViolationError, Summary
+from moot.core.machine import Outcome, Summary
 from moot.core.run_state import RUN_HALTED, read_run_state, resume_text, safe_spec, write_run_state
 from moot.engine.driver import Candidate, Driver, no_valid_reply, reply_format_violation
 from moot.engine.sealed import open_phase, read_commitments, run_phase
+from moot.errors import AgentContextExceeded, AgentError, ProtocolViolationError
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from moot.core.machine import Violation
 from moot.engine.driver import first_error, reply_format_violation
+from moot.errors import Violation
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)[ \t]*\n(.*?)\n[ \t]*\1[ \t]*$", re.DOTALL | re.MULTILINE)
 _DECODER = json.JSONDecoder(strict=False)  # strict=False: control characters inside strings are allowed

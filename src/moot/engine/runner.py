@@ -24,7 +24,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from moot.agents import Agent, AgentError
+from moot.agents import Agent
 from moot.agents.policy import AgentPolicy
 from moot.agents.registry import admit
 from moot.config import Settings, load_settings
@@ -41,14 +41,10 @@ from moot.engine.session import (
     run_driver,
 )
 from moot.engine.specs import build_driver, caller_keys, named_specs
-from moot.errors import DiskFault, RecordExists, UserError
+from moot.errors import AgentError, DiskFault, RecordExists, RunnerBusy, UserError
 
 CANCELLED_REASON = "cancelled with cancel_debate"
 STOPPED_REASON = "the server running it stopped"
-
-
-class RunnerBusy(UserError):
-    """A start refused because the server (or the client) already runs as many debates as moot.toml allows."""
 
 
 @dataclass(frozen=True)

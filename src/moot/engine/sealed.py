@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from moot.core.files import append_log_line
-from moot.core.machine import ProtocolViolationError, sealed_digest
+from moot.core.machine import sealed_digest
 from moot.core.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, reply_format_violation
+from moot.errors import ProtocolViolationError
 
 if TYPE_CHECKING:
     from moot.agents.base import AgentReply

@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from moot.agents import Agent, AgentError, resolve_agent
+from moot.agents import Agent, resolve_agent
 from moot.agents.family import one_family
 from moot.agents.policy import AgentPolicy
 from moot.config import Settings, check_roles
 from moot.engine.driver import Driver
 from moot.engine.loop import Engine, Limits, RunResult, Subscriber
-from moot.errors import UserError
+from moot.errors import AgentError, UserError
 
 
 @dataclass(frozen=True)

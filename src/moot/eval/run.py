@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import moot
-from moot.agents import Agent, AgentError, resolve_agent
-from moot.errors import UserError
+from moot.agents import Agent, resolve_agent
+from moot.errors import AgentError, UserError
 from moot.eval.costs import MEASURES, USD, Cost, mean, measure_for
 from moot.eval.report import COST_UNITS, PLOT, markdown, plot, plotting_available, scaling_curve, summarise
 from moot.eval.runner import Runner, Sampling, analysis_of

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from moot import registry
-from moot.agents import Agent, AgentError, AgentReply, AgentRequest, AgentTimeout, AgentUnavailable
+from moot.agents import Agent, AgentReply, AgentRequest
 from moot.agents.base import prompt_as_text
 from moot.engine.loop import Limits, now_minutes
 from moot.engine.session import run_driver
 from moot.engine.specs import build_driver
-from moot.errors import MootError, UserError
+from moot.errors import AgentError, AgentTimeout, AgentUnavailable, Missing, UserError
 from moot.eval.costs import Cost, estimate, total
 from moot.eval.store import Store
 from moot.eval.strategies import Strategy, debate_prompt, first_prompt, majority
@@ -40,10 +40,6 @@ from moot.plugin import Analysis, Held
 
 INFRASTRUCTURE, MODEL, UNAVAILABLE = "infrastructure", "model", "unavailable"
 REPAIRS = 2  # a protocol turn's repairs, as `moot run` allows by default
-
-
-class Missing(MootError):
-    """A task could not be finished for a reason outside the strategy (an infrastructure failure)."""
 
 
 @dataclass(frozen=True)

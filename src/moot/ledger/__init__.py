@@ -12,12 +12,11 @@ digests, conclusions and workflow events — on SQLite (default, ``<work root>/.
                 guard.record_turn(1, digest, chain)
             ledger.release(lease.debate_id, lease.participant_id, lease.lease_token, participant_secret=secret)
 
-See ``moot.ledger.base`` for the lease and seat rules and ``moot.ledger.errors`` for the error tree.
+See ``moot.ledger.base`` for the lease and seat rules; its errors are defined in ``moot.errors``.
 """
 
 from moot.core.ledger_place import DEFAULT_DB
-from moot.ledger.base import LeaseGuard, Ledger
-from moot.ledger.errors import (
+from moot.errors import (
     ConflictError,
     DebateClosedError,
     DebateFullError,
@@ -29,6 +28,7 @@ from moot.ledger.errors import (
     SeatError,
     SourceMismatchError,
 )
+from moot.ledger.base import LeaseGuard, Ledger
 from moot.ledger.factory import ledger_path, open_ledger
 from moot.ledger.migrations import LATEST_VERSION
 from moot.ledger.models import (

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from moot.core.ledger_place import DEFAULT_DB
+from moot.errors import InvalidInputError, LedgerUnavailableError
 from moot.ledger.base import Ledger
-from moot.ledger.errors import InvalidInputError, LedgerUnavailableError
 from moot.ledger.models import Clock
 from moot.ledger.sqlite import SqliteLedger
 

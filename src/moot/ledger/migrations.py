@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from moot.ledger.errors import LedgerUnavailableError
+from moot.errors import LedgerUnavailableError
 from moot.ledger.sqltx import Tx
 
 Dialect = Literal["sqlite", "postgres"]

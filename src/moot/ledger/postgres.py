@@ -32,7 +32,7 @@ from typing import ClassVar
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from moot.ledger.errors import LedgerUnavailableError
+from moot.errors import LedgerUnavailableError
 from moot.ledger.migrations import Dialect
 from moot.ledger.models import Clock, DebateState, Lease, Refusal, to_iso
 from moot.ledger.rows import StoredLease

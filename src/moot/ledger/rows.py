@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from moot.ledger.errors import LedgerUnavailableError
+from moot.errors import LedgerUnavailableError
 from moot.ledger.models import Conclusion, Debate, DebateState, Event, LeaseWrite, Participant, TurnDigest
 from moot.ledger.sqltx import Row
 

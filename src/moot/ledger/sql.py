@@ -22,10 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from moot.ledger import batches
-from moot.ledger.base import LeaseGuard, Ledger
-from moot.ledger.batches import BatchClaim, BatchProgress
-from moot.ledger.errors import (
+from moot.errors import (
     ConflictError,
     DebateClosedError,
     DebateFullError,
@@ -36,6 +33,9 @@ from moot.ledger.errors import (
     SeatError,
     SourceMismatchError,
 )
+from moot.ledger import batches
+from moot.ledger.base import LeaseGuard, Ledger
+from moot.ledger.batches import BatchClaim, BatchProgress
 from moot.ledger.migrations import LATEST_VERSION, Dialect, apply_migrations, current_version
 from moot.ledger.models import (
     DEFAULT_RETRY_AFTER_SECONDS,

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
-from moot.ledger.errors import LedgerUnavailableError
+from moot.errors import LedgerUnavailableError
 from moot.ledger.migrations import Dialect
 from moot.ledger.models import Clock
 from moot.ledger.sql import SqlLedger

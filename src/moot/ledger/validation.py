@@ -7,7 +7,7 @@ import math
 import re
 from datetime import timedelta
 
-from moot.ledger.errors import InvalidInputError
+from moot.errors import InvalidInputError
 from moot.ledger.models import EVENT_TYPES, RUN_STATUSES
 
 _SLUG = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # letters and digits of any script, single hyphens: no path parts

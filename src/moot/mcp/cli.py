@@ -54,6 +54,7 @@ def mcp_command(
     """
     from moot import tools
     from moot.doors import agent_policy, door_token
+    from moot.errors import ToolError
 
     http = transport is Transport.http
     if http and not 0 < port < 65536:
@@ -61,7 +62,7 @@ def mcp_command(
     where = root if root is not None else Path.cwd()
     try:
         tools.open_workspace(where).close()  # a bad root or an unreachable ledger is reported before serving
-    except tools.ToolError as problem:
+    except ToolError as problem:
         typer.echo(f"moot: {problem.message}", err=True)
         raise typer.Exit(problem.exit_code) from None
 

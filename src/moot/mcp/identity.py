@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from moot.tools import Refused
+from moot.errors import Refused
 from moot.tools.seats import Keyring
 
 STDIO = "stdio"

@@ -14,9 +14,10 @@ from mcp_types import Resource
 
 from moot import registry
 from moot.core.files import read_text
-from moot.paths import PathRefused, record_place
+from moot.errors import BadInput, PathRefused
+from moot.paths import record_place
 from moot.plugin import Protocol
-from moot.tools import BadInput, Workspace
+from moot.tools import Workspace
 from moot.tools.declare import resource_uri
 from moot.tools.errors import refused_by
 

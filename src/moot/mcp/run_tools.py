@@ -27,14 +27,13 @@ from moot.detect import check_path, documents
 from moot.engine.runner import DebateRun, Runner, RunState
 from moot.engine.sealed import open_phase
 from moot.engine.specs import NOT_OPTIONS, rooted_paths
-from moot.errors import RecordExists, UserError
+from moot.errors import BadInput, RecordExists, Refused, UserError
 from moot.followup import follow_up, note_followup
 from moot.mcp.params import READ_ONLY
 from moot.mcp.state import answer_async, connection_of, state_of
 from moot.paths import CLIENT_FIX, record_place
 from moot.records import find_records, record_row
 from moot.resuming import resumable
-from moot.tools import BadInput, Refused
 from moot.tools.errors import shown
 from moot.tools.waiting import MAX_WAIT_SECONDS
 from moot.tools.workspace import refused_paths

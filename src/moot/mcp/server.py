@@ -24,6 +24,8 @@ from moot import __version__, tools
 from moot.agents.policy import AgentPolicy
 from moot.doors import agent_policy, same_token
 from moot.engine.runner import Runner
+from moot.errors import BadInput
+from moot.errors import ToolError as MootToolError  # mcp has a ToolError of its own
 from moot.mcp import resources
 from moot.mcp.agent_tools import add_agent_tools
 from moot.mcp.run_tools import RUN_TOOLS
@@ -50,9 +52,9 @@ def _add_record_resource(server: MCPServer[ServerState], protocol: str, folder: 
     def record(name: str, ctx: Context) -> str:
         try:
             return resources.read_record(state_of(ctx).workspace, folder, name)
-        except tools.BadInput as missing:
+        except BadInput as missing:
             raise ResourceNotFoundError(missing.message) from None
-        except tools.ToolError as refused:
+        except MootToolError as refused:
             raise ResourceError(refused.message) from None
 
     record.__doc__ = f"A {protocol} record under {folder}/ (its turns and outcome, as moot wrote them)."

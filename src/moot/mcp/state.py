@@ -15,10 +15,10 @@ from pydantic import BaseModel, ValidationError
 
 from moot import tools
 from moot.engine.runner import Runner
-from moot.errors import UserError
+from moot.errors import BadInput, ToolError, UserError
 from moot.mcp.identity import Identities, connection_key
 from moot.plugin import Tool
-from moot.tools import BadInput, ToolError, Workspace
+from moot.tools import Workspace
 from moot.tools.declare import call_values
 from moot.tools.errors import translate
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moot.errors import UserError
-from moot.paths import PathRefused, inside_root, real_root
+from moot.errors import PathRefused, UserError
+from moot.paths import inside_root, real_root
 
 if TYPE_CHECKING:
     import pathspec  # imported where a .gitignore is read: most callers never need it

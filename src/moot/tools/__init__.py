@@ -33,18 +33,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from moot.errors import BadInput, Refused, ToolError, Unavailable
     from moot.tools import events
-    from moot.tools.errors import TOOL_RULES, BadInput, Refused, ToolError, Unavailable
+    from moot.tools.errors import TOOL_RULES
     from moot.tools.workspace import Workspace, open_workspace
 
 # The parts load on first use: a command imports only what it needs, and declaring a tool
 # (moot.tools.declare) imports no ledger, so that `moot --help` lists the agent tools without one.
 _LAZY = {
     "TOOL_RULES": "moot.tools.errors",
-    "BadInput": "moot.tools.errors",
-    "Refused": "moot.tools.errors",
-    "ToolError": "moot.tools.errors",
-    "Unavailable": "moot.tools.errors",
+    "BadInput": "moot.errors",
+    "Refused": "moot.errors",
+    "ToolError": "moot.errors",
+    "Unavailable": "moot.errors",
     "Workspace": "moot.tools.workspace",
     "open_workspace": "moot.tools.workspace",
 }
@@ -67,7 +68,7 @@ def result_payload(result: BaseModel) -> dict[str, Any]:
 
 def invoke(action: Callable[[], BaseModel]) -> tuple[dict[str, Any], int]:
     """Run one tool call and return what a transport sends back: the JSON payload and the exit code."""
-    from moot.tools.errors import ToolError
+    from moot.errors import ToolError
 
     try:
         result = action()

@@ -1,33 +1,35 @@
-"""How the agent tools say no: one exception tree, rule ids, exit codes, and a JSON-ready payload.
+"""How the agent tools say no: the rule ids they name, and the translation of what the layers below raise.
 
-    ToolError (moot.errors.UserError)   message, kind, exit_code, rules (located Violations), detail
-    ├── Refused       exit 1   a rule, the lease or the debate's state refuses the request
-    ├── BadInput      exit 2   a malformed argument, an unknown id, an unsafe name
-    └── Unavailable   exit 3   the ledger or the work root's files cannot be used (a full disk too); retry later
-
-Every tool raises only these (the :func:`tool` decorator translates the ledger's errors and the protocols'
+A refusal is a :class:`moot.errors.ToolError` (the tree is drawn in moot.errors): ``Refused`` (exit 1),
+``BadInput`` (exit 2) or ``Unavailable`` (exit 3), with rule ids and a JSON-ready ``payload()``. Every tool
+raises only these (the :func:`tool` decorator translates the ledger's errors and the protocols'
 ``ProtocolViolationError``), so the CLI and the MCP server report a refusal the same way.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
-from moot.core.files import FILE_RULES
-from moot.core.machine import ProtocolViolationError, Rule, RuleBook, Violation
-from moot.errors import DiskFault, UserError
-from moot.ledger.errors import (
+from moot.core.machine import Rule, RuleBook
+from moot.errors import (
+    BadInput,
     ConflictError,
     DebateClosedError,
     DebateFullError,
+    DiskFault,
     InvalidInputError,
     LeaseError,
     LedgerUnavailableError,
     NotFoundError,
+    ProtocolViolationError,
+    Refused,
     SeatError,
+    ToolError,
+    Unavailable,
+    Violation,
 )
 
 TOOL_RULES = RuleBook(
@@ -72,74 +74,11 @@ TOOL_RULES = RuleBook(
 
 
 _MAX_SHOWN = 60  # characters of one name or id from outside echoed in a message
-_MAX_MESSAGE = 600  # characters of a whole message; the end, which names the fix, is always kept
 
 
 def shown(text: str) -> str:
     """``text`` (a name, id or value from outside) cut for a message: never echoed in full when long."""
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
-
-
-def _bounded(message: str) -> str:
-    """A message whose echoed input made it long, cut in the middle so that its fix (the end) stays."""
-    if len(message) <= _MAX_MESSAGE:
-        return message
-    return message[: _MAX_MESSAGE // 2] + " … " + message[-_MAX_MESSAGE // 3 :]
-
-
-class ToolError(UserError):
-    """A refusal with everything a caller needs: one sentence, rule ids, an exit code and details."""
-
-    kind: ClassVar[str] = "error"
-    exit_code: ClassVar[int] = 1
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        rule: str | None = None,
-        rules: Sequence[Violation] = (),
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        message = _bounded(message)
-        super().__init__(message)
-        self.message = message
-        found = list(rules)
-        if rule is not None:
-            found.insert(0, _violation(rule, message))
-        self.rules = found
-        self.detail = dict(detail or {})
-
-    def payload(self) -> dict[str, Any]:
-        """What the CLI prints and the MCP server returns: ``ok: false`` and why."""
-        return {
-            "ok": False,
-            "error": self.message,
-            "kind": self.kind,
-            "exit_code": self.exit_code,
-            "rules": [violation.model_dump(mode="json") for violation in self.rules],
-            **self.detail,
-        }
-
-
-class Refused(ToolError):
-    kind = "refused"
-    exit_code = 1
-
-
-class BadInput(ToolError):
-    kind = "bad_input"
-    exit_code = 2
-
-
-class Unavailable(ToolError):
-    kind = "unavailable"
-    exit_code = 3
-
-
-def _violation(rule: str, message: str) -> Violation:
-    book = FILE_RULES if rule in FILE_RULES else TOOL_RULES
-    return book.violation(rule, message)
 
 
 def refused_by(violations: Iterable[Violation], *, detail: dict[str, Any] | None = None) -> Refused:

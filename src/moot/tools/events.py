@@ -26,7 +26,7 @@ AGENT_EVENT_TYPES = ("status_change", "artifact_registered", "btw_update")
 
 def parse_data(data: str | dict[str, Any] | None) -> dict[str, Any]:
     """``--data`` as given on a command line (JSON text) or by MCP (an object); ``None`` is ``{}``."""
-    from moot.tools.errors import BadInput
+    from moot.errors import BadInput
 
     if data is None:
         return {}
@@ -68,8 +68,8 @@ def emit(
     """Record one workflow event (status_change, artifact_registered, btw_update); a malformed event is refused
     whole (TOOLS_EVENT) and nothing is stored. close_run ends the run: no later event is accepted for it."""
     # The ledger loads here, not with the module: `moot --help` reads this declaration and needs none.
-    from moot.ledger import ConflictError, InvalidInputError
-    from moot.tools.errors import BadInput, Refused, shown, translated
+    from moot.errors import BadInput, ConflictError, InvalidInputError, Refused
+    from moot.tools.errors import shown, translated
     from moot.tools.models import EventView
 
     if type not in AGENT_EVENT_TYPES:

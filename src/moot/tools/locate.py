@@ -23,9 +23,10 @@ from pathlib import Path
 from moot.core.files import append_log_line
 from moot.core.ledger_place import DATABASE_ENV
 from moot.core.user_state import state_dir
-from moot.ledger import Clock, NotFoundError
+from moot.errors import BadInput, NotFoundError
+from moot.ledger import Clock
 from moot.ledger.factory import ledger_path
-from moot.tools.errors import BadInput, shown
+from moot.tools.errors import shown
 from moot.tools.workspace import Workspace, open_workspace
 
 INDEX_NAME = "debates.jsonl"

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from moot.core.chain import build_chain
+from moot.errors import Refused
 from moot.ledger import LeaseGuard
-from moot.tools.errors import Refused
 
 
 @dataclass(frozen=True)

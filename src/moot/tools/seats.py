@@ -19,8 +19,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 from moot.core.user_state import read_private, write_private
-from moot.ledger import JoinResult, SeatError
-from moot.tools.errors import Refused, shown
+from moot.errors import Refused, SeatError
+from moot.ledger import JoinResult
+from moot.tools.errors import shown
 
 SEATS_DIR = "seats"
 SECRET_ENV = "MOOT_PARTICIPANT_SECRET"

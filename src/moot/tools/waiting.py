@@ -17,7 +17,7 @@ from typing import Annotated, Literal, TypeVar
 
 from pydantic import Field
 
-from moot.tools.errors import Unavailable
+from moot.errors import Unavailable
 from moot.tools.workspace import Workspace
 
 # The longest one call waits; an agent waiting longer calls again. It is the MCP server's bound on a waiting

@@ -18,9 +18,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 from moot.core.ledger_place import DATABASE_ENV
+from moot.errors import BadInput, PathRefused
 from moot.ledger import Clock, Ledger, open_ledger
-from moot.paths import CLIENT_FIX, PathRefused, inside_root, record_place
-from moot.tools.errors import BadInput, translated
+from moot.paths import CLIENT_FIX, inside_root, record_place
+from moot.tools.errors import translated
 
 if TYPE_CHECKING:
     from moot.tools.seats import Keyring

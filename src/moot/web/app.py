@@ -34,10 +34,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from moot import registry
 from moot.agents.policy import AgentPolicy
 from moot.doors import same_token
-from moot.errors import UserError
+from moot.errors import ChatError, UserError
 from moot.records import find_records, last_change, record_row
 from moot.web import isolated
-from moot.web.chat_api import API_PREFIX, ChatApi, ChatError
+from moot.web.chat_api import API_PREFIX, ChatApi, error_response
 from moot.web.chat_api import routes as chat_routes
 from moot.web.page import build, content_policy, index_body, index_html, new_nonce, record_body, record_html
 
@@ -269,9 +269,13 @@ class TokenMiddleware(BaseHTTPMiddleware):
             scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
             if scheme.lower() == "bearer" and same_token(bearer.strip(), self.token):
                 return await call_next(request)
-            return ChatError(
-                401, "this moot server needs its token as the API key (Authorization: Bearer TOKEN).", "invalid_api_key"
-            ).response()
+            return error_response(
+                ChatError(
+                    401,
+                    "this moot server needs its token as the API key (Authorization: Bearer TOKEN).",
+                    "invalid_api_key",
+                )
+            )
         given = request.query_params.get("token")
         if given is not None and same_token(given, self.token):
             response = RedirectResponse(request.url.remove_query_params("token"), status_code=303)

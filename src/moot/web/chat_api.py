@@ -41,8 +41,8 @@ from moot.agents.family import one_family_warning
 from moot.agents.policy import AgentPolicy
 from moot.config import Settings, load_settings
 from moot.decision import decision_json
-from moot.engine.runner import DebateRun, Runner, RunnerBusy, RunState
-from moot.errors import MootError, UserError
+from moot.engine.runner import DebateRun, Runner, RunState
+from moot.errors import ChatError, MootError, RunnerBusy, UserError
 from moot.followup import follow_up_question, note_followup, open_items
 from moot.limits import subject_problem
 from moot.plugin import Analysis
@@ -59,19 +59,9 @@ BUDGETS = ("max_tokens", "max_cost_usd")  # what a request's moot object may low
 PANEL_FIX = 'add a [panel] table to moot.toml naming its members, e.g. ada = "openai:gpt-4o-mini"'
 
 
-class ChatError(MootError):
-    """A refusal in OpenAI's error shape: ``{"error": {"message", "type", "param", "code"}}``."""
-
-    def __init__(self, status: int, message: str, code: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.code, self.param = status, message, code, param
-
-    def body(self) -> dict[str, Any]:
-        kind = "invalid_request_error" if self.status < 500 else "server_error"
-        return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
-
-    def response(self) -> JSONResponse:
-        return JSONResponse(self.body(), status_code=self.status)
+def error_response(error: ChatError) -> JSONResponse:
+    """``error`` as the HTTP response OpenAI's clients read."""
+    return JSONResponse(error.body(), status_code=error.status)
 
 
 def answering_protocols() -> dict[str, Analysis]:
@@ -351,7 +341,7 @@ async def completions(request: Request) -> Response:
         asked = read_request(await _body(request), api.protocols, api.answers)
         run = await api.start(asked)
     except ChatError as refused:
-        return refused.response()
+        return error_response(refused)
     if asked.follows is not None:
         await asyncio.to_thread(note_followup, api.root / asked.follows, run.id, asked.last_question, run.started_at)
     reply = _Reply(run, asked, follows=asked.follows)
@@ -359,7 +349,7 @@ async def completions(request: Request) -> Response:
         return StreamingResponse(reply.chunks(api), media_type="text/event-stream", headers=_headers(run))
     done = await api.finish(run)
     if not done["answer"]:
-        return _no_answer(done).response()
+        return error_response(_no_answer(done))
     return JSONResponse(reply.completion(done), headers={**_headers(run), "X-Moot-Outcome": str(done["outcome"])})
 
 

@@ -21,10 +21,10 @@ from moot import registry
 from moot.agents.pricing import logged_cache_text
 from moot.conformity import record_analyses
 from moot.core.files import CheckReport, read_text
-from moot.core.machine import Summary, Violation
+from moot.core.machine import Summary
 from moot.decision import place, record_decision
 from moot.detect import check_path, detect, documents
-from moot.errors import UserError
+from moot.errors import UserError, Violation
 from moot.metrics import describe
 from moot.plugin import Decision, Panel
 from moot.records import last_change, read_attempts, record_bytes, record_topic, unchecked_text

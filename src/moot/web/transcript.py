@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moot.core.machine import Violation
+from moot.errors import Violation
 
 PAGE_CHARS = 200_000
 LINE_CHARS = 10_000

@@ -35,13 +35,13 @@ from moot.core.confidence import confidence_schema
 from moot.core.files import atomic_write_text, read_text
 from moot.core.grounding import CitationCheck, citation_violations, fact_based_violations
 from moot.core.hollow import content_pattern
-from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
+from moot.core.machine import Outcome, Summary
 from moot.core.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, PlannedCall, first_error, reply_format_violation, taking_turns
 from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.engine.replies import find_object, parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
-from moot.errors import RecordExists, UserError
+from moot.errors import ProtocolViolationError, RecordExists, UserError, Violation
 from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.agora import PLUGIN as AGORA

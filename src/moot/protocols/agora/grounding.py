@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from moot.core.grounding import RULES, CitationCheck, citation_violations, verified_share
-from moot.core.machine import Severity, Violation
-from moot.errors import UserError
+from moot.errors import Severity, UserError, Violation
 from moot.protocols.agora import PLUGIN as AGORA
 from moot.protocols.agora.machine import AgoraTurn
 from moot.sources import SourceSet, check_citation, collect_sources

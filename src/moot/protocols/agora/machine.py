@@ -42,7 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validat
 from moot.core.confidence import in_range
 from moot.core.growing import GrowingMap
 from moot.core.hollow import Said, echo_key, echoed, has_content, said_after
-from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Severity, Summary, Violation
+from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Summary
+from moot.errors import Severity, Violation
 
 NAME = "agora"
 MEDIATOR = "mediator"

@@ -48,15 +48,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
 from moot.core.chain import ChainCheck, ChainMark, RecordAppender, create_record, inspect_chain, repair_chain
-from moot.core.files import (
-    CheckReport,
-    FileStamp,
-    RecordChangedError,
-    read_text,
-    unreadable,
-)
+from moot.core.files import CheckReport, FileStamp, read_text, unreadable
 from moot.core.files import slugify as base_slugify
-from moot.core.machine import TURNS_PAST_THE_END, Outcome, ProtocolViolationError, Violation
+from moot.core.machine import TURNS_PAST_THE_END, Outcome
+from moot.errors import ProtocolViolationError, RecordChangedError, Violation
 from moot.plugin import RecordFormat
 from moot.protocols.agora.machine import (
     CONSENSUS,

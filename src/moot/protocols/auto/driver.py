@@ -17,10 +17,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from moot.agents.base import AgentRequest
-from moot.core.machine import ProtocolViolationError, Summary, sealed_digest
+from moot.core.machine import Summary, sealed_digest
 from moot.engine.driver import PlannedCall, taking_turns
 from moot.engine.sealed import SealedPhase
-from moot.errors import RecordExists, UserError
+from moot.errors import ProtocolViolationError, RecordExists, UserError
 from moot.paths import record_place
 from moot.protocols.auto import record
 from moot.protocols.auto.machine import (

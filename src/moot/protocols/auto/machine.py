@@ -27,7 +27,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Summary, Violation
+from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Summary
+from moot.errors import Violation
 from moot.protocols.council.machine import (
     FAILED,
     NO_QUORUM,

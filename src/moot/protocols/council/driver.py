@@ -27,11 +27,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.agents.base import AgentRequest
 from moot.core.confidence import BANDS, confidence_schema
-from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation, sealed_digest
+from moot.core.machine import Outcome, Summary, sealed_digest
 from moot.engine.driver import Candidate, Driver, PlannedCall, first_error, reply_format_violation, taking_turns
 from moot.engine.sealed import SealedPhase, SealedPhases
 from moot.engine.session import parse_member as parse_member  # where moot review's --member is read too
-from moot.errors import RecordExists, UserError
+from moot.errors import ProtocolViolationError, RecordExists, UserError, Violation
 from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.council import record

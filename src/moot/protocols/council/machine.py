@@ -37,7 +37,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.core.confidence import in_range
-from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Summary, Violation
+from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Summary
+from moot.errors import Violation
 
 NAME = "council"
 CHAIRMAN = "chairman"  # the role of a chairman that is not a member

@@ -22,17 +22,9 @@ from pathlib import Path
 from moot.core.chain import ChainMark, create_record
 from moot.core.confidence import confidence_text, read_confidence
 from moot.core.files import slugify
-from moot.core.machine import (
-    TURNS_PAST_THE_END,
-    DeliberationProtocol,
-    Outcome,
-    RuleBook,
-    StateT,
-    TurnT,
-    Violation,
-    sealed_digest,
-)
+from moot.core.machine import TURNS_PAST_THE_END, DeliberationProtocol, Outcome, RuleBook, StateT, TurnT, sealed_digest
 from moot.core.turn_record import ConfigT, Entry, Inspection, Reading, TurnRecord
+from moot.errors import Violation
 from moot.plugin import RecordFormat
 from moot.protocols.council import PLUGIN as COUNCIL
 from moot.protocols.council.machine import (

@@ -15,11 +15,11 @@ from pathlib import Path
 from moot.agents.base import AgentRequest
 from moot.core.files import read_text
 from moot.core.hollow import content_pattern
-from moot.core.machine import Outcome, Severity, Summary, Violation
+from moot.core.machine import Outcome, Summary
 from moot.core.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation, taking_turns
 from moot.engine.replies import parse_reply
-from moot.errors import RecordExists, UserError
+from moot.errors import RecordExists, Severity, UserError, Violation
 from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.critique import record

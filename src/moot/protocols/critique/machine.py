@@ -20,7 +20,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from moot.core.hollow import Said, echo_key, echoed, has_content, said_after
-from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Severity, Summary, Violation
+from moot.core.machine import DeliberationProtocol, Outcome, Rule, RuleBook, Summary
+from moot.errors import Severity, Violation
 
 NAME = "critique"
 

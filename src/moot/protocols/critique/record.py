@@ -28,16 +28,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.core.chain import ChainCheck, ChainMark, RecordAppender, create_record, inspect_chain, repair_chain
-from moot.core.files import (
-    CheckReport,
-    FileStamp,
-    RecordChangedError,
-    atomic_write_text,
-    read_text,
-    unreadable,
-)
+from moot.core.files import CheckReport, FileStamp, atomic_write_text, read_text, unreadable
 from moot.core.files import slugify as base_slugify
-from moot.core.machine import ProtocolViolationError, Violation
+from moot.errors import ProtocolViolationError, RecordChangedError, Violation
 from moot.plugin import RecordFormat
 from moot.protocols.critique import PLUGIN as CRITIQUE
 from moot.protocols.critique.machine import (

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from moot.core.chain import read_chain, record_chain, turn_digest
 from moot.core.files import atomic_write_text, folder_lock, read_text
+from moot.errors import Refused
 from moot.ledger import DebateRecord
 from moot.protocols.critique import record as dialogue
-from moot.tools.errors import Refused
 
 Piece = tuple[str, str]
 """One accepted turn in the file: (the text before it, its exact text)."""

@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.core.chain import ChainMark
 from moot.core.files import MAX_ARTIFACT_BYTES, read_text, too_large
-from moot.core.machine import ProtocolViolationError, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
+from moot.errors import BadInput, ProtocolViolationError, Refused, ToolError, Violation
 from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, LeaseGuard, Refusal
 from moot.ledger import Participant as LedgerParticipant
 from moot.plugin import Seat, Sharing, Tool, ToolSet
@@ -41,7 +41,7 @@ from moot.protocols.critique import sharing as shared
 from moot.protocols.critique.machine import EXTENSION_ROUNDS, CritiqueProtocol, CritiqueTurn, is_turn_header
 from moot.tools import seats
 from moot.tools.declare import Cli, Fencing, Harness, LeaseToken, ModelId, ParticipantSecret, RunId, Ttl
-from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
+from moot.tools.errors import refused_by, tool, translated
 from moot.tools.models import LockView
 from moot.tools.reconcile import chain_rows, reconcile
 from moot.tools.source_identity import first_difference

@@ -31,7 +31,7 @@ from moot.agents.base import AgentRequest
 from moot.agents.tokens import clip_to_tokens, estimate_tokens
 from moot.core.files import read_text
 from moot.core.hollow import content_pattern
-from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
+from moot.core.machine import Outcome, Summary
 from moot.core.participant_defaults import UNKNOWN_MODEL
 from moot.engine.driver import (
     Candidate,
@@ -45,7 +45,7 @@ from moot.engine.driver import (
 from moot.engine.grounding import Grounding, offered_items
 from moot.engine.loop import now_minutes
 from moot.engine.replies import parse_reply
-from moot.errors import RecordExists, UserError
+from moot.errors import ProtocolViolationError, RecordExists, UserError, Violation
 from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.duel import grounding as duel_grounding

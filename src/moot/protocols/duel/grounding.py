@@ -30,7 +30,7 @@ from typing import Any
 
 from moot.core.files import CheckReport, atomic_write_text
 from moot.core.grounding import CitationCheck, citation_violations, verified_share
-from moot.core.machine import Severity, Violation
+from moot.errors import Severity, Violation
 from moot.protocols.duel.machine import Counterpoint, DuelConfig, DuelTurn, Support, cites_source, quoted_excerpts
 from moot.sources.collect import SourceFile, read_source_file
 from moot.sources.verify import check_in_file

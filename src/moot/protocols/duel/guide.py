@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from moot.core.files import FILE_RULES
 from moot.core.grounding import NEAR_LINES
-from moot.core.machine import RuleBook, Severity
+from moot.core.machine import RuleBook
+from moot.errors import Severity
 from moot.protocols.duel.machine import (
     MAX_TURNS,
     NAME,

@@ -32,17 +32,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.core.machine import (
-    DeliberationProtocol,
-    Outcome,
-    ProtocolViolationError,
-    Replay,
-    Rule,
-    RuleBook,
-    Severity,
-    Summary,
-    Violation,
-)
+from moot.core.machine import DeliberationProtocol, Outcome, Replay, Rule, RuleBook, Summary
+from moot.errors import ProtocolViolationError, Severity, Violation
 
 NAME = "duel"
 SOURCE_SUFFIXES = frozenset({".md", ".markdown"})  # what a duel's source document may be

@@ -31,7 +31,6 @@ from moot.core.files import (
     FILE_RULES,
     CheckReport,
     FileStamp,
-    RecordChangedError,
     append_raw,
     atomic_write_text,
     read_text,
@@ -39,7 +38,8 @@ from moot.core.files import (
     unreadable,
 )
 from moot.core.files import slugify as base_slugify
-from moot.core.machine import Outcome, ProtocolViolationError, Rule, RuleBook, Summary, Violation
+from moot.core.machine import Outcome, Rule, RuleBook, Summary
+from moot.errors import ProtocolViolationError, RecordChangedError, Violation
 from moot.plugin import RecordFormat
 from moot.protocols.duel import PLUGIN as DUEL
 from moot.protocols.duel.machine import (

@@ -20,13 +20,12 @@ from pathlib import Path
 
 from moot.core.chain import ChainMark, read_chain, record_chain, turn_digest
 from moot.core.files import MAX_ARTIFACT_BYTES, atomic_write_text, folder_lock, read_text, too_large
-from moot.core.machine import ProtocolViolationError
+from moot.errors import ProtocolViolationError, Refused
 from moot.ledger import DebateRecord
 from moot.protocols.duel import record
 from moot.protocols.duel.machine import DuelConclusion, DuelConfig, DuelTurn, Participant
 from moot.protocols.duel.record import DuelDocument, DuelRecord
 from moot.protocols.duel.text import duel_config, table_participant
-from moot.tools.errors import Refused
 
 
 @dataclass(frozen=True)

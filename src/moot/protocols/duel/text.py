@@ -10,12 +10,12 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from moot.core.machine import Violation
+from moot.errors import BadInput, Refused, Violation
 from moot.ledger import Debate
 from moot.ledger import Participant as LedgerParticipant
 from moot.protocols.duel.machine import DuelConfig, DuelTurn, Participant, Stance
 from moot.protocols.duel.record import DuelRecord, parse_document, render, render_header
-from moot.tools.errors import BadInput, Refused, refused_by, shown
+from moot.tools.errors import refused_by, shown
 
 _RULE_LINE = re.compile(r"^\s*-{3,}\s*$")
 _TURN_HEADING = re.compile(r"^#{2,6}\s+Turn\b", re.IGNORECASE)

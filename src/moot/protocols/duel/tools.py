@@ -21,8 +21,16 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from moot.core.files import read_text
-from moot.core.machine import ProtocolViolationError, Violation
 from moot.core.participant_defaults import UNKNOWN_MODEL
+from moot.errors import (
+    BadInput,
+    NotFoundError,
+    ProtocolViolationError,
+    Refused,
+    SourceMismatchError,
+    ToolError,
+    Violation,
+)
 from moot.ledger import (
     DEFAULT_RETRY_AFTER_SECONDS,
     DEFAULT_TTL_SECONDS,
@@ -32,9 +40,7 @@ from moot.ledger import (
     DebateStatus,
     JoinResult,
     LeaseGuard,
-    NotFoundError,
     Refusal,
-    SourceMismatchError,
 )
 from moot.ledger import Participant as LedgerParticipant
 from moot.limits import subject_problem
@@ -59,7 +65,7 @@ from moot.protocols.duel.machine import (
 from moot.protocols.duel.text import check_names, duel_config, parse_turn, table_participant
 from moot.tools import seats
 from moot.tools.declare import Cli, Fencing, Harness, LeaseToken, ModelId, ParticipantSecret, RunId, Ttl, resource_uri
-from moot.tools.errors import BadInput, Refused, ToolError, refused_by, shown, tool, translated
+from moot.tools.errors import refused_by, shown, tool, translated
 from moot.tools.models import (
     LockGranted,
     LockView,

@@ -33,12 +33,12 @@ from typing import Any
 from moot.agents.base import AgentRequest
 from moot.agents.tokens import clip_to_tokens, estimate_tokens
 from moot.core.files import append_log_line, atomic_write_text, read_text, slugify
-from moot.core.machine import Outcome, ProtocolViolationError, Summary, Violation
+from moot.core.machine import Outcome, Summary
 from moot.core.run_state import RUN_HALTED
 from moot.engine.driver import Candidate, Driver, json_schema_of, reply_format_violation, taking_turns
 from moot.engine.replies import parse_reply
 from moot.engine.sealed import SealedPhase, SealedPhases, sealed_path
-from moot.errors import RecordExists, UserError
+from moot.errors import ProtocolViolationError, RecordExists, UserError, Violation
 from moot.limits import require_subject
 from moot.paths import record_place
 

@@ -31,16 +31,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from moot.core.hollow import Said, echo_key, echoed, has_content, said_after
-from moot.core.machine import (
-    DeliberationProtocol,
-    Outcome,
-    Replay,
-    Rule,
-    RuleBook,
-    Severity,
-    Summary,
-    Violation,
-)
+from moot.core.machine import DeliberationProtocol, Outcome, Replay, Rule, RuleBook, Summary
+from moot.errors import Severity, Violation
 
 MODERATOR = "moderator"
 TURN_FILE = "turn.json"

@@ -63,7 +63,8 @@ from moot.core.files import (
     replay_report,
     unreadable,
 )
-from moot.core.machine import ProtocolViolationError, Replay, Summary, Violation
+from moot.core.machine import Replay, Summary
+from moot.errors import ProtocolViolationError, Violation
 from moot.plugin import RecordFormat
 from moot.protocols.roundtable import PLUGIN as ROUNDTABLE
 from moot.protocols.roundtable.guide import GUIDE_TEXT

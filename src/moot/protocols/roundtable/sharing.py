@@ -27,7 +27,7 @@ from pathlib import Path
 
 from moot.core.chain import marks_of, read_chain, record_chain, split_mark, turn_digest, with_mark
 from moot.core.files import atomic_write_text, folder_lock, fsync_directory, read_text
-from moot.core.machine import Violation
+from moot.errors import Refused, Violation
 from moot.ledger import DebateRecord
 from moot.protocols.roundtable import record as meeting
 from moot.protocols.roundtable.guide import GUIDE_TEXT
@@ -41,7 +41,7 @@ from moot.protocols.roundtable.machine import (
     replay_meeting,
     speech_file_name,
 )
-from moot.tools.errors import Refused, refused_by
+from moot.tools.errors import refused_by
 
 Entry = tuple[str, str]
 """One accepted turn as a file: (file name, exact text)."""

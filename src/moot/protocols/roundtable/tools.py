@@ -26,18 +26,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.core.machine import ProtocolViolationError
 from moot.core.participant_defaults import UNKNOWN_MODEL
-from moot.ledger import (
-    DEFAULT_TTL_SECONDS,
-    Debate,
-    DebateRecord,
-    JoinResult,
-    LeaseGuard,
-    LedgerError,
-    Refusal,
-    SeatError,
-)
+from moot.errors import BadInput, LedgerError, ProtocolViolationError, Refused, SeatError, ToolError
+from moot.ledger import DEFAULT_TTL_SECONDS, Debate, DebateRecord, JoinResult, LeaseGuard, Refusal
 from moot.ledger import Participant as LedgerParticipant
 from moot.plugin import Seat, Sharing, Tool, ToolSet
 from moot.protocols.roundtable import PLUGIN as ROUNDTABLE
@@ -62,7 +53,7 @@ from moot.protocols.roundtable.machine import (
 )
 from moot.tools import seats
 from moot.tools.declare import Cli, Fencing, Harness, LeaseToken, ModelId, ParticipantSecret, RunId, Ttl
-from moot.tools.errors import BadInput, Refused, ToolError, refused_by, tool, translated
+from moot.tools.errors import refused_by, tool, translated
 from moot.tools.models import LockView, ParticipantView
 from moot.tools.reconcile import chain_rows, reconcile
 from moot.tools.workspace import Workspace
