@@ -98,7 +98,7 @@ def test_under_ci_a_missing_postgres_url_fails_instead_of_skipping() -> None:
     test = f"{Path(__file__).with_name('test_ledger_events.py')}::test_an_event_is_stored_with_every_field"
 
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", test],  # one process: no workers
         env=env,
         capture_output=True,
         text=True,
