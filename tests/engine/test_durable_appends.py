@@ -11,6 +11,7 @@ import pytest
 from engine_helpers import reply
 
 from moot.agents import ScriptAgent
+from moot.core import turn_record
 from moot.core.chain import chain_path
 from moot.core.run_state import run_state_path, stored_agents
 from moot.detect import check_path
@@ -80,7 +81,7 @@ def test_between_turns_the_record_is_not_read_again(tmp_path: Path, monkeypatch:
     def no_read(path: Path) -> None:
         raise AssertionError(f"{path} was read again although nobody else wrote it")
 
-    monkeypatch.setattr(critique_record, "read_text", no_read)
+    monkeypatch.setattr(turn_record, "read_text", no_read)
     for minute in range(2, 8):
         driver.commit(next_turn(driver, f"Point {minute}.", minute))
     assert driver.summary().turns == 7
@@ -107,8 +108,7 @@ def test_a_turn_another_writer_appended_between_turns_is_validated_against(tmp_p
     driver.commit(next_turn(driver, "Use one repository.", 1))
     stale = next_turn(driver, "What about CI time?", 2)  # the critic's turn, read before the other write
     # Meanwhile an outside agent (the critic, through the agent tools) appends that turn itself.
-    outside = critique_record.CritiqueWriter(driver.record_path)
-    outside.append(stale)  # type: ignore[arg-type]
+    critique_record.append_turn(driver.record_path, stale)  # type: ignore[arg-type]
     with pytest.raises(ProtocolViolationError):  # the same role again: refused, not appended blindly
         driver.commit(stale)
     report = check_path(driver.record_path)
@@ -125,9 +125,9 @@ def test_a_crash_between_the_record_and_its_chain_is_caught_up_by_the_next_write
     chain.write_text("".join(lines[:2]))  # as if killed after the third turn's append, before its chain row
     report = check_path(driver.record_path)
     assert [v.rule for v in report.violations] == ["CHAIN_SHORT"] and report.repairable
-    writer = critique_record.CritiqueWriter(driver.record_path)  # any writer completes it on opening the record
+    writer = critique_record.RECORD.writer(driver.record_path)  # any writer completes it on opening the record
     assert len(chain.read_text().splitlines()) == 3
-    writer.append(next_turn(driver, "Point 4.", 4))  # type: ignore[arg-type]
+    writer.append([next_turn(driver, "Point 4.", 4)])  # type: ignore[list-item]
     assert len(chain.read_text().splitlines()) == 4
     assert check_path(driver.record_path).exit_code == 0
 

@@ -105,6 +105,23 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
         again instead. The reading's ``config`` is not used, and its lines count from the piece's start."""
         return None
 
+    def turn_of(self, entry: EntryT, protocol: DeliberationProtocol[TurnT, StateT], state: StateT) -> TurnT:
+        """The turn that ``entry`` is replayed as, in ``state``: its own, unless the format reads turns with
+        parts too broken to read and stands in for them from the state before (so that replay blames no later
+        turn for them)."""
+        turn: TurnT = entry.turn
+        return turn
+
+    def gap(self, text: str) -> str:
+        """What goes between a record's ``text`` and the turns appended to it: one blank line, after whatever
+        line breaks end the record."""
+        return "\n" * max(0, 2 - (len(text) - len(text.rstrip("\n"))))
+
+    def refusing(self, inspection: Inspection[ConfigT, TurnT, StateT, EntryT]) -> list[Violation]:
+        """The errors a writer refuses the record for: any, but a chain a crash left short (which it completes).
+        A format whose writer may go on after rules a history broke returns fewer."""
+        return inspection.chain.blocking_in(inspection.violations)
+
     def line_of(self, entry: EntryT, violation: Violation) -> int:
         """Where a rule's violation of ``entry`` points: its first line unless the format knows better."""
         return entry.line
@@ -127,12 +144,14 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
         if reading.config is None:
             return Inspection(reading, None, None, list(reading.violations))
         protocol = self.protocol(reading.config)
-        replay = protocol.replay([entry.turn for entry in reading.turns])
+        state = protocol.initial_state()
         found = list(reading.violations)
-        for violation in replay.violations:
-            entry = reading.turns[violation.turn - 1] if violation.turn else None
-            found.append(violation.at(file=file, line=self.line_of(entry, violation) if entry else None))
-        more, state = self.settle(reading, protocol, replay.state, file)
+        for number, entry in enumerate(reading.turns, start=1):
+            turn = self.turn_of(entry, protocol, state)
+            for violation in protocol.validate(state, turn):
+                found.append(violation.at(file=file, line=self.line_of(entry, violation), turn=number))
+            state = protocol.apply(state, turn)
+        more, state = self.settle(reading, protocol, state, file)
         found += more
         chained = reading.chained()
         chain = inspect_chain(path, [text for text, _ in chained], [line for _, line in chained], reading.marks)
@@ -166,7 +185,7 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
         if text is None:
             raise ProtocolViolationError(problems)
         inspection = self.inspect(text, path)
-        errors = inspection.chain.blocking_in(inspection.violations)
+        errors = self.refusing(inspection)
         if inspection.protocol is None or inspection.state is None or errors:
             raise ProtocolViolationError(errors)
         if inspection.chain.repairable:
@@ -241,8 +260,7 @@ class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
         outcome = protocol.outcome(state)
         ending = [piece for piece in ([record.render_outcome(outcome)] if outcome is not None else []) if piece]
         rendered = [record.render_turn(turn) for turn in turns]
-        # One blank line before the new turns, after whatever line breaks end the record.
-        gap = "\n" * max(0, 2 - (len(self.text) - len(self.text.rstrip("\n"))))
+        gap = record.gap(self.text)
         texts = self._texts(gap + "\n".join([*rendered, *ending]), len(turns))
         mark = [f"{self.appender.mark_after(texts).line()}\n"] if turns and texts is not None else []
         added = gap + "\n".join([*rendered, *mark, *ending])

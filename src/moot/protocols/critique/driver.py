@@ -17,6 +17,7 @@ from moot.core.files import read_text
 from moot.core.hollow import content_pattern
 from moot.core.machine import Outcome, Summary
 from moot.core.run_state import RUN_HALTED
+from moot.core.turn_record import TurnWriter
 from moot.engine.driver import Candidate, Driver, first_error, json_schema_of, reply_format_violation, taking_turns
 from moot.engine.replies import parse_reply
 from moot.errors import RecordExists, Severity, UserError, Violation
@@ -135,8 +136,7 @@ class CritiqueDriver(Driver):
         self.config = parsed.config
         self.protocol_machine = CritiqueProtocol(parsed.config)
         self.state: CritiqueState = self.protocol_machine.replay(parsed.turns).state
-        self.writer: record.CritiqueWriter | None = None  # opened by the first commit, which checks the chain too
-        self.validated: tuple[CritiqueTurn, CritiqueState] | None = None  # the turn read_reply last found legal
+        self.writer: TurnWriter[CritiqueConfig, CritiqueTurn, CritiqueState, record.CritiqueEntry] | None = None
 
     def roles(self) -> list[str]:
         return list(self.config.roles)
@@ -258,20 +258,18 @@ class CritiqueDriver(Driver):
                 reply_format_violation(f"status {reply.status} is not legal now; use {' or '.join(legal)}.")
             )
         candidate = Candidate(turn, violations)
-        self.validated = (turn, self.state) if not candidate.errors else None  # commit need not check it again
         return candidate
 
     def commit(self, turn: CritiqueTurn) -> None:
         try:
-            if self.writer is None:
-                self.writer = record.CritiqueWriter(self.record_path)
-            checked = self.validated[1] if self.validated is not None and self.validated[0] is turn else None
-            appended = self.writer.append(turn, validated_against=checked)
+            if self.writer is None:  # opening it checks the whole record and its chain once
+                self.writer = record.RECORD.writer(self.record_path)
+            appended = self.writer.append([turn])
         except BaseException:
             self._load()  # on a refusal the record changed under us; the caller sees the error
             raise
         # The writer keeps the text and the validated state in memory: the record is not read back.
-        self.text, self.state = appended.text, appended.state
+        self.text, self.state = self.writer.text, appended.state
         self.human_note = None
 
     def fail(self, role: str, reason: str, now: str) -> Outcome:

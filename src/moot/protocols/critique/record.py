@@ -27,10 +27,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from moot.core.chain import ChainCheck, ChainMark, RecordAppender, create_record, inspect_chain, repair_chain
-from moot.core.files import CheckReport, FileStamp, atomic_write_text, read_text, unreadable
+from moot.core.chain import ChainMark, create_record
+from moot.core.files import atomic_write_text
 from moot.core.files import slugify as base_slugify
-from moot.errors import ProtocolViolationError, RecordChangedError, Violation
+from moot.core.machine import DeliberationProtocol
+from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord, Written
+from moot.errors import Violation
 from moot.plugin import RecordFormat
 from moot.protocols.critique import PLUGIN as CRITIQUE
 from moot.protocols.critique.machine import (
@@ -444,8 +446,8 @@ def parse(text: str, file: str | None = None) -> tuple[CritiqueRecord | None, li
     return CritiqueRecord(config=scan.config, turns=turns), scan.violations
 
 
-def _read_back(piece: str, file: str) -> list[_ScannedTurn]:
-    """The turns in ``piece``, a rendered turn about to be appended: a turn's reading depends only on its own
+def _read_back(piece: str, file: str) -> _Scan:
+    """The turns in ``piece``, rendered turns about to be appended: a turn's reading depends only on its own
     lines, so the record before it need not be read again."""
     lines = _split_lines(piece)
     starts = [index for index, line in enumerate(lines) if is_turn_header(line.text)]
@@ -453,7 +455,7 @@ def _read_back(piece: str, file: str) -> list[_ScannedTurn]:
     for number, start in enumerate(starts):
         end = starts[number + 1] if number + 1 < len(starts) else len(lines)
         _scan_turn(scan, lines, piece, start, end, last_turn=end == len(lines))
-    return scan.turns
+    return scan
 
 
 def turn_sources(text: str) -> list[TurnSource]:
@@ -461,48 +463,88 @@ def turn_sources(text: str) -> list[TurnSource]:
     return [TurnSource(line=turn.line, text=turn.text) for turn in _scan(text, None).turns]
 
 
-def _replay(scan: _Scan, config: CritiqueConfig) -> tuple[CritiqueProtocol, CritiqueState, list[Violation]]:
-    protocol = CritiqueProtocol(config)
-    state = protocol.initial_state()
-    found: list[Violation] = []
-    for number, scanned in enumerate(scan.turns, start=1):
-        turn = scanned.to_turn(
-            protocol.expected_round(state),
-            state.last_timestamp or config.started,
-            config.other(scanned.role) or config.roles[0],
-        )
-        for violation in protocol.validate(state, turn):
-            line = scanned.status_line if violation.rule in _STATUS_RULES else scanned.line
-            found.append(violation.at(file=scan.file, line=line, turn=number))
-        state = protocol.apply(state, turn)
-    return protocol, state, found
+# --- checking and writing ----------------------------------------------------------------------
 
 
-def check(path: Path) -> CheckReport:
-    """Replay a dialogue file: format, protocol rules and digest chain. Never raises on bad input."""
-    text, problems = read_text(path)
-    if text is None:
-        return unreadable(path, problems, protocol=NAME)
-    scan = _scan(text, str(path))
-    if scan.replay_config is None:
-        return unreadable(path, scan.violations, protocol=NAME)
-    protocol, state, found = _replay(scan, scan.replay_config)
-    chain = _chain(path, scan)
-    violations = sorted([*scan.violations, *found, *chain.violations], key=lambda v: (v.line or 0, v.turn or 0))
-    return CheckReport(
-        path=str(path),
-        protocol=NAME,
-        violations=violations,
-        summary=protocol.summary(state),
-        repairable=chain.repairs_all(violations),
+@dataclass
+class CritiqueEntry(Entry[CritiqueTurn]):
+    """A turn as read, with what its parts were (``scanned``: None marks a part too broken to read)."""
+
+    scanned: _ScannedTurn
+
+
+def _reading(scan: _Scan) -> Reading[CritiqueConfig, CritiqueEntry]:
+    # A header with errors still replays the turns (``replay_config``); its errors refuse every write.
+    entries = [CritiqueEntry(turn.to_turn(0, "", ""), turn.line, turn.text, turn) for turn in scan.turns]
+    return Reading(scan.replay_config, entries, scan.violations, scan.marks)
+
+
+class CritiqueTurns(TurnRecord[CritiqueConfig, CritiqueTurn, CritiqueState, CritiqueEntry]):
+    """The dialogue as a :class:`~moot.core.turn_record.TurnRecord`: check with lines, the chain, appends that
+    read back only the new turn, and repair."""
+
+    protocol_name = NAME
+    format_rule = RULES.violation(
+        "CRITIQUE_TURN_HEADER", "the turn would not read back as written; simplify its message."
     )
 
+    def read(self, text: str, file: str) -> Reading[CritiqueConfig, CritiqueEntry]:
+        return _reading(_scan(text, file))
 
-def _chain(path: Path, scan: _Scan) -> ChainCheck:
-    return inspect_chain(path, [turn.text for turn in scan.turns], [turn.line for turn in scan.turns], scan.marks)
+    def read_piece(self, piece: str, file: str) -> Reading[CritiqueConfig, CritiqueEntry]:
+        return _reading(_read_back(piece, file))
+
+    def protocol(self, config: CritiqueConfig) -> CritiqueProtocol:
+        return CritiqueProtocol(config)
+
+    def render_turn(self, turn: CritiqueTurn) -> str:
+        return render_turn(turn)
+
+    def turn_of(
+        self,
+        entry: CritiqueEntry,
+        protocol: DeliberationProtocol[CritiqueTurn, CritiqueState],
+        state: CritiqueState,
+    ) -> CritiqueTurn:
+        """Stand-ins for unreadable parts from the state before, so that replay blames nothing else."""
+        assert isinstance(protocol, CritiqueProtocol)
+        config = protocol.config
+        role = entry.scanned.role
+        return entry.scanned.to_turn(
+            protocol.expected_round(state),
+            state.last_timestamp or config.started,
+            config.other(role) or config.roles[0],
+        )
+
+    def line_of(self, entry: CritiqueEntry, violation: Violation) -> int:
+        return entry.scanned.status_line if violation.rule in _STATUS_RULES else entry.line
+
+    def gap(self, text: str) -> str:
+        return "\n" if text.endswith(("\n", "\r")) else "\n\n"  # records may end in CR or CRLF
+
+    def refusing(
+        self, inspection: Inspection[CritiqueConfig, CritiqueTurn, CritiqueState, CritiqueEntry]
+    ) -> list[Violation]:
+        """Format and chain errors: a dialogue whose history broke a rule still takes turns (``moot check``
+        reports it), as it did when agents kept it by hand."""
+        return inspection.chain.blocking_in([*inspection.reading.violations, *inspection.chain.violations])
+
+    def inspect(self, text: str, path: Path) -> Inspection[CritiqueConfig, CritiqueTurn, CritiqueState, CritiqueEntry]:
+        inspection = super().inspect(text, path)
+        inspection.violations.sort(key=lambda v: (v.line or 0, v.turn or 0))
+        return inspection
 
 
-# --- writing -----------------------------------------------------------------------------------
+RECORD = CritiqueTurns()
+check = RECORD.check
+repair = RECORD.repair
+
+
+def append_turn(path: Path, turn: CritiqueTurn) -> Written[CritiqueState]:
+    """Validate ``turn`` against the dialogue on disk, then append it durably with the chain's mark; raises
+    :class:`ProtocolViolationError` when it breaks a rule or the record cannot take a turn (format errors, edited
+    accepted turns), leaving the record as it was."""
+    return RECORD.writer(path).append([turn])
 
 
 def create(path: Path, config: CritiqueConfig) -> None:
@@ -510,115 +552,13 @@ def create(path: Path, config: CritiqueConfig) -> None:
     create_record(path, render_header(config), "continue that dialogue or choose another topic.")
 
 
-def _read_for_writing(path: Path) -> tuple[str, _Scan, CritiqueConfig]:
-    """The record's text and scan, refusing a record that is broken or whose accepted turns changed, and
-    completing a chain a crash left short."""
-    text, problems = read_text(path)
-    if text is None:
-        raise ProtocolViolationError(problems)
-    scan = _scan(text, str(path))
-    errors = [v for v in scan.violations if v.is_error]
-    if errors or scan.config is None:
-        raise ProtocolViolationError(errors)
-    chain = _chain(path, scan)
-    if chain.blocking:
-        raise ProtocolViolationError(chain.blocking)
-    if chain.repairable:
-        repair_chain(path, [turn.text for turn in scan.turns], scan.marks)
-    return text, scan, scan.config
-
-
-def repair(path: Path) -> bool:
-    """Complete the chain of a dialogue a crash left one append short (what ``moot resume`` does on opening it);
-    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
-    text, _ = read_text(path)
-    if text is None:
-        return False
-    scan = _scan(text, str(path))
-    if any(v.is_error for v in scan.violations):
-        return False
-    return repair_chain(path, [turn.text for turn in scan.turns], scan.marks)
-
-
-@dataclass(frozen=True)
-class Appended:
-    """What :meth:`CritiqueWriter.append` validated and wrote: a caller needs not read the record back."""
-
-    state: CritiqueState
-    warnings: list[Violation]
-    text: str  # the whole record as written
-
-
-class CritiqueWriter:
-    """A dialogue open for turns: the state replayed once, then each turn validated in memory and appended.
-
-    Opening reads and checks the whole record (format, rules, digest chain); each turn after that is one
-    append + fsync (moot.core.chain.RecordAppender). When someone else wrote the record in between,
-    it is read and checked in full again before the turn is validated against it.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._open()
-
-    def _open(self) -> None:
-        stamp = FileStamp.of(self.path)  # before the read: a write in between shows as a changed stamp
-        self.text, scan, self.config = _read_for_writing(self.path)
-        self.protocol, self.state, _ = _replay(scan, self.config)
-        self.appender = RecordAppender(self.path, stamp, [turn.text for turn in scan.turns])
-
-    def append(self, turn: CritiqueTurn, validated_against: CritiqueState | None = None) -> Appended:
-        """Validate ``turn`` against the history and append it durably with its chain row.
-
-        ``validated_against``: the state the caller already validated the turn against (with no errors); when it
-        is the writer's own, the rules are not run twice. Raises :class:`ProtocolViolationError` when the turn
-        breaks a rule or the record cannot take a turn (format errors, edited accepted turns); the record is
-        then left as it was.
-        """
-        try:
-            return self._append(turn, validated_against)
-        except RecordChangedError:
-            self._open()
-            return self._append(turn, None)
-
-    def _append(self, turn: CritiqueTurn, validated_against: CritiqueState | None) -> Appended:
-        warnings: list[Violation] = []
-        if validated_against is self.state:
-            state = self.protocol.apply(self.state, turn)
-        else:
-            state, warnings = self.protocol.step(self.state, turn)
-        written = _read_back(render_turn(turn), str(self.path))
-        text = written[0].text if len(written) == 1 and written[0].to_turn(0, "", "") == turn else None
-        piece = render_marked(turn, self.appender.mark_after([text or ""]))
-        if text is None or [t.text for t in _read_back(piece, str(self.path))] != [text]:
-            raise ProtocolViolationError(
-                [
-                    RULES.violation(
-                        "CRITIQUE_TURN_HEADER", "the turn would not read back as written; simplify its message."
-                    )
-                ]
-            )
-        data = ("\n" if self.text.endswith(("\n", "\r")) else "\n\n") + piece
-        self.appender.append(data.encode("utf-8"), [text])
-        self.text, self.state = self.text + data, state
-        return Appended(state, warnings, self.text)
-
-
-def append_turn(path: Path, turn: CritiqueTurn) -> Appended:
-    """Validate ``turn`` against the history on disk, append it durably and extend the digest chain.
-
-    Raises :class:`ProtocolViolationError` when the turn breaks a rule or the record cannot take a
-    turn (format errors, edited accepted turns).
-    """
-    return CritiqueWriter(path).append(turn)
-
-
 def extend(path: Path, extra_rounds: int = EXTENSION_ROUNDS) -> CritiqueConfig:
     """Allow ``extra_rounds`` more rounds by raising 'Max rounds' in the header (turns stay untouched)."""
     if extra_rounds < 1:
         raise ValueError("extend by at least one round.")
-    text, _, config = _read_for_writing(path)
-    extended = config.extended(extra_rounds)
+    protocol, _, text = RECORD.load(path)
+    assert isinstance(protocol, CritiqueProtocol)
+    extended = protocol.config.extended(extra_rounds)
     atomic_write_text(path, with_max_rounds(text, extended.max_rounds))
     return extended
 
