@@ -468,7 +468,7 @@ def turn_sources(text: str) -> list[TurnSource]:
 
 @dataclass
 class CritiqueEntry(Entry[CritiqueTurn]):
-    """A turn as read, with what its parts were (``scanned``: None marks a part too broken to read)."""
+    """A turn as read, with its parts as scanned (a part too broken to read is None there)."""
 
     scanned: _ScannedTurn
 
