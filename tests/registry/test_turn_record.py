@@ -119,3 +119,12 @@ def test_a_writer_reads_again_what_another_wrote_in_between(path: Path) -> None:
     written = writer.append([estimate("cy", 3)])
     assert len(written.state.estimates) == 3 and written.state == record.RECORD.load(path)[1]
     assert record.RECORD.check(path).exit_code == 0
+
+
+def test_a_writer_takes_a_turn_that_is_legal_only_after_anothers_write(path: Path) -> None:
+    writer = record.RECORD.writer(path)
+    writer.append([estimate("ada", 2)])
+    record.RECORD.append(path, [estimate("bo", 2), estimate("cy", 3)])  # round 1 is complete on disk
+    second = Estimate(estimator="ada", round=2, value=2, reason="the others agree")
+    assert len(writer.append([second]).state.estimates) == 4  # not judged against the writer's older state
+    assert record.RECORD.check(path).exit_code == 0

@@ -243,9 +243,11 @@ class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
         """Validate ``turns``, then append them (and the outcome, if reached) in one write; ``failure`` ends an
         open record with that reason. Raises :class:`ProtocolViolationError` on any broken rule, and on turns that
         would not read back as given; the record is then left as it was."""
+        if FileStamp.of(self.path) != self.appender.stamp:  # written by someone else: validate against that
+            self._open()
         try:
             return self._append(turns, failure)
-        except RecordChangedError:
+        except RecordChangedError:  # written in between the check above and the append
             self._open()
             return self._append(turns, failure)
 
