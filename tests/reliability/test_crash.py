@@ -296,21 +296,24 @@ def test_a_kill_inside_a_sealed_phase_resumes_losing_nothing_asking_nothing_twic
     env = {SLEEP_ENV: f"1.5:{SEED}", ASKED_ENV: str(asked)}  # answers land over 1.5 s, so a kill can fall between
     root = prepare_root(tmp_path / "council")
     process = start_moot(root, ["run", "council", *SCRIPTED_RUNS["council"]], None, env)
+
+    def committed_answers() -> dict[str, str]:
+        record = find_record("council", root)
+        sidecar = record and record.with_name(f".{record.name}.sealed.jsonl")
+        if not (sidecar and sidecar.exists()):
+            return {}
+        rows = [json.loads(line) for line in sidecar.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
+        return {row["role"]: row["reply"] for row in rows if row["phase"] == "stage-1"}
+
     deadline = time.monotonic() + RUN_TIMEOUT_S
     committed: dict[str, str] = {}
     while process.poll() is None and time.monotonic() < deadline and not committed:
-        record = find_record("council", root)
-        sidecar = record and record.with_name(f".{record.name}.sealed.jsonl")
-        if sidecar and sidecar.exists():
-            rows = [json.loads(line) for line in sidecar.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
-            committed = {row["role"]: row["reply"] for row in rows if row["phase"] == "stage-1"}
+        committed = committed_answers()
         time.sleep(0.02)
     process.kill()
     process.communicate()
     time.sleep(0.5)  # the agents it had started log their request first thing
-    if sidecar and sidecar.exists():  # read again: another answer may have been committed before the kill landed
-        rows = [json.loads(line) for line in sidecar.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
-        committed = {row["role"]: row["reply"] for row in rows if row["phase"] == "stage-1"}
+    committed = committed_answers()  # read again: another answer may have been committed before the kill landed
     assert 0 < len(committed) < 4, f"the kill missed the sealed phase: {sorted(committed)} committed, seed {SEED}"
     record = find_record("council", root)
     assert record is not None
