@@ -156,6 +156,9 @@ class Tally:
     duplicated_turns: int = 0
     problems: list[str] = field(default_factory=list)
     temp_files_seen: set[str] = field(default_factory=set)
+    # The fastest whole run that ended before its kill: the machine runs debates this fast now, whatever it did
+    # when the reference was timed, so later kill moments are drawn within it.
+    fastest_unkilled_run_s: float | None = None
 
     def figures(self) -> dict[str, int]:
         return {k: v for k, v in vars(self).items() if isinstance(v, int)}

@@ -51,6 +51,7 @@ KILLS_PER_PROTOCOL = scale(3, 30)
 LOCAL_KILLS_PER_PROTOCOL = scale(0, 2)
 AGENT_SLEEP_S = 0.08  # each scripted reply waits 0..this long
 RUN_TIMEOUT_S = 300  # an unkilled scripted run that takes longer has hung
+MAX_DEBATES = 20 * KILLS_PER_PROTOCOL  # kills that keep missing the runs fail the test instead of looping
 # A reply of the embedded model took 40 s on this 2-core machine under load (a 2-turn duel with two
 # repairs: 200 s), so a local run gets far longer before it counts as hung.
 LOCAL_RUN_TIMEOUT_S = 1200
@@ -127,10 +128,14 @@ def kill_and_resume(
         if ended is not None:  # killed after its last write: there is nothing left to resume
             return ended
         tally.resumes += args[0] == "resume"
+        started = time.monotonic()
         process = start_moot(root, args, agents, env)
         delay = kill_moment(process, on_disk) if kill < kills else finish_within_s
         try:
             stdout, stderr = process.communicate(timeout=delay)
+            if args[0] == "run" and kill < kills:  # the whole debate ran before its kill came
+                wall = time.monotonic() - started
+                tally.fastest_unkilled_run_s = min(wall, tally.fastest_unkilled_run_s or wall)
         except subprocess.TimeoutExpired:
             process.kill()  # SIGKILL
             process.communicate()
@@ -206,14 +211,19 @@ def test_sigkill_at_random_moments_then_resume_loses_and_repeats_no_turn(
     env = {SLEEP_ENV: f"{AGENT_SLEEP_S}:{SEED}"}
     reference = reference_run(protocol, tmp_path / "reference", env)
     tally = Tally()
-    debate_s = reference.wall_s - reference.startup_s
 
     def kill_moment(_: subprocess.Popen[str], on_disk: int) -> float:
-        """From inside moot's start-up to the end of the turns still to come: in start-up, agent calls and commits."""
+        """From inside moot's start-up to the end of the turns still to come: in start-up, agent calls and commits.
+        The reference's times shrink to a faster whole run seen since (timed beside a busy worker, the reference
+        can take several times longer than the runs after it, whose kills would then all come too late)."""
+        fastest = tally.fastest_unkilled_run_s
+        scale = min(1.0, fastest / reference.wall_s) if fastest is not None else 1.0
+        startup_s, debate_s = reference.startup_s * scale, (reference.wall_s - reference.startup_s) * scale
         left = 1 - on_disk / reference.turns
-        return rng.uniform(reference.startup_s / 2, reference.startup_s + debate_s * left)
+        return rng.uniform(startup_s / 2, startup_s + debate_s * left)
 
     while tally.kills < KILLS_PER_PROTOCOL:
+        assert tally.debates < MAX_DEBATES, f"{protocol}: {tally.kills} kills in {tally.debates} debates, seed {SEED}"
         root = tmp_path / f"debate-{tally.debates + 1}"
         kills = min(KILLS_PER_PROTOCOL - tally.kills, rng.randint(1, 4))  # several debates, several kills each
         report = kill_and_resume(
