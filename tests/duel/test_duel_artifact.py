@@ -182,6 +182,15 @@ def test_appending_keeps_every_prior_turn_byte_for_byte(tmp_path: Path) -> None:
     assert after.turn_texts[0] == before.turn_texts[0]
 
 
+def test_a_writer_takes_the_turn_that_is_legal_only_after_another_writers_turn(tmp_path: Path) -> None:
+    path = new_duel(tmp_path)
+    running = artifact.DuelWriter(path)  # a run's writer, open before someone else appends turn 1
+    artifact.append_turn(path, T1)
+    assert running.append(T2).turns == 2  # validated against the record as it is now, not as it was opened
+    report = check_path(path)
+    assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 2
+
+
 def test_an_illegal_turn_is_refused_and_the_file_is_unchanged(tmp_path: Path) -> None:
     path = new_duel(tmp_path)
     artifact.append_turn(path, T1)

@@ -1131,6 +1131,8 @@ class DuelWriter:
 
     def append(self, turn: DuelTurn, joined: Sequence[Participant] = ()) -> Summary:
         """Validate ``turn`` (``step``) and write it; see :func:`append_turn`."""
+        if FileStamp.of(self.path) != self.appender.stamp:  # written by someone else: validate against that
+            self._open()
         try:
             return self._append(turn, joined)
         except RecordChangedError:
