@@ -26,7 +26,7 @@ def new_record(tmp_path: Path, methodology: str = "opinion") -> tuple[Path, Deba
 
 
 def append(path: Path, debate: Debate, turn: AgoraTurn) -> None:
-    debate.state, _ = agora.append_turn(path, turn)
+    debate.state = agora.append_turn(path, turn).state
     debate.turns.append(turn)
 
 
@@ -92,13 +92,36 @@ def test_appending_to_consensus_writes_the_outcome_and_checks_valid(tmp_path: Pa
 def test_load_resumes_a_debate_from_its_record(tmp_path: Path) -> None:
     path, debate = new_record(tmp_path)
     append(path, debate, debate.turn("propose"))
-    protocol, state = agora.load(path)
+    protocol, state, _ = agora.RECORD.load(path)
     assert protocol.config == debate.protocol.config and state == debate.state
     assert protocol.next_speaker(state) == "skeptic"
     path.write_text(path.read_text(encoding="utf-8").replace("Proposal: proposal-advocate\n", ""), encoding="utf-8")
     with pytest.raises(ProtocolViolationError) as refused:
-        agora.load(path)
+        agora.RECORD.load(path)
     assert set(rules(refused.value.violations)) == {"AGORA_PROPOSAL_ID", "PRIOR_TURN_MODIFIED"}
+
+
+def test_a_writer_takes_the_turn_that_is_legal_only_after_another_writers_turn(tmp_path: Path) -> None:
+    path, debate = new_record(tmp_path)
+    running = agora.RECORD.writer(path)  # a run's writer, open before someone else appends turn 1
+    append(path, debate, debate.turn("propose"))
+    second = debate.turn("counter", "turn-1")
+    assert running.append([second]).state.turns == 2  # validated against the record as it is now
+    report = check_path(path)
+    assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 2
+
+
+def test_evidence_marks_are_written_beside_their_turn_and_read_back_with_it(tmp_path: Path) -> None:
+    path, debate = new_record(tmp_path, methodology="fact-based")
+    turn = debate.turn("propose", evidence=True)
+    marks = [f"verified at notes.md:{n}" for n in range(1, len(turn.evidence) + 1)]
+    agora.append_turn(path, turn, marks)
+    text = path.read_text(encoding="utf-8")
+    assert "Proposal: proposal-advocate\n\nEvidence 1: verified at notes.md:1\n" in text
+    (source,) = agora.turn_sources(text)
+    assert source.turn == turn and source.marks[1] == (source.line + 4, "verified at notes.md:1")
+    with pytest.raises(ValueError, match="one per turn"):
+        agora.RECORD.writer(path).append([debate.turn("counter", "turn-1")], notes=[marks, marks])
 
 
 def test_a_refused_turn_leaves_the_record_untouched(tmp_path: Path) -> None:
@@ -115,8 +138,8 @@ def test_a_refused_turn_leaves_the_record_untouched(tmp_path: Path) -> None:
 def test_long_message_is_appended_with_a_warning(tmp_path: Path) -> None:
     path, debate = new_record(tmp_path)
     long = AgoraReply(signal="propose", message="A. B. C. D. E.", confidence=0.5)
-    state, warnings = agora.append_turn(path, debate.protocol.next_turn(debate.state, long))
-    assert rules(warnings) == ["AGORA_MESSAGE_LENGTH"] and state.turns == 1
+    written = agora.append_turn(path, debate.protocol.next_turn(debate.state, long))
+    assert rules(written.warnings) == ["AGORA_MESSAGE_LENGTH"] and written.state.turns == 1
     report = check_path(path)
     assert report.exit_code == 0 and rules(report.warnings) == ["AGORA_MESSAGE_LENGTH"]
 

@@ -260,7 +260,7 @@ def test_bad_options_are_one_sentence_errors(tmp_path: Path) -> None:
 
 def test_default_positions_oppose_each_other_and_the_mediator_has_an_agent(tmp_path: Path) -> None:
     driver = start(tmp_path, models=[("advocate", "local"), ("skeptic", "openai:gpt-4o-mini")])
-    _, state = record.load(driver.record_path)
+    _, state, _ = record.RECORD.load(driver.record_path)
     assert state.turns == 0
     config = driver.config
     assert [(p.role, p.position) for p in config.participants] == [

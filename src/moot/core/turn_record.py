@@ -95,6 +95,12 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
     def render_turn(self, turn: TurnT) -> str:
         """A turn's text as :meth:`read` must read it back."""
 
+    def render_noted(self, turn: TurnT, note: Any) -> str:
+        """A turn's text with ``note``, what a writer was given to record beside the turn without being part of
+        it (the Agora's marks of where each cited fact was found, say); :meth:`read` must still read back the turn.
+        A format without notes renders the turn alone."""
+        return self.render_turn(turn)
+
     def render_outcome(self, outcome: Outcome) -> str:
         """The section that closes a record when its turns reach an outcome; none unless overridden."""
         return ""
@@ -189,7 +195,7 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
         if inspection.protocol is None or inspection.state is None or errors:
             raise ProtocolViolationError(errors)
         if inspection.chain.repairable:
-            repair_chain(path, [entry.text for entry in inspection.reading.turns], inspection.reading.marks)
+            repair_chain(path, _chained_texts(inspection.reading), inspection.reading.marks)
         return inspection, text
 
     def repair(self, path: Path) -> bool:
@@ -199,7 +205,7 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
         reading = self.read(text, str(path)) if text is not None else None
         if reading is None or reading.config is None or any(v.is_error for v in reading.violations):
             return False
-        return repair_chain(path, [entry.text for entry in reading.turns], reading.marks)
+        return repair_chain(path, _chained_texts(reading), reading.marks)
 
     def append(self, path: Path, turns: Sequence[TurnT], failure: str | None = None) -> StateT:
         """Validate ``turns`` against the record, then append them (and the outcome, if reached) in one write.
@@ -213,6 +219,10 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
         """The record open for a run's appends (see :class:`TurnWriter`); raises :class:`ProtocolViolationError`
         when it cannot take turns."""
         return TurnWriter(self, path)
+
+
+def _chained_texts(reading: Reading[Any, Any]) -> list[str]:
+    return [text for text, _ in reading.chained()]
 
 
 @dataclass(frozen=True)
@@ -237,21 +247,24 @@ class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
         inspection, self.text = self.record._writable(self.path)
         assert inspection.protocol is not None and inspection.state is not None
         self.protocol, self.state = inspection.protocol, inspection.state
-        self.appender = RecordAppender(self.path, stamp, [entry.text for entry in inspection.reading.turns])
+        self.appender = RecordAppender(self.path, stamp, _chained_texts(inspection.reading))
 
-    def append(self, turns: Sequence[TurnT], failure: str | None = None) -> Written[StateT]:
+    def append(self, turns: Sequence[TurnT], failure: str | None = None, notes: Sequence[Any] = ()) -> Written[StateT]:
         """Validate ``turns``, then append them (and the outcome, if reached) in one write; ``failure`` ends an
-        open record with that reason. Raises :class:`ProtocolViolationError` on any broken rule, and on turns that
-        would not read back as given; the record is then left as it was."""
+        open record with that reason, and ``notes``, one per turn when given, are written beside the turns
+        (:meth:`TurnRecord.render_noted`). Raises :class:`ProtocolViolationError` on any broken rule, and on turns
+        that would not read back as given; the record is then left as it was."""
+        if notes and len(notes) != len(turns):
+            raise ValueError(f"{len(notes)} notes for {len(turns)} turns: give one per turn, or none")
         if FileStamp.of(self.path) != self.appender.stamp:  # written by someone else: validate against that
             self._open()
         try:
-            return self._append(turns, failure)
+            return self._append(turns, failure, notes)
         except RecordChangedError:  # written in between the check above and the append
             self._open()
-            return self._append(turns, failure)
+            return self._append(turns, failure, notes)
 
-    def _append(self, turns: Sequence[TurnT], failure: str | None) -> Written[StateT]:
+    def _append(self, turns: Sequence[TurnT], failure: str | None, notes: Sequence[Any]) -> Written[StateT]:
         record, protocol, state = self.record, self.protocol, self.state
         warnings: list[Violation] = []
         for turn in turns:
@@ -261,7 +274,10 @@ class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
             state = record.failed(protocol, state, failure)
         outcome = protocol.outcome(state)
         ending = [piece for piece in ([record.render_outcome(outcome)] if outcome is not None else []) if piece]
-        rendered = [record.render_turn(turn) for turn in turns]
+        if notes:
+            rendered = [record.render_noted(turn, note) for turn, note in zip(turns, notes, strict=True)]
+        else:
+            rendered = [record.render_turn(turn) for turn in turns]
         gap = record.gap(self.text)
         texts = self._texts(gap + "\n".join([*rendered, *ending]), len(turns))
         mark = [f"{self.appender.mark_after(texts).line()}\n"] if turns and texts is not None else []

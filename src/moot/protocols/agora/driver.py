@@ -37,6 +37,7 @@ from moot.core.grounding import CitationCheck, citation_violations, fact_based_v
 from moot.core.hollow import content_pattern
 from moot.core.machine import Outcome, Summary
 from moot.core.run_state import RUN_HALTED
+from moot.core.turn_record import TurnWriter
 from moot.engine.driver import Candidate, Driver, PlannedCall, first_error, reply_format_violation, taking_turns
 from moot.engine.grounding import Grounding, numbered_lines, offered_items
 from moot.engine.replies import find_object, parse_reply
@@ -415,7 +416,7 @@ class AgoraDriver(Driver, SealedPhases):
             raise UserError(f"cannot read {self.record_path}: {problems[0].message}")
         parsed, violations = record.parse(text, str(self.record_path))
         try:
-            machine, state = record.load(self.record_path)
+            machine, state, _ = record.RECORD.load(self.record_path)
         except ProtocolViolationError as exc:
             violations = [*violations, *exc.violations]
             parsed = None
@@ -424,7 +425,8 @@ class AgoraDriver(Driver, SealedPhases):
             raise UserError(f"{self.record_path} is not a valid Agora record ({first}); run `moot check` on it.")
         self.config = parsed.config
         self.turns = parsed.turns
-        self.writer: record.AgoraWriter | None = None  # opened by the first commit
+        self.writer: TurnWriter[record.AgoraHeader, AgoraTurn, AgoraState, record.AgoraEntry] | None = None
+        assert isinstance(machine, AgoraProtocol)
         self.machine: AgoraProtocol = machine
         self.state: AgoraState = state
         self.research = self._load_research()
@@ -701,9 +703,9 @@ class AgoraDriver(Driver, SealedPhases):
             return
         marks = [mark_for(check) for check in self._evidence_checks(turn.evidence)]
         try:
-            if self.writer is None:
-                self.writer = record.AgoraWriter(self.record_path)
-            self.state, _ = self.writer.append(turn, marks)
+            if self.writer is None:  # opening it checks the whole record and its chain once
+                self.writer = record.RECORD.writer(self.record_path)
+            self.state = self.writer.append([turn], notes=[marks]).state
         except BaseException:
             self._load()  # on a refusal the record changed under us; the caller sees the error
             raise

@@ -47,11 +47,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
-from moot.core.chain import ChainCheck, ChainMark, RecordAppender, create_record, inspect_chain, repair_chain
-from moot.core.files import CheckReport, FileStamp, read_text, unreadable
+from moot.core.chain import ChainMark, create_record, inspect_chain
+from moot.core.files import CheckReport, read_text, unreadable
 from moot.core.files import slugify as base_slugify
 from moot.core.machine import TURNS_PAST_THE_END, Outcome
-from moot.errors import ProtocolViolationError, RecordChangedError, Violation
+from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord, Written
+from moot.errors import Violation
 from moot.plugin import RecordFormat
 from moot.protocols.agora.machine import (
     CONSENSUS,
@@ -139,11 +140,6 @@ def render_turn(turn: AgoraTurn, marks: Sequence[str] = ()) -> str:
     evidence = "".join(f"Evidence {n}: {mark}\n" for n, mark in enumerate(marks, start=1))
     evidence += "\n" if marks else ""
     return f"## Turn {turn.number} — {turn.role}\n\n{proposal}{evidence}```json\n{reply_json(turn)}\n```\n"
-
-
-def render_marked(turn: AgoraTurn, mark: ChainMark, evidence: Sequence[str] = ()) -> str:
-    """A turn as moot appends it: :func:`render_turn`, then a blank line and the chain's head after it."""
-    return f"{render_turn(turn, evidence)}\n{mark.line()}\n"
 
 
 def render_outcome(outcome: Outcome) -> str:
@@ -635,12 +631,49 @@ def turn_sources(text: str) -> list[TurnSource]:
     return _scan(text, None).turns
 
 
-# --- checking ----------------------------------------------------------------------------------
+# --- checking and writing ---------------------------------------------------------------------
 
 
-def _replay(scan: _Scan, config: AgoraConfig) -> tuple[AgoraProtocol, AgoraState, list[Violation]]:
-    """Replay the turns up to the first one that did not parse (later ones cannot be placed)."""
-    protocol = AgoraProtocol(config, grounded=bool(scan.sources))
+@dataclass(frozen=True)
+class AgoraHeader:
+    """What the header says the turns are replayed against: the debate's configuration, and the files its
+    evidence is checked against (a debate with sources holds fact-based turns to them)."""
+
+    config: AgoraConfig
+    sources: tuple[str, ...] = ()
+
+
+@dataclass
+class AgoraEntry(Entry[AgoraTurn]):
+    """A turn that read, with where its parts are."""
+
+    source: TurnSource
+
+
+@dataclass
+class AgoraReading(Reading[AgoraHeader, AgoraEntry]):
+    """The record as read: an entry for each turn up to the first that did not read (later ones cannot be
+    placed), and the scan, which keeps every turn section (the chain covers them all) and the outcome section."""
+
+    scan: _Scan = field(default_factory=lambda: _Scan(file=None, lines=[]))
+
+    def chained(self) -> list[tuple[str, int]]:
+        return [(source.text, source.line) for source in self.scan.turns]
+
+
+def _reading(scan: _Scan) -> AgoraReading:
+    entries: list[AgoraEntry] = []
+    for source in scan.turns:
+        if source.turn is None:
+            break
+        entries.append(AgoraEntry(source.turn, source.line, source.text, source))
+    header = AgoraHeader(scan.config, scan.sources) if scan.config is not None else None
+    return AgoraReading(header, entries, scan.violations, scan.marks, scan=scan)
+
+
+def _replay(scan: _Scan, protocol: AgoraProtocol) -> tuple[AgoraState, list[Violation]]:
+    """Replay the turns up to the first one that did not parse (later ones cannot be placed), each violation at
+    the line of the part of the turn it is about."""
     state = protocol.initial_state()
     found: list[Violation] = []
     for position, source in enumerate(scan.turns, start=1):
@@ -648,7 +681,7 @@ def _replay(scan: _Scan, config: AgoraConfig) -> tuple[AgoraProtocol, AgoraState
             total = len(scan.turns)
             message = (
                 f"turns {position:,} to {total:,} also come after the debate's end (its limit is "
-                f"{config.max_turns} turns); remove them."
+                f"{protocol.config.max_turns} turns); remove them."
             )
             found.append(RULES.violation("AGORA_AFTER_OUTCOME", message).at(file=scan.file, line=source.line))
             state = state.model_copy(update={"turns": state.turns + total - position + 1})
@@ -656,10 +689,9 @@ def _replay(scan: _Scan, config: AgoraConfig) -> tuple[AgoraProtocol, AgoraState
         if source.turn is None:
             break
         for part, violation in protocol.located(state, source.turn):
-            line = source.line_of(part)
-            found.append(violation.at(file=scan.file, line=line, turn=position))
+            found.append(violation.at(file=scan.file, line=source.line_of(part), turn=position))
         state = protocol.apply(state, source.turn)
-    return protocol, state, found
+    return state, found
 
 
 def _outcome_problems(scan: _Scan, state: AgoraState) -> list[Violation]:
@@ -676,53 +708,86 @@ def _outcome_problems(scan: _Scan, state: AgoraState) -> list[Violation]:
     return [RULES.violation("AGORA_OUTCOME", message).at(file=scan.file, line=scan.outcome_line)]
 
 
-@dataclass
-class _Checked:
-    scan: _Scan | None
-    protocol: AgoraProtocol | None
-    state: AgoraState | None
-    violations: list[Violation]
-    chain: ChainCheck = field(default_factory=ChainCheck)
+def _by_line(violation: Violation) -> tuple[int, int]:
+    return violation.line or 0, violation.turn or 0
 
 
-def _check_scan(path: Path) -> _Checked:
-    text, problems = read_text(path)
-    if text is None:
-        return _Checked(None, None, None, problems)
-    scan = _scan(text, str(path))
-    del text  # the scan holds each turn's text; the whole record need not stay for the replay
-    if scan.config is None:
-        return _Checked(scan, None, None, scan.violations)
-    protocol, state, found = _replay(scan, scan.config)
-    chain = inspect_chain(path, [t.text for t in scan.turns], [t.line for t in scan.turns], scan.marks)
-    violations = [*scan.violations, *found, *_outcome_problems(scan, state), *chain.violations]
-    violations.sort(key=lambda v: (v.line or 0, v.turn or 0))
-    return _Checked(scan, protocol, state, violations, chain)
+class AgoraTurns(TurnRecord[AgoraHeader, AgoraTurn, AgoraState, AgoraEntry]):
+    """The debate as a :class:`~moot.core.turn_record.TurnRecord`: check with lines (and, for ``moot check``, the
+    evidence against the sources), the chain, appends that read back only the new turn, and repair."""
 
-
-def check(path: Path) -> CheckReport:
-    """Replay a debate record: format, protocol rules, outcome and digest chain. Never raises on bad input."""
-    checked = _check_scan(path)
-    scan, protocol, state, violations = checked.scan, checked.protocol, checked.state, checked.violations
-    if scan is None or protocol is None or state is None:
-        return unreadable(path, violations, protocol=NAME)
-    from moot.protocols.agora.grounding import check_evidence  # reads the cited files
-
-    cited, grounding = check_evidence(path, scan.sources, scan.turns)
-    violations = sorted([*violations, *cited], key=lambda v: (v.line or 0, v.turn or 0))
-    summary = protocol.summary(state)
-    if grounding:
-        summary = summary.model_copy(update={"detail": {**summary.detail, "grounding": grounding}})
-    return CheckReport(
-        path=str(path),
-        protocol=NAME,
-        violations=violations,
-        summary=summary,
-        repairable=checked.chain.repairs_all(violations),
+    protocol_name = NAME
+    format_rule = RULES.violation(
+        "AGORA_TURN_JSON", "the turn would not read back as written; remove unpaired surrogates from its text."
     )
 
+    def read(self, text: str, file: str) -> AgoraReading:
+        return _reading(_scan(text, file))
 
-# --- writing -----------------------------------------------------------------------------------
+    def read_piece(self, piece: str, file: str) -> AgoraReading:
+        """A turn reads the same alone: its section's lines are all it depends on."""
+        scan = _Scan(file=file, lines=piece.split("\n"))
+        _scan_sections(scan, 0)
+        scan.lines = []
+        return _reading(scan)
+
+    def protocol(self, config: AgoraHeader) -> AgoraProtocol:
+        return AgoraProtocol(config.config, grounded=bool(config.sources))
+
+    def render_turn(self, turn: AgoraTurn) -> str:
+        return render_turn(turn)
+
+    def render_noted(self, turn: AgoraTurn, note: Sequence[str]) -> str:
+        """The turn with its evidence marks (``note``: what moot found for each evidence item)."""
+        return render_turn(turn, note)
+
+    def render_outcome(self, outcome: Outcome) -> str:
+        return render_outcome(outcome)
+
+    def inspect(self, text: str, path: Path) -> Inspection[AgoraHeader, AgoraTurn, AgoraState, AgoraEntry]:
+        """The base's inspection, with each rule's violation at the line of the part it is about (``located``),
+        a replay that stops at the first turn that did not read, and turns past the end counted once."""
+        reading = self.read(text, str(path))
+        if reading.config is None:
+            return Inspection(reading, None, None, list(reading.violations))
+        protocol = self.protocol(reading.config)
+        state, found = _replay(reading.scan, protocol)
+        chained = reading.chained()
+        chain = inspect_chain(path, [text for text, _ in chained], [line for _, line in chained], reading.marks)
+        violations = [*reading.violations, *found, *_outcome_problems(reading.scan, state), *chain.violations]
+        return Inspection(reading, protocol, state, sorted(violations, key=_by_line), chain)
+
+    def check(self, path: Path) -> CheckReport:
+        """The base's check, and each evidence item held against the record's sources (or, without sources,
+        the files it cites): only ``moot check`` reads the cited files, never a writer."""
+        text, problems = read_text(path)
+        if text is None:
+            return unreadable(path, problems, protocol=NAME)
+        inspection = self.inspect(text, path)
+        del text  # the reading holds each turn's text; the whole record need not stay for the evidence check
+        reading, protocol, state = inspection.reading, inspection.protocol, inspection.state
+        if protocol is None or state is None:
+            return unreadable(path, inspection.violations, protocol=NAME)
+        assert isinstance(reading, AgoraReading)
+        from moot.protocols.agora.grounding import check_evidence  # reads the cited files
+
+        cited, grounding = check_evidence(path, reading.scan.sources, reading.scan.turns)
+        violations = sorted([*inspection.violations, *cited], key=_by_line)
+        summary = protocol.summary(state)
+        if grounding:
+            summary = summary.model_copy(update={"detail": {**summary.detail, "grounding": grounding}})
+        return CheckReport(
+            path=str(path),
+            protocol=NAME,
+            violations=violations,
+            summary=summary,
+            repairable=inspection.chain.repairs_all(violations),
+        )
+
+
+RECORD = AgoraTurns()
+check = RECORD.check
+repair = RECORD.repair
 
 
 def create(path: Path, config: AgoraConfig, started: str | None = None, sources: Sequence[str] = ()) -> None:
@@ -731,92 +796,11 @@ def create(path: Path, config: AgoraConfig, started: str | None = None, sources:
     create_record(path, render_header(config, when, sources), "continue that debate or choose another file name.")
 
 
-def _writable(path: Path) -> tuple[_Scan, AgoraProtocol, AgoraState]:
-    """A record that can take a turn, its chain completed if a crash left it short; refused otherwise."""
-    checked = _check_scan(path)
-    scan, protocol, state = checked.scan, checked.protocol, checked.state
-    errors = checked.chain.blocking_in(checked.violations)
-    if scan is None or protocol is None or state is None or errors:
-        raise ProtocolViolationError(errors)
-    if checked.chain.repairable:
-        repair_chain(path, [t.text for t in scan.turns], scan.marks)
-    return scan, protocol, state
-
-
-def repair(path: Path) -> bool:
-    """Complete the chain of a debate a crash left one append short (what ``moot resume`` does on opening it);
-    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
-    text, _ = read_text(path)
-    scan = _scan(text, str(path)) if text is not None else None
-    if scan is None or any(v.is_error for v in scan.violations):
-        return False
-    return repair_chain(path, [t.text for t in scan.turns], scan.marks)
-
-
-def load(path: Path) -> tuple[AgoraProtocol, AgoraState]:
-    """The protocol and replayed state of a record that can take a turn: how a writer resumes.
-
-    Raises :class:`ProtocolViolationError` when the record has errors or its accepted turns changed.
-    """
-    _, protocol, state = _writable(path)
-    return protocol, state
-
-
-class AgoraWriter:
-    """A debate record open for turns: checked in full once, then each turn validated in memory and appended.
-
-    Each turn is one append + fsync (moot.core.chain.RecordAppender); when someone else wrote the
-    record in between, it is read and checked in full again before the turn is validated against it.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._open()
-
-    def _open(self) -> None:
-        stamp = FileStamp.of(self.path)  # before the read: a write in between shows as a changed stamp
-        scan, self.protocol, self.state = _writable(self.path)
-        assert scan.config is not None  # _writable refuses a record without one
-        self.header = render_header(scan.config, scan.started, scan.sources)
-        self.ends_with_newline = scan.ends_with_newline
-        self.appender = RecordAppender(self.path, stamp, [t.text for t in scan.turns])
-
-    def append(self, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
-        """Validate ``turn`` against the history, append it durably and extend the digest chain.
-
-        When the turn ends the debate, the '## Outcome' section is written in the same append. Raises
-        :class:`ProtocolViolationError` when the turn breaks a rule or the record cannot take a turn (format
-        or rule errors, edited accepted turns), leaving the record as it was. Returns the new state and any
-        warnings.
-        """
-        try:
-            return self._append(turn, marks)
-        except RecordChangedError:
-            self._open()
-            return self._append(turn, marks)
-
-    def _append(self, turn: AgoraTurn, marks: Sequence[str]) -> tuple[AgoraState, list[Violation]]:
-        state, warnings = self.protocol.step(self.state, turn)
-        # The new turn read back on its own: a turn's reading depends only on its own lines.
-        alone = _scan(f"{self.header}\n{render_turn(turn, marks)}", str(self.path)).turns
-        text = alone[0].text if len(alone) == 1 and alone[0].turn == turn else ""
-        chain_mark = self.appender.mark_after([text])
-        piece = render_marked(turn, chain_mark, marks)
-        piece += f"\n{render_outcome(state.outcome)}" if state.outcome is not None else ""
-        written = _scan(f"{self.header}\n{piece}", str(self.path))
-        if not text or [t.text for t in written.turns] != [text] or written.marks != [chain_mark]:
-            message = "the turn would not read back as written; remove unpaired surrogates from its text."
-            raise ProtocolViolationError([RULES.violation("AGORA_TURN_JSON", message)])
-        data = ("\n" if self.ends_with_newline else "\n\n") + piece
-        self.appender.append(data.encode("utf-8"), [text])
-        self.state, self.ends_with_newline = state, data.endswith("\n")
-        return state, warnings
-
-
-def append_turn(path: Path, turn: AgoraTurn, marks: Sequence[str] = ()) -> tuple[AgoraState, list[Violation]]:
-    """Validate ``turn`` against the record on disk, append it durably and extend the digest chain
-    (see :meth:`AgoraWriter.append`)."""
-    return AgoraWriter(path).append(turn, marks)
+def append_turn(path: Path, turn: AgoraTurn, marks: Sequence[str] = ()) -> Written[AgoraState]:
+    """Validate ``turn`` against the record on disk, then append it durably with its evidence ``marks`` and the
+    chain's mark (and the '## Outcome' section when it ends the debate); raises :class:`ProtocolViolationError`
+    when it breaks a rule or the record cannot take a turn, leaving the record as it was."""
+    return RECORD.writer(path).append([turn], notes=[marks])
 
 
 # --- file names --------------------------------------------------------------------------------
