@@ -259,8 +259,8 @@ class Analysis:
 
 @dataclass(frozen=True)
 class Seat:
-    """How an agent tool stands to a seat over MCP, where a connection speaks only for the seats it took
-    (moot.mcp.identity); the command line needs none of this (a seat's secret is kept per OS user).
+    """How an agent tool stands to a seat: over MCP a connection speaks only for the seats it took
+    (moot.mcp.identity); on the command line a seat is held by the OS user that took it.
 
     - ``takes``: True when the call takes the seat (it is bound to the connection once the call succeeds);
       False when the connection must hold it already.
@@ -271,6 +271,10 @@ class Seat:
       first such call fixes the name it speaks under (the argument ``name``).
     - ``claim``: the tool that takes the seat, named when a call without it is refused.
     - ``name``: with ``answered``, the argument that names the participant.
+    - ``own_secrets``: the tools keep their seats' secrets themselves, in the ledger (moot's own protocols do).
+      Otherwise moot keeps the seat on the command line: the first OS user to take a role in a record holds
+      it, by a secret that user's keyring keeps (:func:`moot.tools.seats.kept_seat`); the call that takes it
+      returns the secret once, as ``participant_secret``, for acting from elsewhere (``$MOOT_PARTICIPANT_SECRET``).
     """
 
     takes: bool
@@ -278,6 +282,7 @@ class Seat:
     answered: Callable[[Any], tuple[str, str]] | None = None
     claim: str = ""
     name: str = ""
+    own_secrets: bool = False
 
 
 @dataclass(frozen=True)

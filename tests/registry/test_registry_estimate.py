@@ -209,9 +209,9 @@ def test_its_agent_tools_let_an_outside_agent_take_a_seat(tmp_path: Path, estima
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["next_speaker"] == "bo" and json.loads(status.stdout)["seen"] == []  # sealed
 
-    def submit(who: str, value: str) -> subprocess.CompletedProcess[str]:
+    def submit(who: str, value: str, **env: str) -> subprocess.CompletedProcess[str]:
         given = ["--record", RECORD, "--estimator", who, "--estimate", value, "--reason", "products before sums"]
-        return moot("estimate", "submit", *given, cwd=tmp_path, env=estimate_env)
+        return moot("estimate", "submit", *given, cwd=tmp_path, env={**estimate_env, **env})
 
     refused = submit("cy", "23")  # cy's estimate of round 1 is in
     assert (
@@ -224,6 +224,20 @@ def test_its_agent_tools_let_an_outside_agent_take_a_seat(tmp_path: Path, estima
     assert json.loads(taken.stdout)["next_speaker"] == "ada"  # round 2
     assert "- bo (round 1): 23 — products before sums" in (tmp_path / RECORD).read_text(encoding="utf-8")
     assert moot("check", RECORD, cwd=tmp_path, env=estimate_env).returncode == 0  # chained as the engine chains
+
+    # bo's seat is this OS user's now: another user (another keyring) cannot estimate as bo, unless it is given
+    # the seat's secret, which the call that took the seat returned once.
+    secret = json.loads(taken.stdout)["participant_secret"]
+    before = (tmp_path / RECORD).read_bytes()
+    another_user = {"XDG_STATE_HOME": str(tmp_path / "another-user")}
+    stolen = submit("bo", "99", **another_user)
+    assert stolen.returncode == 1 and [v["rule"] for v in json.loads(stolen.stdout)["rules"]] == ["TOOLS_SEAT"]
+    assert stolen.stderr.startswith("moot: 'bo' in the estimate what-is-the-result-of-3-4-5.md is a seat someone else")
+    assert (tmp_path / RECORD).read_bytes() == before
+    handed = submit("bo", "23", **another_user, MOOT_PARTICIPANT_SECRET=secret)
+    assert handed.returncode == 0, handed.stderr
+    assert "participant_secret" not in json.loads(handed.stdout)  # returned once, by the call that took the seat
+    assert "- bo (round 2): 23 — products before sums" in (tmp_path / RECORD).read_text(encoding="utf-8")
 
 
 async def _over_mcp(root: Path, env: dict[str, str]) -> dict[str, Any]:

@@ -308,3 +308,55 @@ def _another_user_is_refused(shared: Path, user: str) -> None:
 
     code, lock = moot_as(None, mine, *claim)  # alice's own user, with nothing but the seed's arguments
     assert code == 0 and lock["participant_id"] == ids["alice"], lock
+
+
+# --- the seats moot keeps for a protocol whose tools keep none (a plugin's; see moot.tools.seats.kept_seat) ---
+
+
+class _Keyring(dict[tuple[str, str], str]):
+    """One OS user's kept secrets."""
+
+    def get(self, debate_id: str, participant_id: str) -> str | None:  # type: ignore[override]
+        return super().get((debate_id, participant_id))
+
+    def put(self, debate_id: str, participant_id: str, secret: str) -> None:
+        self[(debate_id, participant_id)] = secret
+
+
+SEAT = ("/work/.estimates/q.md", "bo", "the estimate q.md")
+
+
+def test_a_kept_seat_is_held_by_whoever_took_it_first_and_opens_to_its_secret(tmp_path: Path) -> None:
+    from moot.errors import Refused
+    from moot.tools.seats import RECORD_SEATS_DIR, kept_seat
+
+    mine, theirs = _Keyring(), _Keyring()
+    secret = kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=mine, given=None)
+    assert secret is not None and mine.get(SEAT[0], "bo") == secret
+    assert kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=mine, given=None) is None  # mine still
+    assert secret not in "".join(p.read_text() for p in (tmp_path / RECORD_SEATS_DIR).rglob("*") if p.is_file())
+    with pytest.raises(Refused, match="a seat someone else took") as taken:
+        kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=theirs, given=None)
+    assert taken.value.payload()["rules"][0]["rule"] == "TOOLS_SEAT"
+    with pytest.raises(Refused, match="a seat someone else took"):
+        kept_seat(tmp_path, SEAT, takes=False, claim="submit", keyring=theirs, given="a guess")
+    assert kept_seat(tmp_path, SEAT, takes=False, claim="submit", keyring=theirs, given=secret) is None
+    with pytest.raises(Refused, match=r"'cy' in the estimate q\.md is not a seat you took; call submit as yourself"):
+        kept_seat(tmp_path, (SEAT[0], "cy", SEAT[2]), takes=False, claim="submit", keyring=mine, given=None)
+
+
+def test_a_seat_file_moot_cannot_read_as_its_own_keeps_the_seat_closed(tmp_path: Path) -> None:
+    from moot.errors import Refused
+    from moot.tools.seats import kept_seat
+
+    mine = _Keyring()
+    kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=mine, given=None)
+    (seat_file,) = [p for p in (tmp_path / ".moot" / "seats").rglob("*") if p.is_file()]
+    planted = tmp_path / "planted"
+    planted.write_text("anything\n")
+    seat_file.unlink()
+    seat_file.symlink_to(planted)  # a link is not followed: the seat is not free, and no secret opens it
+    with pytest.raises(Refused, match="a seat someone else took"):
+        kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=_Keyring(), given=None)
+    with pytest.raises(Refused, match="a seat someone else took"):
+        kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=mine, given=None)

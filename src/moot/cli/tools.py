@@ -154,9 +154,20 @@ def run_tool(folder: str | None, tool: Tool, given: dict[str, Any]) -> NoReturn:
     from moot.tools.seats import UserKeyring
 
     workspace.keyring = UserKeyring()  # the seats this OS user joined: the seed's commands pass only the id
+    taken: list[str] = []  # the secret of a seat this call took, which moot keeps for a protocol's tools
 
     def call(ws: Workspace) -> BaseModel:
         values, own = _call_values(tool, given)
+        seat = tool.seat
+        if seat is not None and seat.of is not None and not seat.own_secrets:
+            from moot.tools.seats import SECRET_ENV, kept_seat
+
+            assert ws.keyring is not None
+            where = seat.of(ws, values)
+            secret = kept_seat(
+                ws.root, where, takes=seat.takes, claim=seat.claim, keyring=ws.keyring, given=os.environ.get(SECRET_ENV)
+            )
+            taken.extend([secret] if secret is not None else [])
         result = tool.function(ws, **values, **own)
         if tool.remembers is not None:
             from moot.tools.locate import remember
@@ -166,6 +177,8 @@ def run_tool(folder: str | None, tool: Tool, given: dict[str, Any]) -> NoReturn:
 
     with workspace:
         payload, code = invoke(lambda: call(workspace))
+    if taken and not code:  # returned once, as a join returns its seat's secret
+        payload["participant_secret"] = taken[0]
     if given.get(EXPORT):
         _print_exports(tool, payload, code)
     _print(payload, code)

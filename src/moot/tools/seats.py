@@ -10,12 +10,21 @@ they ask the workspace's :class:`Keyring`, which keeps the secrets of the seats 
   the participant id, work for the user that joined and for no other;
 - the MCP server's is the connection's (:mod:`moot.mcp.identity`), so a second session under the same name
   is refused unless it presents the secret.
+
+A protocol whose tools keep no seats in the ledger (a plugin's, whose :class:`moot.plugin.Seat` does not say
+``own_secrets``) has its seats kept by moot on the command line instead (:func:`kept_seat`): the first OS user to
+take a role in a record holds it, by a secret its keyring keeps, and the work root holds only the secret's
+digest (``.moot/seats/``). Over MCP such a seat is the connection's, as every seat is.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import os
+import secrets
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol
 
 from moot.core.user_state import read_private, write_private
@@ -90,3 +99,83 @@ def seated(keyring: Keyring | None, join: Callable[[str | None], JoinResult], gi
     if keyring is not None and secret:
         keyring.put(joined.debate.id, joined.participant.id, secret)
     return joined
+
+
+# --- the seats moot keeps for a protocol whose tools keep none --------------------------------------
+
+RECORD_SEATS_DIR = Path(".moot") / "seats"
+_DIGEST_BYTES = 64  # a sha256 in hex: all a seat file holds
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _held(path: Path) -> str | None:
+    """The digest a seat file holds; None when no one took the seat, and "" (which no secret matches) when the
+    file cannot be read as one: a seat moot cannot read stays closed."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ""
+    try:
+        return os.read(handle, _DIGEST_BYTES + 1).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    finally:
+        os.close(handle)
+
+
+def _create(folder: Path, path: Path, text: str) -> None:
+    """Write ``path`` whole, or not at all: written to a file of its own, then linked into place, which fails
+    (``FileExistsError``) when someone took the seat first. A crash leaves the seat free, never half-taken."""
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        try:
+            os.write(handle, text.encode("ascii"))
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+        os.link(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def kept_seat(
+    root: Path, seat: tuple[str, str, str], *, takes: bool, claim: str, keyring: Keyring, given: str | None
+) -> str | None:
+    """Let this caller act in ``seat`` (record key, role, how messages name the record), kept in ``root``: a call
+    that ``takes`` it takes a free seat, and any call needs the secret of a taken one (``given``, else the
+    keyring's). Returns the secret when this call took the seat (the keyring keeps it); refused otherwise."""
+    record, role, where = seat
+    folder = root / RECORD_SEATS_DIR / _digest(record)
+    path = folder / _digest(role)
+    held = _held(path)
+    if held is None and not takes:
+        raise Refused(
+            f"{shown(role)!r} in {where} is not a seat you took; call {claim} as yourself first.", rule="TOOLS_SEAT"
+        )
+    if held is None:
+        new = secrets.token_urlsafe(32)
+        try:
+            _create(folder, path, f"{_digest(new)}\n")
+        except FileExistsError:  # taken in between: held as the other caller left it
+            held = _held(path)
+        except OSError as exc:
+            message = f"moot cannot keep your seat in {root / RECORD_SEATS_DIR} ({exc.strerror}); make it writable."
+            raise Refused(message, rule="TOOLS_SEAT") from None
+        else:
+            keyring.put(record, role, new)
+            return new
+    secret = given or keyring.get(record, role)
+    if secret is None or not held or not hmac.compare_digest(_digest(secret), held):
+        raise Refused(
+            f"{shown(role)!r} in {where} is a seat someone else took; act in a seat of your own, or pass that "
+            f"seat's secret (which its first call returned once) in ${SECRET_ENV}.",
+            rule="TOOLS_SEAT",
+        )
+    return None

@@ -593,10 +593,10 @@ def _seat(ws: Workspace, arguments: dict[str, Any]) -> tuple[str, str, str]:
 
 # Over MCP, claim seats the connection as the role (and makes the dialogue a leased ledger debate); the other
 # writes act only as that role, under its lease.
-_CLAIMED = Seat(takes=False, of=_seat, claim="critique_claim")
+_CLAIMED = Seat(takes=False, of=_seat, claim="critique_claim", own_secrets=True)
 TOOLS: ToolSet = (
     Tool("status", status, read_only=True),
-    Tool("claim", claim, seat=Seat(takes=True, of=_seat)),
+    Tool("claim", claim, seat=Seat(takes=True, of=_seat, own_secrets=True)),
     Tool("append", append, seat=_CLAIMED),
     Tool("release", release, seat=_CLAIMED),
     Tool("extend", extend, seat=_CLAIMED),

@@ -1012,12 +1012,17 @@ def _seat(_: Workspace, arguments: dict[str, object]) -> tuple[str, str, str]:
 
 # Over MCP, join seats the connection as the participant it answers with; the other writes act only as that one.
 # The MCP names are the ones the duel's clients and shipped skills have always used (no protocol prefix).
-_JOINED = Seat(takes=False, of=_seat, claim="join")
+_JOINED = Seat(takes=False, of=_seat, claim="join", own_secrets=True)
 TOOLS: ToolSet = (
     Tool(
         "join",
         join,
-        seat=Seat(takes=True, answered=lambda joined: (joined.duel_id, joined.participant_id), name="participant_name"),
+        seat=Seat(
+            takes=True,
+            answered=lambda joined: (joined.duel_id, joined.participant_id),
+            name="participant_name",
+            own_secrets=True,
+        ),
         remembers="duel_id",
         folder_option="--debate-dir",
         mcp_name="join",

@@ -697,13 +697,15 @@ def _seat_of(role: str | None) -> Callable[[Workspace, dict[str, Any]], tuple[st
 
 # Over MCP, start seats the moderator and take-floor a speaker; speaking, the minutes and giving the floor back
 # act only in that seat.
-_SPEAKER = Seat(takes=False, of=_seat_of(None), claim="roundtable_take_floor")
+_SPEAKER = Seat(takes=False, of=_seat_of(None), claim="roundtable_take_floor", own_secrets=True)
 TOOLS: ToolSet = (
     Tool("status", status, read_only=True),
-    Tool("start", start, seat=Seat(takes=True, of=_seat_of(MODERATOR))),
-    Tool("take-floor", take_floor, seat=Seat(takes=True, of=_seat_of(None))),
+    Tool("start", start, seat=Seat(takes=True, of=_seat_of(MODERATOR), own_secrets=True)),
+    Tool("take-floor", take_floor, seat=Seat(takes=True, of=_seat_of(None), own_secrets=True)),
     Tool("speak", speak, seat=_SPEAKER),
-    Tool("minutes", minutes, seat=Seat(takes=False, of=_seat_of(MODERATOR), claim="roundtable_start")),
+    Tool(
+        "minutes", minutes, seat=Seat(takes=False, of=_seat_of(MODERATOR), claim="roundtable_start", own_secrets=True)
+    ),
     Tool("release", release_floor, seat=_SPEAKER, mcp_name="roundtable_release_floor"),
 )
 

@@ -3,8 +3,9 @@ status`` and ``moot estimate submit`` on the command line and the MCP tools ``es
 ``estimate_submit``.
 
 A round stays sealed here too: ``status`` shows the finished rounds only. Writes to one record are serialised by a
-lock of its folder (one host), checked by the protocol's machine and chained as the engine chains them. Over MCP a
-connection's first ``submit`` in a record seats it as that estimator, and it may submit as no other there.
+lock of its folder (one host), checked by the protocol's machine and chained as the engine chains them. The first
+``submit`` as an estimator takes that seat: over MCP for the connection, which may submit as no other there; on the
+command line for the OS user (moot keeps the seat's secret for it).
 """
 
 from __future__ import annotations
