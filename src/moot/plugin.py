@@ -260,7 +260,7 @@ class Analysis:
 @dataclass(frozen=True)
 class Seat:
     """How an agent tool stands to a seat: over MCP a connection speaks only for the seats it took
-    (moot.mcp.identity); on the command line a seat is held by the OS user that took it.
+    (moot.mcp.identity); a seat is held by the OS user or connection that took it.
 
     - ``takes``: True when the call takes the seat (it is bound to the connection once the call succeeds);
       False when the connection must hold it already.
@@ -272,9 +272,10 @@ class Seat:
     - ``claim``: the tool that takes the seat, named when a call without it is refused.
     - ``name``: with ``answered``, the argument that names the participant.
     - ``own_secrets``: the tools keep their seats' secrets themselves, in the ledger (moot's own protocols do).
-      Otherwise moot keeps the seat on the command line: the first OS user to take a role in a record holds
-      it, by a secret that user's keyring keeps (:func:`moot.tools.seats.kept_seat`); the call that takes it
-      returns the secret once, as ``participant_secret``, for acting from elsewhere (``$MOOT_PARTICIPANT_SECRET``).
+      Otherwise moot keeps the seat (:func:`moot.tools.seats.kept_seat`): the first OS user or MCP connection to
+      take a role in a record holds it, by a secret moot keeps for that caller; the call that takes it returns the
+      secret once, as ``participant_secret``, for acting from elsewhere (``$MOOT_PARTICIPANT_SECRET``, or the
+      MCP tool's ``participant_secret``).
     """
 
     takes: bool

@@ -273,6 +273,12 @@ async def _over_mcp(root: Path, env: dict[str, str]) -> dict[str, Any]:
         turn = {"record": record, "estimate": 4, "reason": "two and two"}
         seen["bo"] = (await session.call_tool("estimate_submit", {**turn, "estimator": "bo"})).structured_content
         seen["as ada"] = (await session.call_tool("estimate_submit", {**turn, "estimator": "ada"})).structured_content
+        async with stdio_client(server) as (read2, write2), ClientSession(read2, write2) as other:  # a 2nd client
+            await other.initialize()
+            as_bo = {**turn, "estimator": "bo"}
+            seen["other as bo"] = (await other.call_tool("estimate_submit", as_bo)).structured_content
+            handed = {**as_bo, "participant_secret": (seen["bo"] or {}).get("participant_secret")}
+            seen["other with the secret"] = (await other.call_tool("estimate_submit", handed)).structured_content
         return seen
 
 
@@ -286,3 +292,9 @@ def test_mcp_starts_it_and_seats_an_agent_through_its_tools(tmp_path: Path, esti
     assert result["conformity"]["estimate"]["participants"]["ada"]["positions"] == [21, 23]
     assert seen["bo"]["ok"] is True and seen["bo"]["next_speaker"] == "ada"  # ada's round 2, after bo's round 1
     assert seen["as ada"]["ok"] is False and [r["rule"] for r in seen["as ada"]["rules"]] == ["TOOLS_IDENTITY"]
+    # bo's seat is held against every other connection, which may take it back only with the secret that bo's
+    # first call returned once.
+    other = seen["other as bo"]
+    assert other["ok"] is False and [r["rule"] for r in other["rules"]] == ["TOOLS_SEAT"], other
+    assert seen["other with the secret"]["ok"] is True, seen["other with the secret"]
+    assert "participant_secret" not in seen["other with the secret"]

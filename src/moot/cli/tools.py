@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from moot.cli.tool_options import EXPORT, FOLDER, ROOT, ROOT_OPTION, Option, options, typer_command
-from moot.tools.declare import SHARED, arguments_of, description, exports
+from moot.tools.declare import SHARED, arguments_of, description, exports, moot_keeps_seat
 
 if TYPE_CHECKING:
     import typer
@@ -158,11 +158,11 @@ def run_tool(folder: str | None, tool: Tool, given: dict[str, Any]) -> NoReturn:
 
     def call(ws: Workspace) -> BaseModel:
         values, own = _call_values(tool, given)
-        seat = tool.seat
-        if seat is not None and seat.of is not None and not seat.own_secrets:
+        if moot_keeps_seat(tool):
             from moot.tools.seats import SECRET_ENV, kept_seat
 
-            assert ws.keyring is not None
+            seat = tool.seat
+            assert seat is not None and seat.of is not None and ws.keyring is not None
             where = seat.of(ws, values)
             secret = kept_seat(
                 ws.root, where, takes=seat.takes, claim=seat.claim, keyring=ws.keyring, given=os.environ.get(SECRET_ENV)

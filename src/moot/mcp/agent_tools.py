@@ -3,7 +3,8 @@ tool of every registered protocol (``PROTOCOL_NAME``, or the name the tool keeps
 
 A tool's input schema is its argument model's (:mod:`moot.tools.declare`), with two changes a model finds
 easier to fill: an argument that may be None is published as its plain type, and a tool that acts in a seat
-the connection holds does not take the seat's secret (the connection keeps it). Each answers the tools' JSON
+the connection holds does not take the seat's secret (the connection keeps it). A tool whose seat moot keeps (a
+plugin's) gains an optional ``participant_secret``, to take back from a new connection a seat it took before. Each answers the tools' JSON
 payload (``ok: true`` …) or, when refused, a tool error with the one-sentence fix and the rule ids
 (:mod:`moot.mcp.state`).
 """
@@ -21,9 +22,9 @@ from pydantic import Field, TypeAdapter, WithJsonSchema
 
 from moot import registry
 from moot.mcp.params import READ_ONLY, WRITES
-from moot.mcp.state import answer_tool
+from moot.mcp.state import SEAT_SECRET, answer_tool
 from moot.plugin import Ref, Tool, ToolSet
-from moot.tools.declare import SHARED, Argument, arguments_of, description, mcp_name
+from moot.tools.declare import SHARED, Argument, ParticipantSecret, arguments_of, description, mcp_name, moot_keeps_seat
 
 
 def _published(arg: Argument) -> Any:
@@ -36,6 +37,14 @@ def _published(arg: Argument) -> Any:
         metadata.append(WithJsonSchema(schema))
     field = Field(description=arg.description)
     return Annotated.__class_getitem__((arg.annotation, *metadata, field))  # type: ignore[attr-defined]
+
+
+def _seat_secret(*, participant_secret: ParticipantSecret = None) -> None:
+    """The argument a tool whose seat moot keeps gains over MCP, declared as a tool's are."""
+
+
+_SEAT_SECRET = _published(arguments_of(_seat_secret)[0])
+assert arguments_of(_seat_secret)[0].name == SEAT_SECRET
 
 
 def mcp_function(tool: Tool) -> Callable[..., CallToolResult]:
@@ -51,6 +60,9 @@ def mcp_function(tool: Tool) -> Callable[..., CallToolResult]:
         for arg in arguments_of(tool.function)
         if not (keeps_secret and arg.secret)
     ]
+    if moot_keeps_seat(tool):  # to take back, from a new connection, a seat moot keeps
+        secret = inspect.Parameter(SEAT_SECRET, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_SEAT_SECRET)
+        params.append(secret)
     params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))
 
     def call(ctx: Context, **values: Any) -> CallToolResult:

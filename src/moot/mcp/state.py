@@ -19,8 +19,11 @@ from moot.errors import BadInput, ToolError, UserError
 from moot.mcp.identity import Identities, connection_key
 from moot.plugin import Tool
 from moot.tools import Workspace
-from moot.tools.declare import call_values
+from moot.tools.declare import call_values, moot_keeps_seat
 from moot.tools.errors import translate
+from moot.tools.seats import kept_seat
+
+SEAT_SECRET = "participant_secret"  # the argument a tool whose seat moot keeps gains over MCP
 
 
 @dataclass
@@ -67,6 +70,9 @@ def answer_tool(ctx: Context, tool: Tool, values: dict[str, Any]) -> CallToolRes
     it to the connection once it succeeds; a call that requires one is refused unless the connection took it."""
     state, connection = state_of(ctx), connection_of(ctx)
     seat = tool.seat
+    kept = moot_keeps_seat(tool)
+    given = values.pop(SEAT_SECRET, None) if kept else None  # for the seat moot keeps, not the tool's function
+    taken: list[str] = []  # the secret of a seat this call took there, returned once
 
     def act() -> BaseModel:
         try:
@@ -87,13 +93,33 @@ def answer_tool(ctx: Context, tool: Tool, values: dict[str, Any]) -> CallToolRes
                 bind(*seat.answered(result))
             return result
         record, role, where = seat.of(state.workspace, arguments)
+
+        def keep() -> None:  # held against the other connections and the command line's users too
+            if kept:
+                keyring = state.identities.keyring(connection)
+                assert keyring is not None  # a sessionless request was refused its seat above
+                secret = kept_seat(
+                    state.workspace.root,
+                    (record, role, where),
+                    takes=seat.takes,
+                    claim=seat.claim,
+                    keyring=keyring,
+                    given=given,
+                )
+                taken.extend([secret] if secret is not None else [])
+
         if seat.takes:
             with state.identities.seating(connection, record, role, where=where):
+                keep()
                 return run()
         state.identities.require_seat(connection, record, role, where=where, claim=seat.claim)
+        keep()
         return run()
 
-    return answer(act)
+    payload, code = tools.invoke(act)
+    if taken and not code:
+        payload["participant_secret"] = taken[0]
+    return tool_result(payload, code)
 
 
 async def answer_async(action: Callable[[], Awaitable[BaseModel]]) -> CallToolResult:

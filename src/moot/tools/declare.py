@@ -173,6 +173,12 @@ def exports(function: Callable[..., Any]) -> dict[str, str]:
     return found
 
 
+def moot_keeps_seat(tool: Tool) -> bool:
+    """Whether moot keeps the seat ``tool`` acts in (:func:`moot.tools.seats.kept_seat`): a seat its declaration
+    names whose secrets the tools do not keep themselves (a plugin's)."""
+    return tool.seat is not None and tool.seat.of is not None and not tool.seat.own_secrets
+
+
 def mcp_name(protocol: str | None, tool: Tool) -> str:
     """The MCP tool's name: ``PROTOCOL_NAME`` (the shared tools: ``NAME``), unless the tool names its own."""
     if tool.mcp_name:

@@ -12,9 +12,9 @@ they ask the workspace's :class:`Keyring`, which keeps the secrets of the seats 
   is refused unless it presents the secret.
 
 A protocol whose tools keep no seats in the ledger (a plugin's, whose :class:`moot.plugin.Seat` does not say
-``own_secrets``) has its seats kept by moot on the command line instead (:func:`kept_seat`): the first OS user to
-take a role in a record holds it, by a secret its keyring keeps, and the work root holds only the secret's
-digest (``.moot/seats/``). Over MCP such a seat is the connection's, as every seat is.
+``own_secrets``) has its seats kept by moot instead (:func:`kept_seat`): the first caller to take a role in a record
+(an OS user on the command line, a connection over MCP) holds it, by a secret its keyring keeps, and the work root
+holds only the secret's digest (``.moot/seats/``).
 """
 
 from __future__ import annotations
