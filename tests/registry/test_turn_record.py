@@ -128,3 +128,21 @@ def test_a_writer_takes_a_turn_that_is_legal_only_after_anothers_write(path: Pat
     second = Estimate(estimator="ada", round=2, value=2, reason="the others agree")
     assert len(writer.append([second]).state.estimates) == 4  # not judged against the writer's older state
     assert record.RECORD.check(path).exit_code == 0
+
+
+class DroppingMarks(record.EstimateRecord):
+    """A format whose turns read back but whose chain marks do not: such a write would leave the chain unreadable."""
+
+    def read_piece(self, piece: str, file: str) -> record.Parsed | None:
+        reading = super().read_piece(piece, file)
+        if reading is not None:
+            reading.marks.clear()
+        return reading
+
+
+def test_a_turn_whose_chain_mark_would_not_read_back_is_refused_and_nothing_is_written(path: Path) -> None:
+    record.RECORD.append(path, [estimate("ada", 2)])
+    before, chain = path.read_bytes(), chain_path(path).read_bytes()
+    with pytest.raises(ProtocolViolationError):
+        DroppingMarks().append(path, [estimate("bo", 2)])
+    assert (path.read_bytes(), chain_path(path).read_bytes()) == (before, chain)

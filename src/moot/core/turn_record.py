@@ -279,26 +279,37 @@ class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
         else:
             rendered = [record.render_turn(turn) for turn in turns]
         gap = record.gap(self.text)
-        texts = self._texts(gap + "\n".join([*rendered, *ending]), len(turns))
-        mark = [f"{self.appender.mark_after(texts).line()}\n"] if turns and texts is not None else []
-        added = gap + "\n".join([*rendered, *mark, *ending])
-        if texts is None or self._read_back(added, len(turns)) != (list(turns), texts):
+        alone = self._read_back(gap + "\n".join([*rendered, *ending]), len(turns))
+        if alone is None:
             raise ProtocolViolationError([record.format_rule])
-        self.appender.append(added.encode("utf-8"), texts)
+        chain_mark = self.appender.mark_after(alone.texts) if turns else None
+        mark = [f"{chain_mark.line()}\n"] if chain_mark is not None else []
+        added = gap + "\n".join([*rendered, *mark, *ending])
+        # The turns, their texts and the chain's mark after them must all read back as written.
+        found = self._read_back(added, len(turns))
+        if found is None or (found.turns, found.texts) != (list(turns), alone.texts):
+            raise ProtocolViolationError([record.format_rule])
+        if chain_mark is not None and found.last_mark != chain_mark:
+            raise ProtocolViolationError([record.format_rule])
+        self.appender.append(added.encode("utf-8"), alone.texts)
         self.text, self.state = self.text + added, state
         return Written(state, warnings)
 
-    def _texts(self, added: str, count: int) -> list[str] | None:
-        """The chained texts of the last ``count`` turns once ``added`` is appended; None when it reads wrong."""
-        found = self._read_back(added, count)
-        return found[1] if found is not None else None
-
-    def _read_back(self, added: str, count: int) -> tuple[list[TurnT], list[str]] | None:
-        """The last ``count`` turns and their texts as the record reads with ``added``; None on any problem."""
+    def _read_back(self, added: str, count: int) -> _ReadBack[TurnT] | None:
+        """The last ``count`` turns, their texts and the last chain mark as the record reads with ``added``; None on
+        any problem."""
         file = str(self.path)
         piece = self.record.read_piece(added, file)
         reading = piece if piece is not None else self.record.read(self.text + added, file)
         entries = reading.turns[len(reading.turns) - count :] if count else []
         if reading.violations or len(entries) != count or (piece is not None and len(piece.turns) != count):
             return None
-        return [entry.turn for entry in entries], [entry.text for entry in entries]
+        last_mark = reading.marks[-1] if reading.marks else None
+        return _ReadBack([entry.turn for entry in entries], [entry.text for entry in entries], last_mark)
+
+
+@dataclass(frozen=True)
+class _ReadBack(Generic[TurnT]):
+    turns: list[TurnT]
+    texts: list[str]
+    last_mark: ChainMark | None
