@@ -218,6 +218,7 @@ def test_its_agent_tools_let_an_outside_agent_take_a_seat(tmp_path: Path, estima
         refused.returncode == 1
         and refused.stderr.strip() == "moot: error ESTIMATE_ORDER: round 1 waits for bo's estimate."
     )
+    assert not [p for p in (tmp_path / ".moot" / "seats").rglob("*") if p.is_file()]  # a refused call holds no seat
     taken = submit("bo", "23")
     assert taken.returncode == 0, taken.stderr
     assert json.loads(taken.stdout) | {"ok": True} == json.loads(taken.stdout)

@@ -360,3 +360,36 @@ def test_a_seat_file_moot_cannot_read_as_its_own_keeps_the_seat_closed(tmp_path:
         kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=_Keyring(), given=None)
     with pytest.raises(Refused, match="a seat someone else took"):
         kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=mine, given=None)
+
+
+def test_a_seat_opens_to_either_secret_and_keeps_a_given_one_and_a_refused_take_is_freed(tmp_path: Path) -> None:
+    from moot.tools.seats import kept_seat, settle_taken
+
+    mine, new_place = _Keyring(), _Keyring()
+    secret = kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=mine, given=None)
+    assert secret is not None
+    # a stale secret of another seat in the environment does not lock the holder out
+    assert kept_seat(tmp_path, SEAT, takes=False, claim="submit", keyring=mine, given="stale") is None
+    # given back once elsewhere, the secret is kept there: later calls need not give it again
+    assert kept_seat(tmp_path, SEAT, takes=False, claim="submit", keyring=new_place, given=secret) is None
+    assert kept_seat(tmp_path, SEAT, takes=False, claim="submit", keyring=new_place, given=None) is None
+
+    cy = (SEAT[0], "cy", SEAT[2])
+    taken = kept_seat(tmp_path, cy, takes=True, claim="submit", keyring=mine, given=None)
+    assert taken is not None
+    payload: dict[str, object] = {"ok": False}
+    settle_taken(tmp_path, [(cy, taken)], payload, 1)  # the tool refused the call that took the seat
+    assert "participant_secret" not in payload
+    assert kept_seat(tmp_path, cy, takes=True, claim="submit", keyring=_Keyring(), given=None) is not None  # free
+
+
+def test_a_fifo_planted_as_a_seat_file_keeps_the_seat_closed_and_does_not_hang(tmp_path: Path) -> None:
+    from moot.errors import Refused
+    from moot.tools.seats import RECORD_SEATS_DIR, kept_seat
+
+    kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=_Keyring(), given=None)
+    (seat_file,) = [p for p in (tmp_path / RECORD_SEATS_DIR).rglob("*") if p.is_file()]
+    seat_file.unlink()
+    os.mkfifo(seat_file)
+    with pytest.raises(Refused, match="a seat someone else took"):
+        kept_seat(tmp_path, SEAT, takes=True, claim="submit", keyring=_Keyring(), given="x" * 43)

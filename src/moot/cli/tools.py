@@ -154,7 +154,7 @@ def run_tool(folder: str | None, tool: Tool, given: dict[str, Any]) -> NoReturn:
     from moot.tools.seats import UserKeyring
 
     workspace.keyring = UserKeyring()  # the seats this OS user joined: the seed's commands pass only the id
-    taken: list[str] = []  # the secret of a seat this call took, which moot keeps for a protocol's tools
+    taken: list[tuple[tuple[str, str, str], str]] = []  # a seat this call took (moot keeps a plugin's), its secret
 
     def call(ws: Workspace) -> BaseModel:
         values, own = _call_values(tool, given)
@@ -167,7 +167,7 @@ def run_tool(folder: str | None, tool: Tool, given: dict[str, Any]) -> NoReturn:
             secret = kept_seat(
                 ws.root, where, takes=seat.takes, claim=seat.claim, keyring=ws.keyring, given=os.environ.get(SECRET_ENV)
             )
-            taken.extend([secret] if secret is not None else [])
+            taken.extend([(where, secret)] if secret is not None else [])
         result = tool.function(ws, **values, **own)
         if tool.remembers is not None:
             from moot.tools.locate import remember
@@ -177,8 +177,10 @@ def run_tool(folder: str | None, tool: Tool, given: dict[str, Any]) -> NoReturn:
 
     with workspace:
         payload, code = invoke(lambda: call(workspace))
-    if taken and not code:  # returned once, as a join returns its seat's secret
-        payload["participant_secret"] = taken[0]
+    if taken:
+        from moot.tools.seats import settle_taken
+
+        settle_taken(workspace.root, taken, payload, code)
     if given.get(EXPORT):
         _print_exports(tool, payload, code)
     _print(payload, code)

@@ -60,7 +60,8 @@ def mcp_function(tool: Tool) -> Callable[..., CallToolResult]:
         for arg in arguments_of(tool.function)
         if not (keeps_secret and arg.secret)
     ]
-    if moot_keeps_seat(tool):  # to take back, from a new connection, a seat moot keeps
+    own = any(param.name == SEAT_SECRET for param in params)
+    if moot_keeps_seat(tool) and tool.seat is not None and tool.seat.takes and not own:  # to take a seat back
         secret = inspect.Parameter(SEAT_SECRET, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_SEAT_SECRET)
         params.append(secret)
     params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))

@@ -19,9 +19,9 @@ from moot.errors import BadInput, ToolError, UserError
 from moot.mcp.identity import Identities, connection_key
 from moot.plugin import Tool
 from moot.tools import Workspace
-from moot.tools.declare import call_values, moot_keeps_seat
+from moot.tools.declare import arguments_of, call_values, moot_keeps_seat
 from moot.tools.errors import translate
-from moot.tools.seats import kept_seat
+from moot.tools.seats import kept_seat, settle_taken
 
 SEAT_SECRET = "participant_secret"  # the argument a tool whose seat moot keeps gains over MCP
 
@@ -71,8 +71,9 @@ def answer_tool(ctx: Context, tool: Tool, values: dict[str, Any]) -> CallToolRes
     state, connection = state_of(ctx), connection_of(ctx)
     seat = tool.seat
     kept = moot_keeps_seat(tool)
-    given = values.pop(SEAT_SECRET, None) if kept else None  # for the seat moot keeps, not the tool's function
-    taken: list[str] = []  # the secret of a seat this call took there, returned once
+    own = any(arg.name == SEAT_SECRET for arg in arguments_of(tool.function))  # the function's own argument too
+    given = (values.get if own else values.pop)(SEAT_SECRET, None) if kept else None
+    taken: list[tuple[tuple[str, str, str], str]] = []  # a seat this call took there, and its secret
 
     def act() -> BaseModel:
         try:
@@ -106,7 +107,7 @@ def answer_tool(ctx: Context, tool: Tool, values: dict[str, Any]) -> CallToolRes
                     keyring=keyring,
                     given=given,
                 )
-                taken.extend([secret] if secret is not None else [])
+                taken.extend([((record, role, where), secret)] if secret is not None else [])
 
         if seat.takes:
             with state.identities.seating(connection, record, role, where=where):
@@ -117,8 +118,7 @@ def answer_tool(ctx: Context, tool: Tool, values: dict[str, Any]) -> CallToolRes
         return run()
 
     payload, code = tools.invoke(act)
-    if taken and not code:
-        payload["participant_secret"] = taken[0]
+    settle_taken(state.workspace.root, taken, payload, code)
     return tool_result(payload, code)
 
 

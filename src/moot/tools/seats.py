@@ -23,9 +23,10 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from moot.core.user_state import read_private, write_private
 from moot.errors import Refused, SeatError
@@ -111,28 +112,38 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _held(path: Path) -> str | None:
-    """The digest a seat file holds; None when no one took the seat, and "" (which no secret matches) when the
-    file cannot be read as one: a seat moot cannot read stays closed."""
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+def _seat_file(root: Path, record: str, role: str) -> Path:
+    return root / RECORD_SEATS_DIR / _digest(record) / _digest(role)
+
+
+def _held(path: Path) -> bytes | None:
+    """The digest a seat file holds; None when no one took the seat, and b"" (which no secret matches) when it is
+    not a small regular file moot can read: a seat moot cannot read stays closed."""
+    try:  # O_NONBLOCK: a FIFO planted there must not hang the call
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError:
-        return ""
+        return b""
     try:
-        return os.read(handle, _DIGEST_BYTES + 1).decode("ascii", "replace").strip()
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return b""
+        return os.read(handle, _DIGEST_BYTES + 2).strip()
     except OSError:
-        return ""
+        return b""
     finally:
         os.close(handle)
 
 
-def _create(folder: Path, path: Path, text: str) -> None:
+def _matches(secret: str | None, held: bytes) -> bool:
+    return bool(secret) and bool(held) and hmac.compare_digest(_digest(secret or "").encode("ascii"), held)
+
+
+def _create(path: Path, text: str) -> None:
     """Write ``path`` whole, or not at all: written to a file of its own, then linked into place, which fails
     (``FileExistsError``) when someone took the seat first. A crash leaves the seat free, never half-taken."""
-    folder.mkdir(parents=True, exist_ok=True)
-    temporary = folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
         try:
@@ -149,11 +160,11 @@ def kept_seat(
     root: Path, seat: tuple[str, str, str], *, takes: bool, claim: str, keyring: Keyring, given: str | None
 ) -> str | None:
     """Let this caller act in ``seat`` (record key, role, how messages name the record), kept in ``root``: a call
-    that ``takes`` it takes a free seat, and any call needs the secret of a taken one (``given``, else the
-    keyring's). Returns the secret when this call took the seat (the keyring keeps it); refused otherwise."""
+    that ``takes`` it takes a free seat, and any call needs the secret of a taken one (``given`` or the keyring's;
+    a ``given`` one that opens it is kept from then on). Returns the secret when this call took the seat (the
+    keyring keeps it; :func:`release_seat` frees it again if the call is then refused); refused otherwise."""
     record, role, where = seat
-    folder = root / RECORD_SEATS_DIR / _digest(record)
-    path = folder / _digest(role)
+    path = _seat_file(root, record, role)
     held = _held(path)
     if held is None and not takes:
         raise Refused(
@@ -162,20 +173,43 @@ def kept_seat(
     if held is None:
         new = secrets.token_urlsafe(32)
         try:
-            _create(folder, path, f"{_digest(new)}\n")
+            _create(path, f"{_digest(new)}\n")
         except FileExistsError:  # taken in between: held as the other caller left it
-            held = _held(path)
+            held = _held(path) or b""
         except OSError as exc:
             message = f"moot cannot keep your seat in {root / RECORD_SEATS_DIR} ({exc.strerror}); make it writable."
             raise Refused(message, rule="TOOLS_SEAT") from None
         else:
             keyring.put(record, role, new)
             return new
-    secret = given or keyring.get(record, role)
-    if secret is None or not held or not hmac.compare_digest(_digest(secret), held):
-        raise Refused(
-            f"{shown(role)!r} in {where} is a seat someone else took; act in a seat of your own, or pass that "
-            f"seat's secret (which its first call returned once) in ${SECRET_ENV}.",
-            rule="TOOLS_SEAT",
-        )
-    return None
+    if _matches(keyring.get(record, role), held):
+        return None
+    if _matches(given, held):
+        assert given is not None
+        keyring.put(record, role, given)  # this caller's seat from now on, as a rejoin with the secret is
+        return None
+    raise Refused(
+        f"{shown(role)!r} in {where} is a seat someone else took; act in a seat of your own, or give that seat's "
+        f"secret, which its first call returned once (${SECRET_ENV} on the command line, participant_secret over "
+        "MCP).",
+        rule="TOOLS_SEAT",
+    )
+
+
+def release_seat(root: Path, seat: tuple[str, str, str], secret: str) -> None:
+    """Free a seat that a call took with ``secret`` and that the call's tool then refused: a refused call leaves no
+    seat behind, so no one can hold roles by calls that do nothing. Left alone once it holds another secret."""
+    record, role, _ = seat
+    path = _seat_file(root, record, role)
+    if _matches(secret, _held(path) or b""):
+        path.unlink(missing_ok=True)
+
+
+def settle_taken(root: Path, taken: list[tuple[tuple[str, str, str], str]], payload: dict[str, Any], code: int) -> None:
+    """After a call that took a seat (``taken``: the seat and its secret): its answer gives the secret once, or,
+    refused, the seat is free again (:func:`release_seat`)."""
+    for seat, secret in taken:
+        if code:
+            release_seat(root, seat, secret)
+        else:
+            payload["participant_secret"] = secret
