@@ -3,10 +3,10 @@ tool of every registered protocol (``PROTOCOL_NAME``, or the name the tool keeps
 
 A tool's input schema is its argument model's (:mod:`moot.tools.declare`), with two changes a model finds
 easier to fill: an argument that may be None is published as its plain type, and a tool that acts in a seat
-the connection holds does not take the seat's secret (the connection keeps it). A tool whose seat moot keeps (a
-plugin's) gains an optional ``participant_secret``, to take back from a new connection a seat it took before. Each answers the tools' JSON
-payload (``ok: true`` …) or, when refused, a tool error with the one-sentence fix and the rule ids
-(:mod:`moot.mcp.state`).
+the connection holds does not take the seat's secret (the connection keeps it). A tool that takes a seat moot
+keeps (a plugin's) gains an optional ``participant_secret``, to take back from a new connection a seat taken
+before. Each answers the tools' JSON payload (``ok: true`` …) or, when refused, a tool error with the
+one-sentence fix and the rule ids (:mod:`moot.mcp.state`).
 """
 
 from __future__ import annotations
