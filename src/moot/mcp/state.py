@@ -21,9 +21,8 @@ from moot.plugin import Tool
 from moot.tools import Workspace
 from moot.tools.declare import arguments_of, call_values, moot_keeps_seat
 from moot.tools.errors import translate
+from moot.tools.seats import SECRET_FIELD as SEAT_SECRET  # the argument a tool whose seat moot keeps gains
 from moot.tools.seats import kept_seat, settle_taken
-
-SEAT_SECRET = "participant_secret"  # the argument a tool whose seat moot keeps gains over MCP
 
 
 @dataclass

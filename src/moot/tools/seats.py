@@ -31,10 +31,12 @@ from typing import Any, Protocol
 from moot.core.user_state import read_private, write_private
 from moot.errors import Refused, SeatError
 from moot.ledger import JoinResult
+from moot.ledger.sql import new_secret, token_sha256
 from moot.tools.errors import shown
 
 SEATS_DIR = "seats"
 SECRET_ENV = "MOOT_PARTICIPANT_SECRET"
+SECRET_FIELD = "participant_secret"  # in an answer that returns a seat's secret, and the argument that gives it back
 _KEPT = "kept for the OS user or MCP connection that joined"
 _PASS = f"elsewhere pass --participant-secret, ${SECRET_ENV} or participant_secret over MCP"
 
@@ -108,12 +110,9 @@ RECORD_SEATS_DIR = Path(".moot") / "seats"
 _DIGEST_BYTES = 64  # a sha256 in hex: all a seat file holds
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _seat_file(root: Path, record: str, role: str) -> Path:
-    return root / RECORD_SEATS_DIR / _digest(record) / _digest(role)
+    # record keys and roles come from the caller: hashed, they never address a path of their own
+    return root / RECORD_SEATS_DIR / token_sha256(record) / token_sha256(role)
 
 
 def _held(path: Path) -> bytes | None:
@@ -136,7 +135,7 @@ def _held(path: Path) -> bytes | None:
 
 
 def _matches(secret: str | None, held: bytes) -> bool:
-    return bool(secret) and bool(held) and hmac.compare_digest(_digest(secret or "").encode("ascii"), held)
+    return bool(secret) and bool(held) and hmac.compare_digest(token_sha256(secret or "").encode("ascii"), held)
 
 
 def _create(path: Path, text: str) -> None:
@@ -171,9 +170,9 @@ def kept_seat(
             f"{shown(role)!r} in {where} is not a seat you took; call {claim} as yourself first.", rule="TOOLS_SEAT"
         )
     if held is None:
-        new = secrets.token_urlsafe(32)
+        new = new_secret()
         try:
-            _create(path, f"{_digest(new)}\n")
+            _create(path, f"{token_sha256(new)}\n")  # the ledger's digest of a secret, as it keeps a seat's
         except FileExistsError:  # taken in between: held as the other caller left it
             held = _held(path) or b""
         except OSError as exc:
@@ -212,4 +211,4 @@ def settle_taken(root: Path, taken: list[tuple[tuple[str, str, str], str]], payl
         if code:
             release_seat(root, seat, secret)
         else:
-            payload["participant_secret"] = secret
+            payload[SECRET_FIELD] = secret
