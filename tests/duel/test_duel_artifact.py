@@ -184,9 +184,9 @@ def test_appending_keeps_every_prior_turn_byte_for_byte(tmp_path: Path) -> None:
 
 def test_a_writer_takes_the_turn_that_is_legal_only_after_another_writers_turn(tmp_path: Path) -> None:
     path = new_duel(tmp_path)
-    running = artifact.DuelWriter(path)  # a run's writer, open before someone else appends turn 1
+    running = artifact.RECORD.writer(path)  # a run's writer, open before someone else appends turn 1
     artifact.append_turn(path, T1)
-    assert running.append(T2).turns == 2  # validated against the record as it is now, not as it was opened
+    assert len(running.append([T2]).state.turns) == 2  # validated against the record as it is now, not as opened
     report = check_path(path)
     assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 2
 
@@ -206,9 +206,11 @@ def test_a_turn_that_would_not_read_back_is_refused(tmp_path: Path) -> None:
     path = new_duel(tmp_path)
     original = path.read_bytes()
     broken = T1.model_copy(update={"agreements": ["first line\n**Position**"]})
-    with pytest.raises(ProtocolViolationError):
+    with pytest.raises(ProtocolViolationError) as refused:
         artifact.append_turn(path, broken)
     assert path.read_bytes() == original
+    (why,) = refused.value.violations  # what in the record it would break, at its line
+    assert (why.rule, why.file) == ("DUEL_TURN_STRUCTURE", str(path)) and why.line is not None
 
 
 def test_conclusion_must_agree_with_the_turns(tmp_path: Path) -> None:
@@ -306,6 +308,27 @@ def test_second_participant_can_join_later(tmp_path: Path) -> None:
     assert record is not None and record.participants == [ALICE, BOB]
     with pytest.raises(ProtocolViolationError):
         artifact.add_participant(path, Participant(name="carol", harness="amp", model="m"))
+
+
+def test_a_rewrite_loses_no_turn_another_writer_appended_between_its_read_and_its_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "d.md"
+    artifact.create(path, CONFIG, [ALICE])
+    render = artifact.rendered
+    others: list[str] = []
+
+    def another_writer_first(*args: object, **kwargs: object) -> object:
+        if not others:  # between the join's read and its write, alice's turn 1 lands
+            others.append("turn 1")
+            artifact.append_turn(path, T1)
+        return render(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(artifact, "rendered", another_writer_first)
+    artifact.add_participant(path, BOB)
+    record, _ = artifact.parse(path.read_text())
+    assert record is not None and record.participants == [ALICE, BOB] and record.turns == [T1]
+    assert check_path(path).exit_code == 0
 
 
 @pytest.mark.parametrize(

@@ -4,12 +4,13 @@ own read, protocol and render_turn."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from test_registry_plugin import PLUGIN_DIR
 
-from moot.core.chain import chain_path
+from moot.core.chain import ChainMark, chain_path
 from moot.plugin import ProtocolViolationError
 
 sys.path.insert(0, str(PLUGIN_DIR))
@@ -146,3 +147,63 @@ def test_a_turn_whose_chain_mark_would_not_read_back_is_refused_and_nothing_is_w
     with pytest.raises(ProtocolViolationError):
         DroppingMarks().append(path, [estimate("bo", 2)])
     assert (path.read_bytes(), chain_path(path).read_bytes()) == (before, chain)
+
+
+class OneMark(record.EstimateRecord):
+    """A format that keeps one chain mark, after the last estimate: every write rewrites the record."""
+
+    def rewritten(self, text: str, file: str, turns: Sequence[Estimate], state: object) -> str | None:
+        reading = self.read(text, file)
+        assert reading.config is not None
+        texts = [*(entry.text for entry in reading.turns), *(self.render_turn(turn) for turn in turns)]
+        return record.header(reading.config) + "\n".join(texts) + "\n" + ChainMark.of(texts).line() + "\n"
+
+
+def test_turns_that_change_what_comes_before_them_rewrite_the_record_with_every_earlier_turn_kept(path: Path) -> None:
+    writer = OneMark().writer(path)
+    for who, value in (("ada", 2), ("bo", 2)):
+        writer.append([estimate(who, value)])
+    with path.open(encoding="utf-8") as old:
+        writer.append([estimate("cy", 3)])
+        assert (
+            "- cy (round 1)" not in old.read()
+        )  # a new file renamed into place: the old one was not cut and rewritten
+    text = path.read_text(encoding="utf-8")
+    assert text.count("<!-- moot-chain") == 1 and text.rstrip().endswith("-->")
+    assert len(chain_path(path).read_text(encoding="utf-8").splitlines()) == 3
+    report = record.RECORD.check(path)
+    assert report.exit_code == 0 and report.summary is not None and report.summary.turns == 3
+    record.RECORD.append(path, [Estimate(estimator="ada", round=2, value=2, reason="the others agree")])
+    assert len(writer.append([Estimate(estimator="bo", round=2, value=2, reason="so do I")]).state.estimates) == 5
+    assert record.RECORD.check(path).exit_code == 0  # the rewrite took the other writer's estimate along
+
+
+class EditingEarlier(OneMark):
+    """A rewrite that changes an earlier estimate: what the chain exists to catch."""
+
+    def rewritten(self, text: str, file: str, turns: Sequence[Estimate], state: object) -> str | None:
+        whole = super().rewritten(text, file, turns, state)
+        return None if whole is None else whole.replace("(round 1): 2 —", "(round 1): 4 —", 1)
+
+
+class MarkingShort(OneMark):
+    """A rewrite whose chain mark leaves out the new estimate."""
+
+    def rewritten(self, text: str, file: str, turns: Sequence[Estimate], state: object) -> str | None:
+        whole = super().rewritten(text, file, turns, state)
+        reading = self.read(text, file)
+        mark = ChainMark.of([entry.text for entry in reading.turns]).line()
+        return None if whole is None else whole.rsplit("<!--", 1)[0] + mark + "\n"
+
+
+@pytest.mark.parametrize("format_", [EditingEarlier, MarkingShort])
+def test_a_rewrite_that_loses_an_earlier_turn_or_the_chain_is_refused_and_nothing_is_written(
+    path: Path, format_: type[OneMark]
+) -> None:
+    OneMark().append(path, [estimate("ada", 2)])
+    before = path.read_bytes(), chain_path(path).read_bytes()
+    with pytest.raises(ProtocolViolationError) as refused:
+        format_().append(path, [estimate("bo", 2)])
+    assert [v.rule for v in refused.value.violations] == ["ESTIMATE_LINE"]
+    assert (path.read_bytes(), chain_path(path).read_bytes()) == before
+    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []

@@ -37,7 +37,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moot.core.files import FILE_RULES, FileStamp, append_record, atomic_write_text, create_pair, refuse_symlink
+from moot.core.files import (
+    FILE_RULES,
+    FileStamp,
+    append_record,
+    atomic_write_text,
+    create_pair,
+    refuse_symlink,
+    replace_record,
+)
 from moot.errors import RecordChangedError, Violation
 
 GENESIS = "0" * 64
@@ -428,6 +436,18 @@ class RecordAppender:
 
     def append(self, data: bytes, turn_texts: Sequence[str]) -> None:
         """Append ``data`` (holding the new turns ``turn_texts``) to the record, then their rows to the chain."""
+        self._chain_unchanged()
+        self.stamp = append_record(self.path, data, self.stamp)
+        self._chain_after(turn_texts)
+
+    def replace(self, data: bytes, turn_texts: Sequence[str]) -> None:
+        """Replace the record with ``data`` (every turn's text as it was, then the new turns ``turn_texts``) in one
+        atomic rename, then append the new turns' rows to the chain."""
+        self._chain_unchanged()
+        self.stamp = replace_record(self.path, data, self.stamp)
+        self._chain_after(turn_texts)
+
+    def _chain_unchanged(self) -> None:
         refuse_symlink(self.chain)
         try:
             chain_size = self.chain.stat().st_size
@@ -435,7 +455,8 @@ class RecordAppender:
             chain_size = -1
         if chain_size != self.chain_size:
             raise RecordChangedError(f"{self.chain} changed since moot last wrote it")
-        self.stamp = append_record(self.path, data, self.stamp)
+
+    def _chain_after(self, turn_texts: Sequence[str]) -> None:
         rows = build_chain(turn_texts, self.turns, self.head)
         self._append_rows(rows)
         if rows:

@@ -474,6 +474,33 @@ def append_record(path: Path, data: bytes, expected: FileStamp) -> FileStamp:
         os.close(fd)
 
 
+def replace_record(path: Path, data: bytes, expected: FileStamp) -> FileStamp:
+    """Replace a record with ``data`` atomically (temp file, fsync, rename), if it is still as ``expected``.
+
+    For a record whose turns change what comes before them. Raises :class:`RecordChangedError` (writing nothing)
+    when the record's stamp differs, and ``ProtocolViolationError`` (``FILE_TOO_LARGE``) over the size limit; a
+    failed write leaves the record as it was. Returns the record's new stamp. The stamp is compared just before
+    the rename, not under a lock: a write by another process in that instant would be lost (moot's agent tools
+    write a shared record only under the ledger's lease).
+    """
+    refuse_symlink(path)
+    if len(data) > MAX_ARTIFACT_BYTES:
+        raise ProtocolViolationError([too_large(str(path), len(data), writing=True)])
+    with disk_faults(path, kept=True):  # a failed write removed its temp file; the old record is untouched
+        tmp = _temp_copy(path, data, sync=True)
+    try:
+        written = FileStamp.of(Path(tmp))  # the rename keeps the inode and the times: the record's new stamp
+        if FileStamp.of(path) != expected:
+            raise RecordChangedError(f"{path} changed since moot last wrote it")
+        with disk_faults(path, kept=True):
+            os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_directory(path.parent)
+    return written
+
+
 @contextmanager
 def folder_lock(folder: Path) -> Iterator[None]:
     """An exclusive lock of the record's folder, between the processes of one host."""

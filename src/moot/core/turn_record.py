@@ -14,6 +14,8 @@ turns and what else its rules say of a record. The base gives it the rest, the s
 - ``writer``: the same appends for a run that writes many: the record is read, checked and replayed once,
   then each append is validated in memory, and only its new text is read back where the format can read a
   piece alone (:meth:`TurnRecord.read_piece`), so a turn costs the same at turn 600 as at turn 6.
+  A format whose turns change what comes before them (:meth:`TurnRecord.rewritten`) has such a write replace
+  the record in one atomic rename instead, every earlier turn's text kept byte for byte.
 """
 
 from __future__ import annotations
@@ -104,6 +106,16 @@ class TurnRecord(ABC, Generic[ConfigT, TurnT, StateT, EntryT]):
     def render_outcome(self, outcome: Outcome) -> str:
         """The section that closes a record when its turns reach an outcome; none unless overridden."""
         return ""
+
+    def rewritten(self, text: str, file: str, turns: Sequence[TurnT], state: StateT) -> str | None:
+        """The whole new record, for ``turns`` that change what comes before them (a header that shows their
+        state, say, or a closing section they must precede); ``None`` (the default) appends them. ``text`` is
+        the record as it is and ``state`` the state after the turns. Every earlier turn's text must stay as it
+        was, and the chain's mark over all the turns (``ChainMark.of``) must come after every other mark: the
+        writer refuses a record that would not read back so, and replaces the record in one atomic rename. The
+        new record holds all the turns give (their outcome section, if the format has one); a write with notes
+        (:meth:`render_noted`) cannot rewrite."""
+        return None
 
     def read_piece(self, piece: str, file: str) -> Reading[ConfigT, EntryT] | None:
         """The turns (and chain marks) in ``piece``, text about to be appended after a record's last turn, for a
@@ -268,7 +280,10 @@ class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
         record, protocol, state = self.record, self.protocol, self.state
         warnings: list[Violation] = []
         for turn in turns:
-            state, more = protocol.step(state, turn)
+            try:
+                state, more = protocol.step(state, turn)
+            except ProtocolViolationError as refused:
+                raise ProtocolViolationError([v.at(file=str(self.path)) for v in refused.violations]) from None
             warnings += more
         if failure is not None and protocol.outcome(state) is None:
             state = record.failed(protocol, state, failure)
@@ -278,34 +293,65 @@ class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
             rendered = [record.render_noted(turn, note) for turn, note in zip(turns, notes, strict=True)]
         else:
             rendered = [record.render_turn(turn) for turn in turns]
+        whole = record.rewritten(self.text, str(self.path), turns, state) if turns else None
+        if whole is not None:
+            if notes:
+                raise ValueError("a record that rewrites itself for turns takes no notes: render them in rewritten")
+            self._replace(whole, list(turns))
+            self.state = state
+            return Written(state, warnings)
         gap = record.gap(self.text)
         alone = self._read_back(gap + "\n".join([*rendered, *ending]), len(turns))
-        if alone is None:
-            raise ProtocolViolationError([record.format_rule])
         chain_mark = self.appender.mark_after(alone.texts) if turns else None
         mark = [f"{chain_mark.line()}\n"] if chain_mark is not None else []
         added = gap + "\n".join([*rendered, *mark, *ending])
         # The turns, their texts and the chain's mark after them must all read back as written.
         found = self._read_back(added, len(turns))
-        if found is None or (found.turns, found.texts) != (list(turns), alone.texts):
-            raise ProtocolViolationError([record.format_rule])
+        if (found.turns, found.texts) != (list(turns), alone.texts):
+            raise self._refusal()
         if chain_mark is not None and found.last_mark != chain_mark:
-            raise ProtocolViolationError([record.format_rule])
+            raise self._refusal()
         self.appender.append(added.encode("utf-8"), alone.texts)
         self.text, self.state = self.text + added, state
         return Written(state, warnings)
 
-    def _read_back(self, added: str, count: int) -> _ReadBack[TurnT] | None:
-        """The last ``count`` turns, their texts and the last chain mark as the record reads with ``added``; None on
-        any problem."""
+    def _replace(self, whole: str, turns: list[TurnT]) -> None:
+        """Write ``whole`` (:meth:`TurnRecord.rewritten`) in place of the record, refused unless it reads back as
+        every earlier turn's text, then ``turns``, with the chain's mark after them the last."""
+        file, count = str(self.path), len(turns)
+        before, after = _chained_texts(self.record.read(self.text, file)), self.record.read(whole, file)
+        chained = _chained_texts(after)
+        texts = chained[len(before) :]
+        if (
+            after.violations
+            or [entry.turn for entry in after.turns[len(after.turns) - count :]] != turns
+            or chained[: len(before)] != before
+            or len(texts) != count
+            or not after.marks
+            or after.marks[-1] != self.appender.mark_after(texts)
+        ):
+            raise self._refusal(after)
+        self.appender.replace(whole.encode("utf-8"), texts)
+        self.text = whole
+
+    def _read_back(self, added: str, count: int) -> _ReadBack[TurnT]:
+        """The last ``count`` turns, their texts and the last chain mark as the record reads with ``added``;
+        raises on any problem (:meth:`_refusal`)."""
         file = str(self.path)
         piece = self.record.read_piece(added, file)
         reading = piece if piece is not None else self.record.read(self.text + added, file)
         entries = reading.turns[len(reading.turns) - count :] if count else []
         if reading.violations or len(entries) != count or (piece is not None and len(piece.turns) != count):
-            return None
+            raise self._refusal(reading if piece is None else None)
         last_mark = reading.marks[-1] if reading.marks else None
         return _ReadBack([entry.turn for entry in entries], [entry.text for entry in entries], last_mark)
+
+    def _refusal(self, whole: Reading[ConfigT, EntryT] | None = None) -> ProtocolViolationError:
+        """What a write that would not read back as given raises: the errors of the ``whole`` record as it would
+        read, which point at its lines, else the format's rule, at the record's file (a piece's lines are its
+        own)."""
+        errors = [v for v in whole.violations if v.is_error] if whole is not None else []
+        return ProtocolViolationError(errors or [self.record.format_rule.at(file=str(self.path))])
 
 
 @dataclass(frozen=True)

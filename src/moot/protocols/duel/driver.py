@@ -45,7 +45,7 @@ from moot.engine.driver import (
 from moot.engine.grounding import Grounding, offered_items
 from moot.engine.loop import now_minutes
 from moot.engine.replies import parse_reply
-from moot.errors import ProtocolViolationError, RecordExists, UserError, Violation
+from moot.errors import ProtocolViolationError, RecordChangedError, RecordExists, UserError, Violation
 from moot.limits import require_subject
 from moot.paths import record_place
 from moot.protocols.duel import grounding as duel_grounding
@@ -555,11 +555,11 @@ class DuelDriver(Driver):
         return found
 
     def commit(self, turn: DuelTurn) -> None:
-        """One append + fsync while the header stays as it was (record.DuelWriter); the state stays in memory."""
+        """One append + fsync while the header stays as it was (record.DuelTurns); the state stays in memory."""
         try:
             if self._writer is None:
-                self._writer = record.DuelWriter(self.record_path)
-            self._writer.append(turn)
+                self._writer = record.RECORD.writer(self.record_path)
+            self._writer.append([turn])
         except ProtocolViolationError:
             self._load()  # the record changed under us; the caller sees the refusal
             raise
@@ -580,7 +580,7 @@ class DuelDriver(Driver):
         try:
             record.write_conclusion(self.record_path, conclusion)
             self._load()
-        except (ProtocolViolationError, UserError, OSError):
+        except (ProtocolViolationError, RecordChangedError, UserError, OSError):
             self.failure = failure  # the record could not take the conclusion; the run still ends with it
         return failure
 

@@ -6,10 +6,10 @@ The layout is the one rp1's skill writes (see docs/formats.md): a title, four bo
 a ``## Turns`` heading and an empty conclusion section, and reports every other deviation as a located
 violation.
 
-Writing: an accepted turn that leaves the header as it was (the same participants, the same Candidate
-Convergence) is appended, with the digest chain's head after it, in one write and one fsync
-(:class:`DuelWriter`); a turn that changes the header, and the Terminal Conclusion (Status changes), rewrite
-the record atomically, header re-rendered and every accepted turn's text kept byte for byte.
+Writing (:class:`DuelTurns`, a :class:`~moot.core.turn_record.TurnRecord`): an accepted turn that leaves the
+header as it was (the same Candidate Convergence) is appended, with the digest chain's head after it, in one
+write and one fsync; a turn that changes the header, a participant who joins and the Terminal Conclusion (Status
+changes) rewrite the record atomically, header re-rendered and every accepted turn's text kept byte for byte.
 
 A turn's text, for the chain, runs from its ``---`` line to its last line that is neither blank, nor a
 ``---`` rule, nor moot's chain mark: the padding between turns is not part of a turn.
@@ -20,13 +20,14 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from moot.core.chain import ChainCheck, ChainMark, RecordAppender, inspect_chain, record_chain, repair_chain
+from moot.core.chain import ChainMark, inspect_chain, record_chain, repair_chain
 from moot.core.files import (
     FILE_RULES,
     CheckReport,
@@ -34,11 +35,12 @@ from moot.core.files import (
     append_raw,
     atomic_write_text,
     read_text,
-    refuse_symlink,
+    replace_record,
     unreadable,
 )
 from moot.core.files import slugify as base_slugify
 from moot.core.machine import Outcome, Rule, RuleBook, Summary
+from moot.core.turn_record import Entry, Inspection, Reading, TurnRecord, TurnWriter
 from moot.errors import ProtocolViolationError, RecordChangedError, Violation
 from moot.plugin import RecordFormat
 from moot.protocols.duel import PLUGIN as DUEL
@@ -91,6 +93,7 @@ _TITLE = re.compile(r"^#\s+Socratic Duel:[ \t]*(?P<topic>.*?)\s*$")
 _H2 = re.compile(r"^##\s+(?P<name>.*?)\s*#*\s*$")
 _TURN_HEADING = re.compile(r"^#{2,6}\s+Turn\b", re.IGNORECASE)
 _CONCLUSION_HEADING = re.compile(r"^##\s+Terminal Conclusion\s*#*\s*$", re.IGNORECASE)
+_CONCLUSION = re.compile(_CONCLUSION_HEADING.pattern, re.IGNORECASE | re.MULTILINE)  # found anywhere in a record
 _RULE_LINE = re.compile(r"^\s*-{3,}\s*$")
 _KEY_LINE = re.compile(r"^\*\*\s*(?P<key>[^*]+?)\s*:?\s*\*\*\s*:?[ \t]*(?P<value>.*?)\s*$")
 _HEADING = re.compile(
@@ -106,6 +109,7 @@ _MARKER = re.compile(r"^(?P<text>.*?)\s*[(\[]\s*(?P<marker>non[-\s]?blocking|blo
 _SEPARATOR_CELL = re.compile(r"^:?-+:?$")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _SUFFIX = re.compile(r"^[A-Za-z0-9-]*$")
+T = TypeVar("T")
 _TAIL_BYTES = 64 * 1024  # where an appended conclusion of an unreadable record is looked for
 
 
@@ -889,102 +893,159 @@ def _status_violations(document: DuelDocument, file: str) -> list[Violation]:
     return found
 
 
-@dataclass(frozen=True)
-class _Checked:
-    protocol: DuelProtocol
-    state: DuelState
-    report: CheckReport
-    chain: ChainCheck
+@dataclass
+class DuelEntry(Entry[DuelTurn]):
+    """A turn as the record holds it, with the line of its ``## Turn`` heading, where its violations point."""
 
-    @property
-    def errors(self) -> list[Violation]:
-        """What a writer must refuse the record for (a chain a crash left short it completes instead)."""
-        return self.chain.blocking_in(self.report.violations)
+    heading: int
 
 
-def _check_document(path: Path, document: DuelDocument, parsed: Sequence[Violation]) -> _Checked:
-    file = str(path)
-    record = document.record
-    protocol = DuelProtocol(record.config, record.participants)
-    replay = protocol.replay(record.turns)
-    state = replay.state.model_copy(update={"conclusion": record.conclusion})
+class DuelTurns(TurnRecord[DuelDocument, DuelTurn, DuelState, DuelEntry]):
+    """The duel as a :class:`~moot.core.turn_record.TurnRecord`: check with lines, the chain, repair, and appends,
+    which rewrite the record when a turn changes its header (Candidate Convergence and Status)."""
 
-    def at_turn(v: Violation) -> Violation:
-        line = document.heading_lines[v.turn - 1] if v.turn and v.turn <= len(document.heading_lines) else None
-        return v.at(file=file, line=line)
-
-    at_conclusion = document.conclusion_line or (document.turn_lines[-1] if document.turn_lines else None)
-    chain = inspect_chain(path, document.turn_texts, document.turn_lines, document.marks)
-    violations = [
-        *parsed,
-        *chain.violations,
-        *(at_turn(v) for v in replay.violations),
-        *(v.at(file=file, line=at_conclusion) for v in protocol.recorded_conclusion_violations(state)),
-        *_status_violations(document, file),
-    ]
-    violations.sort(key=lambda v: (v.line is None, v.line or 0))
-    summary = protocol.summary(state)
-    tampered = [v for v in chain.violations if v.rule in TAMPER_RULES]
-    if tampered:
-        # The seed: changed or removed prior turns mean INVALIDATED, whatever the turns say.
-        reason = f"{tampered[0].rule}: {tampered[0].message}"
-        invalid = Outcome(name=OutcomeName.INVALIDATED.value, reason=reason)
-        summary = summary.model_copy(update={"outcome": invalid, "next_speaker": None})
-    report = CheckReport(
-        path=file, protocol=PROTOCOL, violations=violations, summary=summary, repairable=chain.repairs_all(violations)
+    protocol_name = PROTOCOL
+    format_rule = FORMAT_RULES.violation(
+        "DUEL_TURN_STRUCTURE",
+        "the text would not read back as written; keep line breaks, '|', '(', ')' and '/' out of names, "
+        "line breaks out of list items, and Markdown headings and bold labels out of the turn text.",
     )
-    return _Checked(protocol=protocol, state=state, report=report, chain=chain)
+
+    def read(self, text: str, file: str) -> Reading[DuelDocument, DuelEntry]:
+        document, parsed = parse_document(text, file)
+        if document is None:
+            return Reading(None, violations=parsed)
+        located = zip(
+            document.record.turns, document.turn_lines, document.turn_texts, document.heading_lines, strict=True
+        )
+        entries = [DuelEntry(turn, line, text, heading) for turn, line, text, heading in located]
+        return Reading(document, entries, parsed, document.marks)
+
+    def protocol(self, config: DuelDocument) -> DuelProtocol:
+        return DuelProtocol(config.record.config, config.record.participants)
+
+    def render_turn(self, turn: DuelTurn) -> str:
+        return render_turn(turn).rstrip() + "\n"
+
+    def rewritten(self, text: str, file: str, turns: Sequence[DuelTurn], state: DuelState) -> str | None:
+        """A turn that turns Candidate Convergence (in the header and the metadata) rewrites the record, and so
+        does one that must go before the empty Terminal Conclusion section a template left."""
+        before = state.turns[: -len(turns)]
+        if candidate_convergence(state.turns) == candidate_convergence(before) and not _CONCLUSION.search(text):
+            return None
+        document, _ = parse_document(text, file)
+        assert document is not None  # the writer read it
+        texts = [*document.turn_texts, *(render_turn(turn).rstrip() for turn in turns)]
+        updated = document.record.model_copy(update={"turns": list(state.turns)})
+        return rendered(Path(file), updated, texts, document.conclusion_text, ChainMark.of(texts))[0]
+
+    def gap(self, text: str) -> str:
+        return "\n" if text.endswith("\n") else "\n\n"  # a blank line, whatever blank lines end the record
+
+    def inspect(self, text: str, path: Path) -> Inspection[DuelDocument, DuelTurn, DuelState, DuelEntry]:
+        """The turns replayed as the duel replays them (turns past the limit checked by their place alone), the
+        recorded conclusion and status lines held against them, and the chain; violations in line order."""
+        file = str(path)
+        reading = self.read(text, file)
+        document = reading.config
+        if document is None:
+            return Inspection(reading, None, None, list(reading.violations))
+        protocol = self.protocol(document)
+        replay = protocol.replay(document.record.turns)
+        state = replay.state.model_copy(update={"conclusion": document.record.conclusion})
+
+        def at_turn(v: Violation) -> Violation:
+            line = reading.turns[v.turn - 1].heading if v.turn and v.turn <= len(reading.turns) else None
+            return v.at(file=file, line=line)
+
+        at_conclusion = document.conclusion_line or (document.turn_lines[-1] if document.turn_lines else None)
+        chain = inspect_chain(path, document.turn_texts, document.turn_lines, document.marks)
+        violations = [
+            *reading.violations,
+            *chain.violations,
+            *(at_turn(v) for v in replay.violations),
+            *(v.at(file=file, line=at_conclusion) for v in protocol.recorded_conclusion_violations(state)),
+            *_status_violations(document, file),
+        ]
+        violations.sort(key=lambda v: (v.line is None, v.line or 0))
+        return Inspection(reading, protocol, state, violations, chain)
+
+    def check(self, path: Path) -> CheckReport:
+        """Replay a debate artifact and report every violation, located, and each quote held against the source
+        document (which only ``moot check`` reads). Never raises for bad input."""
+        try:
+            text, problems = read_text(path)
+            inspection = self.inspect(text, path) if text is not None else None
+        except OSError as exc:  # read_text is total; this guards the chain sidecar and odd filesystems
+            reason = exc.strerror or type(exc).__name__
+            problems = [FILE_RULES.violation("FILE_UNREADABLE", f"cannot read {path}: {reason}.").at(file=str(path))]
+            return unreadable(path, problems, PROTOCOL)
+        if inspection is None or inspection.protocol is None or inspection.state is None:
+            return unreadable(path, inspection.violations if inspection is not None else problems, PROTOCOL)
+        summary = inspection.protocol.summary(inspection.state)
+        tampered = [v for v in inspection.chain.violations if v.rule in TAMPER_RULES]
+        if tampered:
+            # The seed: changed or removed prior turns mean INVALIDATED, whatever the turns say.
+            reason = f"{tampered[0].rule}: {tampered[0].message}"
+            invalid = Outcome(name=OutcomeName.INVALIDATED.value, reason=reason)
+            summary = summary.model_copy(update={"outcome": invalid, "next_speaker": None})
+        violations = inspection.violations
+        report = CheckReport(
+            path=str(path),
+            protocol=PROTOCOL,
+            violations=violations,
+            summary=summary,
+            repairable=inspection.chain.repairs_all(violations),
+        )
+        from moot.protocols.duel.grounding import with_quote_checks  # reads the source document
+
+        return with_quote_checks(report, path, inspection.config.record.config, inspection.config.record.turns)
 
 
-def _load(path: Path) -> tuple[DuelDocument | None, _Checked | None, list[Violation]]:
-    text, problems = read_text(path)
-    if text is None:
-        return None, None, problems
-    document, parsed = parse_document(text, str(path))
-    if document is None:
-        return None, None, parsed
-    return document, _check_document(path, document, parsed), parsed
-
-
-def check(path: Path) -> CheckReport:
-    """Replay a debate artifact and report every violation, located. Never raises for bad input."""
-    try:
-        document, checked, problems = _load(path)
-    except OSError as exc:  # read_text is total; this guards the chain sidecar and odd filesystems
-        reason = exc.strerror or type(exc).__name__
-        problems = [FILE_RULES.violation("FILE_UNREADABLE", f"cannot read {path}: {reason}.").at(file=str(path))]
-        return unreadable(path, problems, PROTOCOL)
-    if checked is None or document is None:
-        return unreadable(path, problems, PROTOCOL)
-    from moot.protocols.duel.grounding import with_quote_checks  # reads the source document
-
-    return with_quote_checks(checked.report, path, document.record.config, document.record.turns)
+RECORD = DuelTurns()
+DuelWriter = TurnWriter[DuelDocument, DuelTurn, DuelState, DuelEntry]  # what RECORD.writer(path) opens
+check = RECORD.check
+repair = RECORD.repair
 
 
 # --- writing ----------------------------------------------------------------------------------
 
 
-def _open_for_write(path: Path) -> tuple[DuelDocument, _Checked]:
+@dataclass(frozen=True)
+class _Opened:
+    """A record read and checked for a rewrite, with its stamp from before the read."""
+
+    document: DuelDocument
+    inspection: Inspection[DuelDocument, DuelTurn, DuelState, DuelEntry]
+    stamp: FileStamp
+
+    @property
+    def errors(self) -> list[Violation]:
+        return RECORD.refusing(self.inspection)
+
+
+def _open_for_write(path: Path) -> _Opened:
     """The record read and checked, with its chain completed if a crash left it short."""
-    refuse_symlink(path)
-    document, checked, problems = _load(path)
-    if document is None or checked is None:
+    stamp = FileStamp.of(path)  # before the read: a write in between shows as a changed stamp
+    text, problems = read_text(path)
+    if text is None:
         raise ProtocolViolationError(problems)
-    _repair(path, document, checked)
-    return document, checked
+    inspection = RECORD.inspect(text, path)
+    document = inspection.reading.config
+    if document is None:
+        raise ProtocolViolationError(inspection.violations)
+    opened = _Opened(document, inspection, stamp)
+    if inspection.chain.repairable and not opened.errors:
+        repair_chain(path, document.turn_texts, document.marks)  # the chain's file: the record's stamp stays
+    return opened
 
 
-def _repair(path: Path, document: DuelDocument, checked: _Checked) -> None:
-    if checked.chain.repairable and not checked.errors:
-        repair_chain(path, document.turn_texts, document.marks)
-
-
-def repair(path: Path) -> bool:
-    """Complete the chain of a duel a crash left one append short (what ``moot resume`` does on opening it);
-    True when it wrote. Anything else is left for ``moot check`` and the next writer to report."""
-    text, _ = read_text(path)
-    document = parse_document(text, str(path))[0] if text is not None else None
-    return document is not None and repair_chain(path, document.turn_texts, document.marks)
+def _once_more(write: Callable[[], T]) -> T:
+    """``write`` again, on the record as it now is, when someone else wrote it between its read and its write."""
+    try:
+        return write()
+    except RecordChangedError:
+        return write()
 
 
 def _heading_reads_back(participant: Participant) -> bool:
@@ -1045,12 +1106,17 @@ def _with_participants(record: DuelRecord, joined: Sequence[Participant], file: 
 
 def add_participant(path: Path, participant: Participant) -> DuelRecord:
     """Add the second participant's row (the artifact may be created while only one has joined)."""
-    document, checked = _open_for_write(path)
-    if checked.errors:
-        raise ProtocolViolationError(checked.errors)
-    updated = _with_participants(document.record, [participant], str(path))
-    _write(path, updated, document.turn_texts, document.conclusion_text, rechain=True)
-    return updated
+
+    def add() -> DuelRecord:
+        opened = _open_for_write(path)
+        if opened.errors:
+            raise ProtocolViolationError(opened.errors)
+        document = opened.document
+        updated = _with_participants(document.record, [participant], str(path))
+        _write(path, updated, document.turn_texts, document.conclusion_text, rechain=True, expected=opened.stamp)
+        return updated
+
+    return _once_more(add)
 
 
 def _write(
@@ -1061,16 +1127,21 @@ def _write(
     *,
     rechain: bool,
     mark: ChainMark | None = None,
+    expected: FileStamp | None = None,
 ) -> tuple[str, DuelDocument]:
     """Rewrite the header, keep the turn texts as they are, then (optionally) record the chain.
 
     The chain's head goes inside the record too: recomputed when ``rechain``, else ``mark`` (the head
-    the record carried, kept as evidence when its turns were tampered with). Returns what was written.
+    the record carried, kept as evidence when its turns were tampered with). A record read before is
+    replaced only if it is still as ``expected`` (:class:`RecordChangedError`). Returns what was written.
     """
     if rechain:
         mark = ChainMark.of(turn_texts)
     text, written = rendered(path, record, turn_texts, tail, mark)
-    atomic_write_text(path, text)
+    if expected is None:
+        atomic_write_text(path, text)
+    else:
+        replace_record(path, text.encode("utf-8"), expected)
     if rechain:
         record_chain(path, written.turn_texts)
     return text, written
@@ -1087,135 +1158,45 @@ def rendered(
     errors = [v for v in problems if v.is_error]
     if written is None or errors or written.record != record or written.turn_texts != list(turn_texts):
         # Refuse what would not read back as written: the record on disk must be what was validated.
-        raise ProtocolViolationError(errors or [_not_read_back(file)])
+        raise ProtocolViolationError(errors or [RECORD.format_rule.at(file=file)])
     return text, written
 
 
-def _not_read_back(file: str) -> Violation:
-    return FORMAT_RULES.violation(
-        "DUEL_TURN_STRUCTURE",
-        "the text would not read back as written; keep line breaks, '|', '(', ')' and '/' out of names, "
-        "line breaks out of list items, and Markdown headings and bold labels out of the turn text.",
-    ).at(file=file)
-
-
-class DuelWriter:
-    """A duel record open for turns: read and checked in full once, then each turn validated in memory.
-
-    A turn that leaves the header as it was (the participants table and Candidate Convergence unchanged)
-    is one append and one fsync of the record: the turn's text, then a blank line and the chain mark with
-    the head after this turn (moot.core.chain.RecordAppender), so the record keeps carrying its chain
-    head and every earlier byte stays where it was. A turn that changes the header rewrites the record
-    atomically. Before each write the record's :class:`~moot.core.files.FileStamp` is compared with the
-    one this writer left: when someone else wrote the record in between, it is read and checked again.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._open()
-
-    def _open(self) -> None:
-        refuse_symlink(self.path)
-        stamp = FileStamp.of(self.path)  # before the read: a write in between shows as a changed stamp
-        text, problems = read_text(self.path)
-        document, parsed = (None, problems) if text is None else parse_document(text, str(self.path))
-        if text is None or document is None:
-            raise ProtocolViolationError(parsed)
-        checked = _check_document(self.path, document, parsed)
-        if checked.errors:
-            raise ProtocolViolationError(checked.errors)
-        _repair(self.path, document, checked)
-        self.document, self.protocol, self.state = document, checked.protocol, checked.state
-        self.newline = text.endswith("\n")
-        self.appender = RecordAppender(self.path, stamp, document.turn_texts)
-
-    def append(self, turn: DuelTurn, joined: Sequence[Participant] = ()) -> Summary:
-        """Validate ``turn`` (``step``) and write it; see :func:`append_turn`."""
-        if FileStamp.of(self.path) != self.appender.stamp:  # written by someone else: validate against that
-            self._open()
-        try:
-            return self._append(turn, joined)
-        except RecordChangedError:
-            self._open()
-            return self._append(turn, joined)
-
-    def _append(self, turn: DuelTurn, joined: Sequence[Participant]) -> Summary:
-        file = str(self.path)
-        try:
-            state, _ = self.protocol.step(self.state, turn)
-        except ProtocolViolationError as refused:
-            raise ProtocolViolationError([v.at(file=file) for v in refused.violations]) from None
-        document = self.document
-        record = _with_participants(document.record, joined, file)
-        updated = record.model_copy(update={"turns": [*record.turns, turn]})
-        turn_text = render_turn(turn).rstrip()
-        texts = [*document.turn_texts, turn_text]
-        converging = candidate_convergence(updated.turns)
-        written = _flag(document.convergence.value) if document.convergence is not None else None
-        if record is document.record and written == converging and document.conclusion_text == "":
-            self._append_turn(updated, turn_text)
-        else:  # the header changes: rewrite, then keep appending from what was written
-            self.newline = True
-            _, self.document = _write(self.path, updated, texts, document.conclusion_text, rechain=True)
-            self.appender = RecordAppender(self.path, FileStamp.of(self.path), texts)
-        self.protocol = DuelProtocol(updated.config, updated.participants)
-        self.state = state
-        return self.protocol.summary(state)
-
-    def _append_turn(self, updated: DuelRecord, turn_text: str) -> None:
-        """Append the turn and the chain mark after it, refused unless both read back as written."""
-        mark = self.appender.mark_after([turn_text])
-        header = render_header(updated.model_copy(update={"turns": []}))
-        alone, problems = parse_document(_assemble([header, turn_text, mark.line()]), str(self.path))
-        if (
-            alone is None
-            or any(v.is_error for v in problems)
-            or alone.turn_texts != [turn_text]
-            or alone.record.turns != updated.turns[-1:]
-            or alone.chain_mark != mark
-        ):
-            rendered(self.path, updated, [*self.document.turn_texts, turn_text], "", None)  # says why, located
-            raise ProtocolViolationError([_not_read_back(str(self.path))])
-        piece = ("\n" if self.newline else "\n\n") + turn_text + "\n\n" + mark.line() + "\n"
-        self.appender.append(piece.encode("utf-8"), [turn_text])
-        self.newline = True
-        self.document = replace(
-            self.document,
-            record=updated,
-            turn_texts=[*self.document.turn_texts, turn_text],
-            chain_mark=mark,
-            marks=[*self.document.marks, mark],
-        )
-
-
-def append_turn(path: Path, turn: DuelTurn, joined: Sequence[Participant] = ()) -> Summary:
-    """Validate ``turn`` against the record (``step``), add the ``joined`` participants the table lacks,
-    and write it with its digest chain: one append when the header stays as it was, else one atomic
-    rewrite that updates Candidate Convergence and the table (:class:`DuelWriter`). Refuses
-    (ProtocolViolationError) a record that is already invalid, and any turn that breaks a rule or would not
-    read back identically; a refusal writes nothing."""
-    return DuelWriter(path).append(turn, joined)
+def append_turn(path: Path, turn: DuelTurn) -> Summary:
+    """Validate ``turn`` against the record (``step``) and write it with its digest chain: one append while the
+    header stays as it was, else one atomic rewrite that updates Candidate Convergence (:class:`DuelTurns`).
+    Refuses (ProtocolViolationError) a record that is already invalid, and any turn that breaks a rule or would
+    not read back identically; a refusal writes nothing."""
+    writer = RECORD.writer(path)
+    return writer.protocol.summary(writer.append([turn]).state)
 
 
 def write_conclusion(path: Path, conclusion: DuelConclusion, joined: Sequence[Participant] = ()) -> Summary:
     """Write the Terminal Conclusion (atomic rewrite). It must agree with the turns; a record that is
     already invalid (e.g. a tampered turn) can only be concluded INVALIDATED."""
+    return _once_more(lambda: _write_conclusion(path, conclusion, joined))
+
+
+def _write_conclusion(path: Path, conclusion: DuelConclusion, joined: Sequence[Participant]) -> Summary:
     file = str(path)
-    document, checked = _open_for_write(path)
-    errors = checked.errors
+    opened = _open_for_write(path)
+    document, errors = opened.document, opened.errors
+    protocol, state = opened.inspection.protocol, opened.inspection.state
+    assert isinstance(protocol, DuelProtocol) and state is not None  # the header read
     invalidated = conclusion.outcome == OutcomeName.INVALIDATED.value
     if errors and not invalidated:
         raise ProtocolViolationError(errors)
-    problems = [v.at(file=file) for v in checked.protocol.conclusion_violations(checked.state, conclusion)]
+    problems = [v.at(file=file) for v in protocol.conclusion_violations(state, conclusion)]
     if any(v.is_error for v in problems):
         raise ProtocolViolationError(problems)
-    state = checked.state.model_copy(update={"conclusion": conclusion})
+    state = state.model_copy(update={"conclusion": conclusion})
     record = document.record if errors else _with_participants(document.record, joined, file)
     updated = record.model_copy(update={"conclusion": conclusion})
     # Keep the chain of a tampered record (or one moot cannot verify) as evidence; else bring it up to date.
-    intact = not checked.chain.blocking
-    _write(path, updated, document.turn_texts, render_conclusion(conclusion), rechain=intact, mark=document.chain_mark)
-    return checked.protocol.summary(state)
+    intact = not opened.inspection.chain.blocking
+    tail = render_conclusion(conclusion)
+    _write(path, updated, document.turn_texts, tail, rechain=intact, mark=document.chain_mark, expected=opened.stamp)
+    return protocol.summary(state)
 
 
 def conclude_unreadable(path: Path, conclusion: DuelConclusion) -> None:
@@ -1232,9 +1213,10 @@ def conclude_unreadable(path: Path, conclusion: DuelConclusion) -> None:
 
 __all__ = [
     "FORMAT_RULES",
+    "RECORD",
     "DuelDocument",
     "DuelRecord",
-    "DuelWriter",
+    "DuelTurns",
     "add_participant",
     "append_turn",
     "check",
