@@ -32,7 +32,7 @@ MootError
 │   ├── AgentNotAllowed           a spec asks for what the server door's operator did not allow
 │   └── UnknownAgentSpec          an agent spec names no known backend or is malformed (also a ValueError)
 ├── ChatError                     a refusal of the OpenAI-compatible API, in OpenAI's error shape
-└── Missing                       an eval task was not finished for a reason outside the strategy
+└── TaskUnfinished                an eval task was not finished for a reason outside the strategy
 
 A :class:`Violation` is one broken rule, named by its id (rules are declared in RuleBooks, moot.core.machine,
 and listed by ``moot rules``); ProtocolViolationError and ToolError carry them. This module imports nothing of
@@ -343,5 +343,5 @@ class ChatError(MootError):
         return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
 
 
-class Missing(MootError):
+class TaskUnfinished(MootError):
     """A task could not be finished for a reason outside the strategy (an infrastructure failure)."""

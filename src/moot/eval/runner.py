@@ -31,7 +31,7 @@ from moot.agents.base import prompt_as_text
 from moot.engine.loop import Limits, now_minutes
 from moot.engine.session import run_driver
 from moot.engine.specs import build_driver
-from moot.errors import AgentError, AgentTimeout, AgentUnavailable, Missing, UserError
+from moot.errors import AgentError, AgentTimeout, AgentUnavailable, TaskUnfinished, UserError
 from moot.eval.costs import Cost, estimate, total
 from moot.eval.store import Store
 from moot.eval.strategies import Strategy, debate_prompt, first_prompt, majority
@@ -140,7 +140,7 @@ class Runner:
         async with self.task_slots:
             try:
                 await self.run_task(strategy, task, replicate)
-            except Missing as missing:
+            except TaskUnfinished as missing:
                 self.missing[(strategy.name, task.id, replicate)] = str(missing)
         self.on_task_done()
 
@@ -188,7 +188,7 @@ class Runner:
     ) -> None:
         infrastructure = [c for c in calls if c.get("failure") == INFRASTRUCTURE]
         if infrastructure:
-            raise Missing(str(infrastructure[0]["error"]))
+            raise TaskUnfinished(str(infrastructure[0]["error"]))
         cost = total(Cost.of(c) for c in calls)
         record: dict[str, Any] = {
             "kind": "task",
@@ -246,7 +246,7 @@ class Runner:
         assert strategy.target is not None
         deliberation = self.store.tasks.get((strategy.target, task.id, replicate))
         if deliberation is None:
-            raise Missing(f"{strategy.target} did not finish this task")
+            raise TaskUnfinished(f"{strategy.target} did not finish this task")
         openings = deliberation["rounds"][0] if deliberation.get("rounds") else {}
         shared = _openings(deliberation)
         panel = [deliberation["panel"][p] for p in openings] or [self.names[0]]
