@@ -51,6 +51,16 @@ def test_a_record_named_by_dot_dot_is_refused(cli: Cli, outside: Path, record: s
     assert (outside / "x.md").read_text(encoding="utf-8") == "# Dialogue: x\n"
 
 
+def test_a_record_named_without_its_folder_is_refused_with_the_path_to_pass(cli: Cli) -> None:
+    turn = cli.root / "turn.md"
+    turn.write_text(PROPOSER_1, encoding="utf-8")
+    refusal = cli("critique", "append", "--file", "x.md", "--role", "proposer", "--turn-file", str(turn)).refused(
+        "TOOLS_UNSAFE_NAME", code=2
+    )
+    assert refusal["error"].endswith("; pass .dialogues/x.md."), refusal["error"]
+    assert not (cli.root / "x.md").exists()
+
+
 def test_the_seeds_join_reads_a_target_outside_the_work_root_on_the_command_line(cli: Cli, outside: Path) -> None:
     source = write_source(outside)  # rp1's work root is <project>/.rp1/work; the source is a project document
     joined = join(cli, source, ALICE).ok()

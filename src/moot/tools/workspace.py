@@ -88,9 +88,12 @@ class Workspace:
         except ValueError:
             parts = ()
         if not parts or parts[0] != area or len(parts) < 2 or ".." in parts or any(p in {"", "."} for p in parts):
+            bare = not given.is_absolute() and len(given.parts) == 1 and given.name not in {area, "..", "."}
+            fix = (
+                f"{area}/{given.name}" if bare else f"a file under {area}/ of the work root"
+            )  # paths are root-relative
             raise BadInput(
-                f"{os.fspath(relative)!r} is not a path inside {base}; pass a file under {area}/ of the work root.",
-                rule="TOOLS_UNSAFE_NAME",
+                f"{os.fspath(relative)!r} is not a path inside {base}; pass {fix}.", rule="TOOLS_UNSAFE_NAME"
             )
         with refused_paths():
             record_place(self.root, Path(*parts))
