@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import urllib.request
@@ -239,6 +240,18 @@ def test_its_agent_tools_let_an_outside_agent_take_a_seat(tmp_path: Path, estima
     assert handed.returncode == 0, handed.stderr
     assert "participant_secret" not in json.loads(handed.stdout)  # returned once, by the call that took the seat
     assert "- bo (round 2): 23 — products before sums" in (tmp_path / RECORD).read_text(encoding="utf-8")
+
+    # --export prints the secret of a seat the call took as the shell assignment later calls read.
+    after_bo = json.loads(handed.stdout)["next_speaker"]
+    given = ["--record", RECORD, "--estimator", after_bo, "--estimate", "23", "--reason", "products first"]
+    exported = moot("estimate", "submit", *given, "--export", cwd=tmp_path, env=estimate_env)
+    assert exported.returncode == 0, exported.stderr
+    (line,) = exported.stdout.splitlines()
+    variable, _, value = line.removeprefix("export ").partition("=")
+    assert variable == "MOOT_PARTICIPANT_SECRET"
+    again = submit(after_bo, "24", **another_user, MOOT_PARTICIPANT_SECRET=shlex.split(value)[0])
+    # the secret opened the seat: what refuses is the round's order (this estimator's estimate is in)
+    assert again.returncode == 1 and [v["rule"] for v in json.loads(again.stdout)["rules"]] == ["ESTIMATE_ORDER"]
 
 
 async def _over_mcp(root: Path, env: dict[str, str]) -> dict[str, Any]:

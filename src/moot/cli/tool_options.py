@@ -77,7 +77,7 @@ def options(tool: Tool, folder: str | None = None) -> list[Option]:
                 default=None,
             )
         )
-    variables = exports(tool.function)
+    variables = exports(tool)
     if variables:
         names = " and ".join(sorted(variables.values()))
         found.append(

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from moot.cli.tool_options import EXPORT, FOLDER, ROOT, ROOT_OPTION, Option, options, typer_command
-from moot.tools.declare import SHARED, arguments_of, description, exports, moot_keeps_seat
+from moot.tools.declare import SECRET_ENV, SHARED, arguments_of, description, exports, moot_keeps_seat
 
 if TYPE_CHECKING:
     import typer
@@ -46,7 +46,7 @@ def _print_exports(tool: Tool, payload: dict[str, Any], code: int) -> NoReturn:
         print(json.dumps(payload, ensure_ascii=False, indent=2), file=sys.stderr)
         print(f"moot: {payload.get('error', 'refused')}", file=sys.stderr, flush=True)
         raise SystemExit(code)
-    for field, variable in exports(tool.function).items():
+    for field, variable in exports(tool).items():
         if payload.get(field) is not None:
             print(f"export {variable}={shlex.quote(str(payload[field]))}")
     sys.stdout.flush()
@@ -159,7 +159,7 @@ def run_tool(folder: str | None, tool: Tool, given: dict[str, Any]) -> NoReturn:
     def call(ws: Workspace) -> BaseModel:
         values, own = _call_values(tool, given)
         if moot_keeps_seat(tool):
-            from moot.tools.seats import SECRET_ENV, kept_seat
+            from moot.tools.seats import kept_seat
 
             seat = tool.seat
             assert seat is not None and seat.of is not None and ws.keyring is not None

@@ -24,8 +24,8 @@ from moot import registry
 from moot.mcp.params import READ_ONLY, WRITES
 from moot.mcp.state import answer_tool
 from moot.plugin import Ref, Tool, ToolSet
+from moot.tools.declare import SECRET_FIELD as SEAT_SECRET
 from moot.tools.declare import SHARED, Argument, ParticipantSecret, arguments_of, description, mcp_name, moot_keeps_seat
-from moot.tools.seats import SECRET_FIELD as SEAT_SECRET
 
 
 def _published(arg: Argument) -> Any:

@@ -19,9 +19,9 @@ from moot.errors import BadInput, ToolError, UserError
 from moot.mcp.identity import Identities, connection_key
 from moot.plugin import Tool
 from moot.tools import Workspace
+from moot.tools.declare import SECRET_FIELD as SEAT_SECRET  # the argument a tool whose seat moot keeps gains
 from moot.tools.declare import arguments_of, call_values, moot_keeps_seat
 from moot.tools.errors import translate
-from moot.tools.seats import SECRET_FIELD as SEAT_SECRET  # the argument a tool whose seat moot keeps gains
 from moot.tools.seats import kept_seat, settle_taken
 
 

@@ -155,10 +155,18 @@ def _optional(tool: Tool, name: str) -> bool:
     return any(arg.name == name and arg.optional for arg in arguments_of(tool.function))
 
 
+def exports(tool: Tool) -> dict[str, str]:
+    """The fields of ``tool``'s answer that later calls read from an environment variable: field -> variable. Of
+    its result's fields (none when its result type cannot be read without importing more), and the seat's secret
+    a tool adds when it takes a seat moot keeps (:func:`moot_keeps_seat`)."""
+    found = dict(_result_exports(tool.function))
+    if moot_keeps_seat(tool) and tool.seat is not None and tool.seat.takes:
+        found[SECRET_FIELD] = SECRET_ENV
+    return found
+
+
 @functools.cache
-def exports(function: Callable[..., Any]) -> dict[str, str]:
-    """The fields of ``function``'s result that later calls read from an environment variable: field -> variable
-    (empty when its result has none, or its result type cannot be read without importing more)."""
+def _result_exports(function: Callable[..., Any]) -> dict[str, str]:
     hint = inspect.signature(function).return_annotation
     try:
         result = eval(hint, inspect.unwrap(function).__globals__) if isinstance(hint, str) else hint
@@ -213,19 +221,21 @@ Ttl = Annotated[
     Field(description="How long the lease lasts, in seconds (default 900).", gt=0),
     Cli(envvar="MOOT_LEASE_SECONDS"),
 ]
+SECRET_FIELD = "participant_secret"  # in an answer that returns a seat's secret, and the argument that gives it back
+SECRET_ENV = "MOOT_PARTICIPANT_SECRET"  # where the command line reads it
 ParticipantSecret = Annotated[
     str | None,
     Field(
         description="Your seat's secret, which your first join or claim returned once; only to take back your "
         "seat elsewhere (another connection, another OS user): moot keeps it for whoever took the seat."
     ),
-    Cli(envvar="MOOT_PARTICIPANT_SECRET"),
+    Cli(envvar=SECRET_ENV),
     SECRET,
 ]
 Harness = Annotated[str, Field(description="Your agent host: claude-code, codex, …")]
 
 # The answers later calls read from the environment: a field of a tool's result named like one of these
 # arguments is what the command line's ``--export`` prints as a shell assignment of the argument's variable.
-_EXPORTED = {"lease_token": LeaseToken, "participant_secret": ParticipantSecret}
+_EXPORTED = {"lease_token": LeaseToken, SECRET_FIELD: ParticipantSecret}
 ModelId = Annotated[str, Field(description="Your model, recorded with what you write.")]
 RunId = Annotated[str, Field(description="Your workflow run id (any stable id for this session of work).")]

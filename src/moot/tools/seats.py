@@ -32,11 +32,10 @@ from moot.core.user_state import read_private, write_private
 from moot.errors import Refused, SeatError
 from moot.ledger import JoinResult
 from moot.ledger.sql import new_secret, token_sha256
+from moot.tools.declare import SECRET_ENV, SECRET_FIELD
 from moot.tools.errors import shown
 
 SEATS_DIR = "seats"
-SECRET_ENV = "MOOT_PARTICIPANT_SECRET"
-SECRET_FIELD = "participant_secret"  # in an answer that returns a seat's secret, and the argument that gives it back
 _KEPT = "kept for the OS user or MCP connection that joined"
 _PASS = f"elsewhere pass --participant-secret, ${SECRET_ENV} or participant_secret over MCP"
 
