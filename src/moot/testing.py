@@ -26,7 +26,10 @@ Each scenario is run in-process through moot's own engine (no model, no subproce
   inside its last turn is not valid as it stands (``moot resume`` may call it repairable);
 - **rule ids**: every id ``moot check`` reports is one the protocol (or moot, for every record) declares;
 - **reading hooks**: the protocol's documents, decision, positions, answer, rounds and panel read the record
-  and the damaged copies without raising.
+  and the damaged copies without raising;
+- **refusals**: every rule id its agent tools' module gives a refusal (``rule=`` of ``Refused``, ``BadInput``,
+  ``Unavailable`` or ``ToolError``) is one ``moot rules`` lists for it, so that a misspelt id is found here
+  rather than by the agent it refuses (:func:`refusal_rule_ids`).
 
 A replies function ``(request) -> text`` answers any role; a queue per role replays texts in order. A function
 must answer from the request alone (not from a call count) for the resume checks to hold.
@@ -34,7 +37,9 @@ must answer from the request alone (not from a call count) for the resume checks
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import importlib.util
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -51,7 +56,7 @@ from moot.engine.loop import Engine, Limits, RunResult
 from moot.engine.specs import build_driver, rooted_paths
 from moot.errors import AgentError
 
-__all__ = ["Played", "Scenario", "assert_conforms", "conformance", "play", "resume"]
+__all__ = ["Played", "Scenario", "assert_conforms", "conformance", "play", "refusal_rule_ids", "resume"]
 
 STARTED = "2026-01-01 09:00"  # every scenario's start time, so two plays of one scenario write the same text
 _CHAIN_MARK = "<!-- moot-chain"
@@ -216,6 +221,46 @@ def _read_all(protocol: str, record: Path, what: str) -> list[str]:
     return problems
 
 
+_REFUSALS = frozenset({"ToolError", "Refused", "BadInput", "Unavailable"})
+_RULE_ID = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def refusal_rule_ids(source: str) -> list[tuple[str, int]]:
+    """(rule id, line) of each rule id that Python ``source`` gives a refusal: the ``rule=`` of a call of one of
+    the refusals, a string assigned to a name ``rule``, or a tuple that holds a refusal (a translation table's
+    row)."""
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(ast.parse(source)):
+        given: list[ast.AST] = []
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in _REFUSALS:
+            given = [keyword.value for keyword in node.keywords if keyword.arg == "rule"]
+        elif isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "rule" for target in node.targets):
+            given = [node.value]
+        elif isinstance(node, ast.Tuple) and any(getattr(e, "id", None) in _REFUSALS for e in node.elts):
+            given = [node]
+        for value in given:
+            for constant in ast.walk(value):
+                text = constant.value if isinstance(constant, ast.Constant) else None
+                if isinstance(text, str) and _RULE_ID.fullmatch(text):
+                    found.append((text, getattr(node, "lineno", 0)))
+    return found
+
+
+def _refusal_problems(protocol: str, known: set[str]) -> list[str]:
+    """The rule ids the protocol's agent tools give refusals that no rule book of it declares."""
+    tools = registry.get(protocol).tools
+    spec = importlib.util.find_spec(tools.module) if tools is not None else None
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return []
+    origin = Path(spec.origin)
+    unknown = [(rule, line) for rule, line in refusal_rule_ids(origin.read_text(encoding="utf-8")) if rule not in known]
+    return [
+        f"the agent tools ({origin.name}:{line}) refuse with rule id {rule}, which no rule book declares; declare "
+        "it in the protocol's rules or correct the id"
+        for rule, line in unknown
+    ]
+
+
 def _report_problems(report: CheckReport, known: set[str], what: str) -> list[str]:
     unknown = sorted({v.rule for v in report.violations} - known)
     return [f"moot check reported rule id(s) {', '.join(unknown)} on {what}, which no rule book declares"] * bool(
@@ -323,6 +368,7 @@ def conformance(scenario: Scenario, root: Path) -> list[str]:
     problems = _run_problems(scenario, played)
     if problems:
         return problems  # the checks below start from a run that ended as the scenario says
+    problems += _refusal_problems(protocol, known)
     problems += _report_problems(check_path(played.record), known, "the record")
     problems += _read_all(protocol, played.record, "the record")
     problems += _resume_problems(scenario, played, root)

@@ -114,3 +114,30 @@ def test_a_plugin_protocol_uses_the_kit_from_its_own_tests(tmp_path: Path) -> No
         "the record carries no chain mark, so an edited turn cannot be told from a written one "
         "(the digest chain in moot.plugin: docs/plugins.md)"
     ]
+
+
+def test_an_agent_tool_refusing_with_a_misspelt_rule_id_fails_the_kit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moot import registry
+    from moot.plugin import Ref
+
+    tools = tmp_path / "misspelt_tools.py"
+    tools.write_text(
+        "from moot.errors import Refused\n\n\ndef submit() -> None:\n"
+        "    raise Refused('wait for your turn.', rule='CRITIQUE_TRUN_ORDER')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    get = registry.get
+
+    def with_misspelt_tools(name: str) -> Any:
+        found = get(name)
+        return dataclasses.replace(found, tools=Ref("misspelt_tools:TOOLS")) if name == "critique" else found
+
+    monkeypatch.setattr(registry, "get", with_misspelt_tools)
+    problems = conformance(scenario("critique"), tmp_path / "kit")
+    assert problems == [
+        "the agent tools (misspelt_tools.py:5) refuse with rule id CRITIQUE_TRUN_ORDER, which no rule book "
+        "declares; declare it in the protocol's rules or correct the id"
+    ]

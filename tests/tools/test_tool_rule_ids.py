@@ -3,41 +3,24 @@ and an error (a ToolError's ``rule=`` becomes a Violation of severity error)."""
 
 from __future__ import annotations
 
-import ast
-import re
 from pathlib import Path
 
 import moot
 from moot.cli.rules import rule_books
 from moot.core.files import FILE_RULES
 from moot.errors import Refused, Severity
+from moot.testing import refusal_rule_ids
 from moot.tools.errors import TOOL_RULES
 
-REFUSALS = {"ToolError", "Refused", "BadInput", "Unavailable"}
-RULE_ID = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 SRC = Path(moot.__file__).parent
 
 
-def _ids(node: ast.AST) -> list[str]:
-    return [c.value for c in ast.walk(node) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
-
-
 def named_rule_ids() -> dict[str, list[str]]:
-    """The rule ids moot's code gives a refusal, each with where: ``rule=`` of a refusal, a value assigned to a
-    name ``rule``, or a (error, refusal, rule id) row of a translation table."""
+    """The rule ids moot's code gives a refusal, each with where (:func:`moot.testing.refusal_rule_ids`)."""
     found: dict[str, list[str]] = {}
     for path in sorted(SRC.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            given: list[str] = []
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in REFUSALS:
-                given = [i for k in node.keywords if k.arg == "rule" for i in _ids(k.value)]
-            elif isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "rule" for t in node.targets):
-                given = _ids(node.value)
-            elif isinstance(node, ast.Tuple) and any(getattr(e, "id", None) in REFUSALS for e in node.elts):
-                given = _ids(node)
-            for rule_id in given:
-                if RULE_ID.fullmatch(rule_id):
-                    found.setdefault(rule_id, []).append(f"{path.relative_to(SRC)}:{node.lineno}")
+        for rule_id, line in refusal_rule_ids(path.read_text(encoding="utf-8")):
+            found.setdefault(rule_id, []).append(f"{path.relative_to(SRC)}:{line}")
     return found
 
 
