@@ -331,6 +331,13 @@ def test_a_rewrite_loses_no_turn_another_writer_appended_between_its_read_and_it
     assert check_path(path).exit_code == 0
 
 
+def test_concluding_a_record_that_is_gone_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    with pytest.raises(ProtocolViolationError) as refused:
+        artifact.write_conclusion(tmp_path / "gone.md", draft_conclusion(CONFIG, TURNS, closed_at=CLOSED))
+    assert [v.rule for v in refused.value.violations] == ["FILE_UNREADABLE"]
+    assert not (tmp_path / "gone.md").exists()
+
+
 @pytest.mark.parametrize(
     ("topic", "slug"),
     [

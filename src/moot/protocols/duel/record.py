@@ -1026,10 +1026,15 @@ class _Opened:
 
 def _open_for_write(path: Path) -> _Opened:
     """The record read and checked, with its chain completed if a crash left it short."""
-    stamp = FileStamp.of(path)  # before the read: a write in between shows as a changed stamp
+    try:
+        stamp = FileStamp.of(path)  # before the read: a write in between shows as a changed stamp
+    except FileNotFoundError:
+        stamp = None
     text, problems = read_text(path)
     if text is None:
         raise ProtocolViolationError(problems)
+    if stamp is None:  # made between the two: read it again
+        raise RecordChangedError(f"{path} appeared while moot read it")
     inspection = RECORD.inspect(text, path)
     document = inspection.reading.config
     if document is None:
