@@ -25,7 +25,16 @@ from moot.mcp.params import READ_ONLY, WRITES
 from moot.mcp.state import answer_tool
 from moot.plugin import Ref, Tool, ToolSet
 from moot.tools.declare import SECRET_FIELD as SEAT_SECRET
-from moot.tools.declare import SHARED, Argument, ParticipantSecret, arguments_of, description, mcp_name, moot_keeps_seat
+from moot.tools.declare import (
+    SHARED,
+    Argument,
+    ParticipantSecret,
+    arguments_of,
+    declares_secret,
+    description,
+    mcp_name,
+    takes_kept_seat,
+)
 
 
 def _published(arg: Argument) -> Any:
@@ -61,8 +70,7 @@ def mcp_function(tool: Tool) -> Callable[..., CallToolResult]:
         for arg in arguments_of(tool.function)
         if not (keeps_secret and arg.secret)
     ]
-    own = any(param.name == SEAT_SECRET for param in params)
-    if moot_keeps_seat(tool) and tool.seat is not None and tool.seat.takes and not own:  # to take a seat back
+    if takes_kept_seat(tool) and not declares_secret(tool):  # to take a seat back
         secret = inspect.Parameter(SEAT_SECRET, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_SEAT_SECRET)
         params.append(secret)
     params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))

@@ -20,7 +20,7 @@ from moot.mcp.identity import Identities, connection_key
 from moot.plugin import Tool
 from moot.tools import Workspace
 from moot.tools.declare import SECRET_FIELD as SEAT_SECRET  # the argument a tool whose seat moot keeps gains
-from moot.tools.declare import arguments_of, call_values, moot_keeps_seat
+from moot.tools.declare import call_values, declares_secret, moot_keeps_seat
 from moot.tools.errors import translate
 from moot.tools.seats import kept_seat, settle_taken
 
@@ -70,8 +70,7 @@ def answer_tool(ctx: Context, tool: Tool, values: dict[str, Any]) -> CallToolRes
     state, connection = state_of(ctx), connection_of(ctx)
     seat = tool.seat
     kept = moot_keeps_seat(tool)
-    own = any(arg.name == SEAT_SECRET for arg in arguments_of(tool.function))  # the function's own argument too
-    given = (values.get if own else values.pop)(SEAT_SECRET, None) if kept else None
+    given = (values.get if declares_secret(tool) else values.pop)(SEAT_SECRET, None) if kept else None
     taken: list[tuple[tuple[str, str, str], str]] = []  # a seat this call took there, and its secret
 
     def act() -> BaseModel:

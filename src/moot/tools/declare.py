@@ -160,7 +160,7 @@ def exports(tool: Tool) -> dict[str, str]:
     its result's fields (none when its result type cannot be read without importing more), and the seat's secret
     a tool adds when it takes a seat moot keeps (:func:`moot_keeps_seat`)."""
     found = dict(_result_exports(tool.function))
-    if moot_keeps_seat(tool) and tool.seat is not None and tool.seat.takes:
+    if takes_kept_seat(tool):
         found[SECRET_FIELD] = SECRET_ENV
     return found
 
@@ -185,6 +185,16 @@ def moot_keeps_seat(tool: Tool) -> bool:
     """Whether moot keeps the seat ``tool`` acts in (:func:`moot.tools.seats.kept_seat`): a seat its declaration
     names whose secrets the tools do not keep themselves (a plugin's)."""
     return tool.seat is not None and tool.seat.of is not None and not tool.seat.own_secrets
+
+
+def takes_kept_seat(tool: Tool) -> bool:
+    """Whether ``tool`` takes a seat moot keeps, and so answers with the seat's secret once."""
+    return moot_keeps_seat(tool) and tool.seat is not None and tool.seat.takes
+
+
+def declares_secret(tool: Tool) -> bool:
+    """Whether ``tool``'s function takes a ``participant_secret`` argument of its own."""
+    return any(arg.name == SECRET_FIELD for arg in arguments_of(tool.function))
 
 
 def mcp_name(protocol: str | None, tool: Tool) -> str:
