@@ -300,16 +300,24 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
         _replace(path, data, durable=durable)
 
 
-def _replace(path: Path, data: bytes, *, durable: bool) -> None:
+def _replace(path: Path, data: bytes, *, durable: bool, expected: FileStamp | None = None) -> FileStamp | None:
+    """Write a temp file beside ``path`` and rename it over ``path``; with ``expected``, only if ``path`` is still
+    as that stamp says (:class:`RecordChangedError`), returning the new stamp."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_copy(path, data, sync=durable)
+    written = None
     try:
+        if expected is not None:
+            written = FileStamp.of(Path(tmp))  # the rename keeps the inode and the times: the record's new stamp
+            if FileStamp.of(path) != expected:
+                raise RecordChangedError(f"{path} changed since moot last wrote it")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     if durable:
         fsync_directory(path.parent)
+    return written
 
 
 def rewrite_log(path: Path, lines: Sequence[str]) -> None:
@@ -487,17 +495,8 @@ def replace_record(path: Path, data: bytes, expected: FileStamp) -> FileStamp:
     if len(data) > MAX_ARTIFACT_BYTES:
         raise ProtocolViolationError([too_large(str(path), len(data), writing=True)])
     with disk_faults(path, kept=True):  # a failed write removed its temp file; the old record is untouched
-        tmp = _temp_copy(path, data, sync=True)
-    try:
-        written = FileStamp.of(Path(tmp))  # the rename keeps the inode and the times: the record's new stamp
-        if FileStamp.of(path) != expected:
-            raise RecordChangedError(f"{path} changed since moot last wrote it")
-        with disk_faults(path, kept=True):
-            os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_directory(path.parent)
+        written = _replace(path, data, durable=True, expected=expected)
+    assert written is not None
     return written
 
 

@@ -287,12 +287,6 @@ class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
             warnings += more
         if failure is not None and protocol.outcome(state) is None:
             state = record.failed(protocol, state, failure)
-        outcome = protocol.outcome(state)
-        ending = [piece for piece in ([record.render_outcome(outcome)] if outcome is not None else []) if piece]
-        if notes:
-            rendered = [record.render_noted(turn, note) for turn, note in zip(turns, notes, strict=True)]
-        else:
-            rendered = [record.render_turn(turn) for turn in turns]
         whole = record.rewritten(self.text, str(self.path), turns, state) if turns else None
         if whole is not None:
             if notes:
@@ -300,6 +294,12 @@ class TurnWriter(Generic[ConfigT, TurnT, StateT, EntryT]):
             self._replace(whole, list(turns))
             self.state = state
             return Written(state, warnings)
+        outcome = protocol.outcome(state)
+        ending = [piece for piece in ([record.render_outcome(outcome)] if outcome is not None else []) if piece]
+        if notes:
+            rendered = [record.render_noted(turn, note) for turn, note in zip(turns, notes, strict=True)]
+        else:
+            rendered = [record.render_turn(turn) for turn in turns]
         gap = record.gap(self.text)
         alone = self._read_back(gap + "\n".join([*rendered, *ending]), len(turns))
         chain_mark = self.appender.mark_after(alone.texts) if turns else None
