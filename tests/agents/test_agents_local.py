@@ -65,6 +65,35 @@ def test_the_grammar_holds_where_the_model_would_write_something_else(smollm_pat
         assert reply.finish_reason == "stop"
 
 
+def test_a_prompt_that_starts_as_the_last_one_reads_only_the_rest_and_gets_the_same_reply(smollm_path: Path) -> None:
+    # A debate's next prompt repeats the last one's instructions and record, then adds a turn. The shared start
+    # here is longer than one of llama.cpp's 512-token batches, so reuse and a fresh read split it differently.
+    system = "You are the critic in a critique loop about adopting a monorepo. Judge the latest turn."
+    record = "".join(
+        f"Turn {n}: the proposer says builds are slow and a monorepo shares one cache.\n" for n in range(40)
+    )
+    agent = LocalAgent()
+
+    def ask(tail: str, seed: int = 3) -> tuple[str, int, int]:
+        request = AgentRequest(
+            system=system, prompt=record + tail, json_schema=VERDICT_SCHEMA, max_tokens=48, seed=seed
+        )
+        reply = asyncio.run(agent.reply(request))
+        return reply.text, reply.cached_tokens, reply.prompt_tokens
+
+    _, cached, _ = ask("Turn 40: the critic answers.\nYour verdict?")
+    assert cached < 10  # at most the chat template's opening was the same as in the last prompt
+    reused, cached, prompt = ask("Your verdict on turn 39?")
+    assert prompt - 30 < cached < prompt, (cached, prompt)  # all but the changed end came from the cache
+    asyncio.run(agent.reply(AgentRequest(prompt="Name a fruit.", max_tokens=4)))  # another prompt: nothing to reuse
+    read_again, cached, _ = ask("Your verdict on turn 39?")
+    assert cached < 10
+    assert read_again == reused
+    # The same request twice: all of it is reused but its last token, and the reply is the same.
+    again, cached, prompt = ask("Your verdict on turn 39?")
+    assert (again, cached) == (reused, prompt - 1)
+
+
 def test_free_text_reply_and_max_tokens(smollm_path: Path) -> None:
     reply = asyncio.run(LocalAgent().reply(AgentRequest(prompt="Write a long poem about the sea.", max_tokens=12)))
     assert reply.text.strip()

@@ -6,7 +6,8 @@
 A schema becomes a grammar (llama.cpp's schema converter, with strings that refuse raw control characters),
 so the reply is strict JSON of the turn's shape by construction, though it may be cut short by max_tokens.
 Each model file is loaded once per process; llama objects are not thread-safe, so every call holds
-that model's lock, in a worker thread so the event loop keeps running. The generation looks after each token
+that model's lock, in a worker thread so the event loop keeps running. The model keeps its last prompt's cache:
+a prompt that starts as the previous one did reads only the rest (``cached_tokens``), with the same reply. The generation looks after each token
 whether its reply is still awaited: a cancelled call (Ctrl-C) or one past its deadline stops at the next token,
 and releases the model, instead of running on to max_tokens. It reports its token count as it goes
 (moot.agents.streaming), and measures its speed here (the probe, then every call): moot's default turn timeout
@@ -215,9 +216,8 @@ class LocalAgent(Agent):
         """Keep the speed a completion's times show (a completion that wrote no token shows none)."""
         if "moot_timing" in completion:
             usage = completion.get("usage") or {}
-            self.speed = Speed.of(
-                usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, *completion["moot_timing"]
-            )
+            read = (usage.get("prompt_tokens") or 0) - completion.get("moot_cached_tokens", 0)
+            self.speed = Speed.of(read, usage.get("completion_tokens") or 0, *completion["moot_timing"])
 
     def price_usd(
         self, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0, cache_write_tokens: int = 0
@@ -256,6 +256,7 @@ class LocalAgent(Agent):
             text=text,
             prompt_tokens=usage.get("prompt_tokens") or 0,
             completion_tokens=usage.get("completion_tokens") or 0,
+            cached_tokens=completion.get("moot_cached_tokens", 0),
             latency_s=time.perf_counter() - start,
             model=self.model_id,
             finish_reason=choice.get("finish_reason"),
@@ -278,9 +279,7 @@ class LocalAgent(Agent):
             text = json_grammar(json.dumps(request.json_schema, sort_keys=True))
             options["grammar"] = LlamaGrammar.from_string(text, verbose=False)
         with model.lock:
-            # Forget the previous prompt: reusing its cached prefix changes the arithmetic slightly,
-            # and then the same request and seed would not give the same reply.
-            model.llama.reset()
+            kept = _kept_prompt(model.llama)
             started = time.perf_counter()
             first: list[float] = []
 
@@ -294,16 +293,47 @@ class LocalAgent(Agent):
                     result: dict[str, Any] = model.llama.create_chat_completion(
                         messages=chat_messages(request), **options
                     )
-                if first:
-                    result["moot_timing"] = (started, first[0], time.perf_counter())
-                return result
             except ValueError as exc:
+                model.llama.reset()
                 if "exceed context window" in str(exc):
                     raise AgentError(
                         f"the prompt does not fit the local model's context of {self.n_ctx} tokens: "
                         "shorten the prompt or lower max_tokens"
                     ) from exc
                 raise
+            except BaseException:
+                model.llama.reset()  # a generation cut short: its cache is of no known prompt
+                raise
+            prompt_tokens = (result.get("usage") or {}).get("prompt_tokens") or 0
+            result["moot_cached_tokens"] = _keep_prompt(model.llama, kept, prompt_tokens)
+            if first:
+                result["moot_timing"] = (started, first[0], time.perf_counter())
+            return result
+
+
+def _kept_prompt(llama: Any) -> list[int]:
+    """The tokens whose cache the model kept from its last request: that request's prompt, or nothing."""
+    return [int(token) for token in llama.input_ids[: llama.n_tokens]]
+
+
+def _keep_prompt(llama: Any, kept: list[int], prompt_tokens: int) -> int:
+    """Keep the cache of this request's prompt for the next request and drop that of its reply; return how many of
+    the prompt's tokens were read from the cache of the previous prompt.
+
+    llama.cpp reads a prompt in batches, and a token's cache comes out the same whichever batch read it: a prompt
+    that starts like the previous one gets the same reply whether that start is read again or reused (a test runs
+    the real model both ways). A reply is written a token at a time, and that arithmetic differs in the last bits:
+    a prompt reusing it could get another reply. So only prompts are kept."""
+    prompt = [int(token) for token in llama.input_ids[:prompt_tokens]]
+    shared = 0
+    for old, new in zip(kept, prompt, strict=False):
+        if old != new:
+            break
+        shared += 1
+    llama.n_tokens = prompt_tokens
+    llama._ctx.kv_cache_seq_rm(-1, prompt_tokens, -1)
+    # A prompt cached whole still has its last token read again, for the logits that start the reply.
+    return min(shared, max(prompt_tokens - 1, 0))
 
 
 class _Unwanted(Exception):
