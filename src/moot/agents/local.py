@@ -6,12 +6,12 @@
 A schema becomes a grammar (llama.cpp's schema converter, with strings that refuse raw control characters),
 so the reply is strict JSON of the turn's shape by construction, though it may be cut short by max_tokens.
 Each model file is loaded once per process; llama objects are not thread-safe, so every call holds
-that model's lock, in a worker thread so the event loop keeps running. The model keeps its last prompt's cache:
-a prompt that starts as the previous one did reads only the rest (``cached_tokens``), with the same reply. The generation looks after each token
-whether its reply is still awaited: a cancelled call (Ctrl-C) or one past its deadline stops at the next token,
-and releases the model, instead of running on to max_tokens. It reports its token count as it goes
-(moot.agents.streaming), and measures its speed here (the probe, then every call): moot's default turn timeout
-stretches to what that speed says a turn needs (Agent.expected_seconds).
+that model's lock, in a worker thread so the event loop keeps running. The model keeps its last prompt's
+cache: a prompt that starts as the previous one did reads only the rest (``cached_tokens``), with the same reply.
+The generation looks after each token whether its reply is still awaited: a cancelled call (Ctrl-C) or one past
+its deadline stops at the next token, and releases the model, instead of running on to max_tokens. It reports
+its token count as it goes (moot.agents.streaming), and measures its speed here (the probe, then every call):
+moot's default turn timeout stretches to what that speed says a turn needs (Agent.expected_seconds).
 """
 
 from __future__ import annotations
@@ -330,8 +330,11 @@ def _keep_prompt(llama: Any, kept: list[int], prompt_tokens: int) -> int:
         if old != new:
             break
         shared += 1
-    llama.n_tokens = prompt_tokens
-    llama._ctx.kv_cache_seq_rm(-1, prompt_tokens, -1)
+    # The call llama-cpp-python itself makes to cut its cache; where it cannot, nothing is kept.
+    if not llama._ctx.kv_cache_seq_rm(-1, prompt_tokens, -1):
+        llama.reset()
+    else:
+        llama.n_tokens = prompt_tokens
     # A prompt cached whole still has its last token read again, for the logits that start the reply.
     return min(shared, max(prompt_tokens - 1, 0))
 
