@@ -330,8 +330,9 @@ def _keep_prompt(llama: Any, kept: list[int], prompt_tokens: int) -> int:
         if old != new:
             break
         shared += 1
-    # The call llama-cpp-python itself makes to cut its cache; where it cannot, nothing is kept.
-    if not llama._ctx.kv_cache_seq_rm(-1, prompt_tokens, -1):
+    # The call llama-cpp-python itself makes to cut its cache; where it cannot (or a release lacks it), nothing is kept.
+    cut = getattr(llama._ctx, "kv_cache_seq_rm", None)
+    if cut is None or not cut(-1, prompt_tokens, -1):
         llama.reset()
     else:
         llama.n_tokens = prompt_tokens
