@@ -74,10 +74,8 @@ def test_a_prompt_that_starts_as_the_last_one_reads_only_the_rest_and_gets_the_s
     )
     agent = LocalAgent()
 
-    def ask(tail: str, seed: int = 3) -> tuple[str, int, int]:
-        request = AgentRequest(
-            system=system, prompt=record + tail, json_schema=VERDICT_SCHEMA, max_tokens=48, seed=seed
-        )
+    def ask(tail: str) -> tuple[str, int, int]:
+        request = AgentRequest(system=system, prompt=record + tail, json_schema=VERDICT_SCHEMA, max_tokens=48, seed=3)
         reply = asyncio.run(agent.reply(request))
         return reply.text, reply.cached_tokens, reply.prompt_tokens
 

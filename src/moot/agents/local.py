@@ -293,16 +293,13 @@ class LocalAgent(Agent):
                     result: dict[str, Any] = model.llama.create_chat_completion(
                         messages=chat_messages(request), **options
                     )
-            except ValueError as exc:
-                model.llama.reset()
-                if "exceed context window" in str(exc):
+            except BaseException as exc:
+                model.llama.reset()  # a generation cut short or refused: its cache is of no known prompt
+                if isinstance(exc, ValueError) and "exceed context window" in str(exc):
                     raise AgentError(
                         f"the prompt does not fit the local model's context of {self.n_ctx} tokens: "
                         "shorten the prompt or lower max_tokens"
                     ) from exc
-                raise
-            except BaseException:
-                model.llama.reset()  # a generation cut short: its cache is of no known prompt
                 raise
             prompt_tokens = (result.get("usage") or {}).get("prompt_tokens") or 0
             result["moot_cached_tokens"] = _keep_prompt(model.llama, kept, prompt_tokens)
@@ -324,12 +321,7 @@ def _keep_prompt(llama: Any, kept: list[int], prompt_tokens: int) -> int:
     that starts like the previous one gets the same reply whether that start is read again or reused (a test runs
     the real model both ways). A reply is written a token at a time, and that arithmetic differs in the last bits:
     a prompt reusing it could get another reply. So only prompts are kept."""
-    prompt = [int(token) for token in llama.input_ids[:prompt_tokens]]
-    shared = 0
-    for old, new in zip(kept, prompt, strict=False):
-        if old != new:
-            break
-        shared += 1
+    shared: int = llama.longest_token_prefix(kept, [int(token) for token in llama.input_ids[:prompt_tokens]])
     # The call llama-cpp-python itself makes to cut its cache; where it cannot (or a release lacks it), nothing is kept.
     cut = getattr(llama._ctx, "kv_cache_seq_rm", None)
     if cut is None or not cut(-1, prompt_tokens, -1):
